@@ -1,0 +1,44 @@
+# Set-up is part of every target: a fresh clone needs only `make run` or `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PIP_QUIET := -q --disable-pip-version-check
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export PYTHONWARNINGS ?= ignore::DeprecationWarning
+
+.PHONY: run test test-slow lint bench clean setup
+
+setup: $(STAMP)
+
+# torch is installed first and pinned so no other requirement can pull a newer build.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install $(PIP_QUIET) "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
+	$(BIN)/pip install $(PIP_QUIET) -e ".[test,bench]" --config-settings editable_mode=compat "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
+	$(BIN)/python -c "import torch, prefect, zarr, numba, ot, engines; assert torch.__version__.startswith('2.13.0'), torch.__version__"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/gameforge run lhe-abstraction --preset small
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy engines artifacts
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_evaluator.py
+	$(BIN)/python bench/bench_isomorphism.py
+	$(BIN)/python bench/bench_river_hs.py
+
+clean:
+	rm -rf $(VENV) .prefect .pytest_cache .mypy_cache .ruff_cache

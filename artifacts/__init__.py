@@ -1,0 +1,26 @@
+"""The artifact store: keys, Zarr layout, commit protocol, resume, listing and lineage."""
+
+from artifacts.keys import artifact_key, canonical_json
+from artifacts.store import (
+    Artifact,
+    ArtifactInfo,
+    ArtifactStore,
+    ArtifactWriter,
+    StoreError,
+    done_chunks,
+    mark_chunk_done,
+    write_chunk,
+)
+
+__all__ = [
+    "Artifact",
+    "ArtifactInfo",
+    "ArtifactStore",
+    "ArtifactWriter",
+    "StoreError",
+    "artifact_key",
+    "canonical_json",
+    "done_chunks",
+    "mark_chunk_done",
+    "write_chunk",
+]

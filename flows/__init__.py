@@ -1,0 +1,1 @@
+"""Prefect flows that chain stages, their presets, and the `gameforge` command line."""

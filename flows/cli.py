@@ -1,0 +1,463 @@
+"""The `gameforge` command line.
+
+Commands that only read the store or a game definition import neither Prefect nor Dask, so they
+answer quickly; `run` and `stage run` go through Prefect.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    help=__doc__.splitlines()[0],
+)
+artifacts_app = typer.Typer(no_args_is_help=True, help="Inspect and maintain the artifact store.")
+stage_app = typer.Typer(no_args_is_help=True, help="Run or list single stages.")
+game_app = typer.Typer(no_args_is_help=True, help="Poker game definitions.")
+server_app = typer.Typer(no_args_is_help=True, help="A long-lived local Prefect server.")
+app.add_typer(artifacts_app, name="artifacts")
+app.add_typer(stage_app, name="stage")
+app.add_typer(game_app, name="game")
+app.add_typer(server_app, name="server")
+
+console = Console()
+err_console = Console(stderr=True)
+
+StoreOpt = Annotated[
+    Path,
+    typer.Option("--store", envvar="GAMEFORGE_STORE", help="Artifact store root directory."),
+]
+PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="tiny, small or paper.")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a parameter: name=value or stage.name=value."),
+]
+DaskOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dask-address",
+        envvar="GAMEFORGE_DASK_ADDRESS",
+        help="Scheduler of an existing Dask cluster (tcp://host:8786); 'local' runs in-process. "
+        "Default: a local threaded cluster.",
+    ),
+]
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(2)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from artifacts.store import StoreError
+    from engines.acpc import GameDefError
+    from stages.base import StageError
+
+    return (StoreError, StageError, GameDefError, FileNotFoundError)
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+class RichProgress:
+    """Progress bars on the terminal (stages report through stages.progress.Progress)."""
+
+    def __init__(self) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bars = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+
+    def __enter__(self) -> RichProgress:
+        self.bars.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bars.stop()
+
+    def start(self, desc: str, total: int) -> Any:
+        """Add a bar."""
+        task_id = self.bars.add_task(desc, total=total)
+        bars = self.bars
+
+        class _Bar:
+            def advance(self, n: int = 1) -> None:
+                bars.advance(task_id, n)
+
+            def close(self) -> None:
+                bars.refresh()
+
+        return _Bar()
+
+    def echo(self, message: str) -> None:
+        """Print a log line above the bars."""
+        self.bars.console.print(message, highlight=False)
+
+
+def _run(
+    flow: str,
+    preset: str,
+    overrides: list[str] | None,
+    store: Path,
+    dask_address: str | None,
+    force: list[str],
+    only: list[str] | None = None,
+) -> None:
+    import time
+
+    from flows.prefect_flow import run_flow
+
+    t0 = time.monotonic()
+    try:
+        with RichProgress() as progress:
+            results = run_flow(
+                flow,
+                preset,
+                overrides,
+                store_root=str(store),
+                dask_address=dask_address,
+                force=force,
+                only=only,
+                progress=progress,
+                echo=progress.echo,
+            )
+    except _user_errors() as exc:
+        _fail(str(exc))
+        return
+    table = Table(title=f"{flow} [{preset}] in {time.monotonic() - t0:.1f} s")
+    for column in ("stage", "key", "status", "seconds"):
+        table.add_column(column)
+    for stage, result in results.items():
+        status = "cached" if result["cached"] else "computed"
+        table.add_row(stage, result["key"], status, f"{result['seconds']:.1f}")
+    console.print(table)
+
+
+@app.command("flows")
+def flows_cmd() -> None:
+    """List flows, their stages and presets."""
+    from flows.specs import FLOWS
+
+    table = Table()
+    for column in ("flow", "stages", "presets", "description"):
+        table.add_column(column)
+    for spec in FLOWS.values():
+        stages = " -> ".join(n.stage for n in spec.nodes)
+        table.add_row(spec.name, stages, ", ".join(spec.presets), spec.description)
+    console.print(table)
+
+
+@app.command("run")
+def run_cmd(
+    flow: Annotated[str, typer.Argument(help="Flow name (see `gameforge flows`).")],
+    preset: PresetOpt = "small",
+    overrides: SetOpt = None,
+    store: StoreOpt = Path("store"),
+    dask_address: DaskOpt = None,
+    force: Annotated[
+        list[str] | None, typer.Option("--force", help="Recompute this stage (repeatable).")
+    ] = None,
+) -> None:
+    """Run a flow at a preset: every stage, reusing cached artifacts."""
+    _run(flow, preset, overrides, store, dask_address, force or [])
+
+
+@stage_app.command("run")
+def stage_run_cmd(
+    stage: Annotated[str, typer.Argument(help="Stage name (see `gameforge stage list`).")],
+    preset: PresetOpt = "small",
+    overrides: SetOpt = None,
+    store: StoreOpt = Path("store"),
+    dask_address: DaskOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Recompute even if cached.")] = False,
+) -> None:
+    """Run one stage (and whatever it needs upstream) with its flow's preset."""
+    try:
+        from flows.specs import flow_of_stage
+
+        spec = flow_of_stage(stage)
+    except _user_errors() as exc:
+        _fail(str(exc))
+        return
+    only = spec.upstream(stage)
+    _run(spec.name, preset, overrides, store, dask_address, [stage] if force else [], only)
+
+
+@stage_app.command("list")
+def stage_list_cmd() -> None:
+    """List stages with their versions, inputs and parameters."""
+    from stages.base import STAGES, get_stage
+
+    get_stage("river-hs")  # loads the registry
+    table = Table()
+    for column in ("stage", "version", "inputs", "parameters (defaults)", "description"):
+        table.add_column(column)
+    for stage in STAGES.values():
+        fields = stage.params_model.model_fields
+        params = ", ".join(f"{k}={v.default!r}" for k, v in fields.items())
+        inputs = ", ".join(f"{k}<-{v}" for k, v in stage.inputs.items()) or "-"
+        table.add_row(stage.name, str(stage.version), inputs, params, stage.description)
+    console.print(table)
+
+
+@artifacts_app.command("ls")
+def artifacts_ls(
+    store: StoreOpt = Path("store"),
+    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
+) -> None:
+    """List artifacts: key, stage, status (complete or partial), size."""
+    from artifacts.store import ArtifactStore
+
+    infos = ArtifactStore(store).list()
+    if as_json:
+        sys.stdout.write(json.dumps([i.as_dict() for i in infos], indent=2) + "\n")
+        return
+    table = Table(title=f"store {store}")
+    for column in ("key", "stage", "status", "size", "created"):
+        table.add_column(column)
+    for info in infos:
+        style = None if info.status == "complete" else "yellow"
+        table.add_row(
+            info.key,
+            info.stage,
+            info.status,
+            _human_bytes(info.bytes),
+            info.created or "-",
+            style=style,
+        )
+    console.print(table)
+
+
+@artifacts_app.command("show")
+def artifacts_show(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    store: StoreOpt = Path("store"),
+    as_json: Annotated[bool, typer.Option("--json", help="Raw metadata as JSON.")] = False,
+) -> None:
+    """Explain an artifact: its stage, parameters, inputs, arrays and lineage."""
+    from artifacts.store import ArtifactStore, StoreError, dumps
+
+    artifacts = ArtifactStore(store)
+    try:
+        meta = artifacts.show(key)
+    except StoreError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        sys.stdout.write(dumps(meta) + "\n")
+        return
+    console.print(f"[bold]{meta['key']}[/]  stage {meta['stage']} v{meta['version']}")
+    console.print(f"  built {meta['created']} -> {meta['finished']} ({meta['duration_s']} s)")
+    console.print(f"  on {meta['host']}, code {meta.get('code_version', '?')}")
+    console.print(f"  path {meta['path']} ({_human_bytes(meta['bytes'])})")
+    console.print("  parameters:")
+    for name, value in meta["params"].items():
+        console.print(f"    {name} = {value!r}", highlight=False)
+    console.print("  inputs:" + ("" if meta["inputs"] else " none"))
+    for name, upstream in meta["inputs"].items():
+        console.print(f"    {name} <- {upstream}")
+    console.print("  arrays:")
+    for name, info in meta["arrays"].items():
+        shape = "x".join(map(str, info["shape"]))
+        console.print(f"    {name}: {info['dtype']} [{shape}] checksum {info['checksum']}")
+    if meta.get("summary"):
+        console.print("  summary:")
+        for name, value in meta["summary"].items():
+            console.print(f"    {name}: {value}", highlight=False)
+    if meta["dependents"]:
+        console.print("  used by: " + ", ".join(meta["dependents"]))
+
+
+@artifacts_app.command("verify")
+def artifacts_verify(
+    keys: Annotated[list[str] | None, typer.Argument(help="Keys to check (default: all).")] = None,
+    store: StoreOpt = Path("store"),
+) -> None:
+    """Re-check every array's checksum; exit 1 naming any corrupted artifact."""
+    from artifacts.store import ArtifactStore
+
+    report = ArtifactStore(store).verify(keys or None)
+    bad = {k: v for k, v in report.items() if v}
+    for key, problems in report.items():
+        if problems:
+            console.print(f"[red]corrupted[/] {key}: " + "; ".join(problems), highlight=False)
+        else:
+            console.print(f"[green]ok[/] {key}")
+    console.print(f"{len(report) - len(bad)} ok, {len(bad)} corrupted")
+    if bad:
+        raise typer.Exit(1)
+
+
+@artifacts_app.command("rm")
+def artifacts_rm(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    store: StoreOpt = Path("store"),
+    force: Annotated[bool, typer.Option("--force", help="Remove even if others use it.")] = False,
+) -> None:
+    """Remove an artifact; refuses while other artifacts depend on it, unless --force."""
+    from artifacts.store import ArtifactStore, StoreError
+
+    try:
+        removed = ArtifactStore(store).remove(key, force=force)
+    except StoreError as exc:
+        _fail(str(exc))
+        return
+    console.print(f"removed {removed}")
+
+
+@artifacts_app.command("gc")
+def artifacts_gc(store: StoreOpt = Path("store")) -> None:
+    """Remove partial artifacts that no running process is building."""
+    from artifacts.store import ArtifactStore
+
+    removed = ArtifactStore(store).gc()
+    for key in removed:
+        console.print(f"removed {key}")
+    console.print(f"{len(removed)} removed")
+
+
+@game_app.command("list")
+def game_list() -> None:
+    """List the shipped game definitions."""
+    from stages.games import shipped_games
+
+    for name in shipped_games():
+        console.print(name)
+
+
+@game_app.command("info")
+def game_info(
+    game: Annotated[str, typer.Argument(help="A shipped game name or a path to a .game file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """Rounds of a game and, per round, the number of canonical (suit-isomorphic) hands."""
+    from engines.acpc import GameDefError
+    from engines.isomorphism import count_classes
+    from stages.games import load_game
+
+    try:
+        definition = load_game(game)
+    except GameDefError as exc:
+        _fail(str(exc))
+        return
+    groups = definition.card_groups()
+    classes = count_classes(groups, definition.num_ranks, definition.num_suits)
+    rounds = []
+    for r in range(definition.num_rounds):
+        rounds.append(
+            {
+                "round": r,
+                "board_cards_dealt": definition.num_board_cards[r],
+                "board_cards_seen": definition.board_cards_through(r),
+                "raw_hands": definition.raw_hands(r),
+                "canonical_hands": int(classes[definition.group_of_round(r)]),
+            }
+        )
+    info = {
+        "name": definition.name,
+        "betting": definition.betting_type,
+        "players": definition.num_players,
+        "ranks": definition.num_ranks,
+        "suits": definition.num_suits,
+        "hole_cards": definition.num_hole_cards,
+        "blinds": list(definition.blind),
+        "raise_sizes": list(definition.raise_size) if definition.betting_type == "limit" else [],
+        "max_raises": list(definition.max_raises),
+        "stacks": list(definition.stack),
+        "rounds": rounds,
+    }
+    if as_json:
+        sys.stdout.write(json.dumps(info, indent=2) + "\n")
+        return
+    console.print(
+        f"[bold]{definition.name}[/]: {definition.betting_type}, {definition.num_players} players, "
+        f"{definition.deck_size} cards ({definition.num_ranks} ranks x {definition.num_suits} "
+        f"suits), {definition.num_hole_cards} hole cards, blinds {list(definition.blind)}",
+        highlight=False,
+    )
+    table = Table()
+    for column in ("round", "board dealt", "board seen", "raw hands", "canonical hands"):
+        table.add_column(column, justify="right")
+    for r in rounds:
+        table.add_row(
+            str(r["round"]),
+            str(r["board_cards_dealt"]),
+            str(r["board_cards_seen"]),
+            f"{r['raw_hands']:,}",
+            f"{r['canonical_hands']:,}",
+        )
+    console.print(table)
+
+
+@server_app.command("start")
+def server_start(port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 4200) -> None:
+    """Start a local Prefect server (UI and API on 127.0.0.1) that later runs use."""
+    from flows import server
+
+    with console.status("starting prefect server..."):
+        try:
+            state = server.start(port)
+        except RuntimeError as exc:
+            _fail(str(exc))
+            return
+    console.print(f"prefect server up: pid {state['pid']}, UI {state['ui']}, API {state['api_url']}")
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the local Prefect server."""
+    from flows import server
+
+    console.print("stopped" if server.stop() else "no server running")
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Whether the local Prefect server is up (runs use it when it is)."""
+    from flows import server
+
+    state = server.status()
+    if not state:
+        console.print("down: runs use Prefect's temporary local API (slower start)")
+        return
+    health = "healthy" if state["healthy"] else "not answering"
+    console.print(f"up ({health}): pid {state['pid']}, UI {state['ui']}, API {state['api_url']}")
+
+
+def main() -> None:
+    """Entry point of the `gameforge` script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""The Prefect side: each flow spec becomes a Prefect flow whose tasks are its stages.
+
+Prefect tasks run in the flow's own process (no task runner); chunk work inside a stage goes to
+Dask directly. Prefect's result cache is off: the content-addressed store decides what is cached.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from flows.runtime import prefect_defaults
+
+
+@cache
+def _prefect_flow(name: str) -> Any:
+    prefect_defaults()
+    from prefect import flow, get_run_logger, task
+    from prefect.cache_policies import NO_CACHE
+
+    from artifacts import ArtifactStore
+    from flows.pipeline import run_plan
+    from flows.runtime import dask_executor
+    from flows.specs import get_flow
+    from stages.runner import run_stage
+
+    @task(cache_policy=NO_CACHE, persist_result=False)
+    def stage_task(stage: str, params: dict, inputs: dict, **kwargs: Any) -> Any:
+        return run_stage(stage, params, inputs, **kwargs)
+
+    def run_one(stage: str, params: dict, inputs: dict, **kwargs: Any) -> Any:
+        return stage_task.with_options(name=stage, task_run_name=stage)(
+            stage, params, inputs, **kwargs
+        )
+
+    @flow(name=name, persist_result=False, validate_parameters=False)
+    def gameforge_flow(
+        preset: str,
+        overrides: list[str],
+        store_root: str,
+        dask_address: str | None = None,
+        force: list[str] | None = None,
+        only: list[str] | None = None,
+        progress: Any = None,
+        echo: Any = None,
+    ) -> dict[str, dict]:
+        logger = get_run_logger()
+
+        def log(message: str) -> None:
+            logger.info(message)
+            if echo is not None:
+                echo(message)
+
+        spec = get_flow(name)
+        params = spec.resolve(preset, overrides)
+        with dask_executor(dask_address) as executor:
+            results = run_plan(
+                spec,
+                params,
+                ArtifactStore(store_root),
+                executor=executor,
+                force=set(force or []),
+                only=only,
+                progress=progress,
+                log=log,
+                run_one=run_one,
+            )
+        return {s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()}
+
+    return gameforge_flow
+
+
+def run_flow(
+    name: str,
+    preset: str,
+    overrides: list[str] | None = None,
+    store_root: str = "store",
+    dask_address: str | None = None,
+    force: list[str] | None = None,
+    only: list[str] | None = None,
+    progress: Any = None,
+    echo: Any = None,
+) -> dict[str, dict]:
+    """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds."""
+    from flows.specs import get_flow
+
+    spec = get_flow(name)
+    spec.resolve(preset, overrides)  # fail fast on bad presets/overrides, before Prefect starts
+    flow = _prefect_flow(name).with_options(flow_run_name=f"{name}-{preset}")
+    return flow(
+        preset=preset,
+        overrides=list(overrides or []),
+        store_root=str(store_root),
+        dask_address=dask_address,
+        force=list(force or []),
+        only=only,
+        progress=progress,
+        echo=echo,
+    )

@@ -1,0 +1,121 @@
+"""Flow specifications: the stages a flow chains, and its presets. No Prefect here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stages.base import StageError, get_stage
+
+
+@dataclass(frozen=True)
+class Node:
+    """One stage in a flow; `inputs` maps the stage's input names to earlier nodes."""
+
+    stage: str
+    inputs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """A named chain of stages with parameter presets (preset -> stage -> parameters)."""
+
+    name: str
+    description: str
+    nodes: tuple[Node, ...]
+    presets: dict[str, dict[str, dict[str, Any]]]
+
+    def node(self, stage: str) -> Node:
+        """The node running `stage`."""
+        for node in self.nodes:
+            if node.stage == stage:
+                return node
+        raise StageError(f"flow {self.name} has no stage {stage!r}")
+
+    def upstream(self, stage: str) -> list[str]:
+        """`stage` and every stage it depends on, in run order."""
+        wanted = {stage}
+        for node in reversed(self.nodes):
+            if node.stage in wanted:
+                wanted.update(node.inputs.values())
+        return [n.stage for n in self.nodes if n.stage in wanted]
+
+    def resolve(self, preset: str, overrides: list[str] | None = None) -> dict[str, dict]:
+        """Parameters per stage for a preset with `--set` overrides applied.
+
+        An override is `stage.param=value` or `param=value` (every stage that has `param`).
+        """
+        if preset not in self.presets:
+            valid = ", ".join(self.presets)
+            raise StageError(f"flow {self.name} has no preset {preset!r} (valid: {valid})")
+        params = {n.stage: dict(self.presets[preset].get(n.stage, {})) for n in self.nodes}
+        for item in overrides or []:
+            name, sep, raw = item.partition("=")
+            if not sep or not name:
+                raise StageError(f"bad --set {item!r}: expected name=value or stage.name=value")
+            value = parse_value(raw)
+            if "." in name and name.split(".", 1)[0] in params:
+                stage, pname = name.split(".", 1)
+                _check_param(stage, pname)
+                params[stage][pname] = value
+                continue
+            takers = [s for s in params if pname_in(s, name)]
+            if not takers:
+                raise StageError(f"bad --set {item!r}: no stage of flow {self.name} has {name!r}")
+            for stage in takers:
+                params[stage][name] = value
+        return params
+
+
+def pname_in(stage: str, name: str) -> bool:
+    """True if `stage`'s parameter model has a field `name`."""
+    return name in get_stage(stage).params_model.model_fields
+
+
+def _check_param(stage: str, name: str) -> None:
+    if not pname_in(stage, name):
+        valid = ", ".join(sorted(get_stage(stage).params_model.model_fields))
+        raise StageError(f"stage {stage}: unknown parameter {name} (valid: {valid})")
+
+
+def parse_value(raw: str) -> Any:
+    """`--set` values: integers, floats, true/false, else the string itself."""
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for cast in (int, float):
+        try:
+            return cast(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+LHE_ABSTRACTION = FlowSpec(
+    name="lhe-abstraction",
+    description="Limit Hold'em card abstraction: river hand strength (more stages to come)",
+    nodes=(Node("river-hs"),),
+    presets={
+        "tiny": {"river-hs": {"game": "holdem6.limit.2p.reverse_blinds", "boards_per_chunk": 256}},
+        "small": {"river-hs": {"game": "holdem8.limit.2p.reverse_blinds", "boards_per_chunk": 512}},
+        "paper": {"river-hs": {"game": "holdem.limit.2p.reverse_blinds", "boards_per_chunk": 1024}},
+    },
+)
+
+FLOWS: dict[str, FlowSpec] = {f.name: f for f in (LHE_ABSTRACTION,)}
+
+
+def get_flow(name: str) -> FlowSpec:
+    """A flow by name; an unknown name raises StageError listing the valid ones."""
+    if name not in FLOWS:
+        raise StageError(f"unknown flow {name!r} (valid: {', '.join(FLOWS)})")
+    return FLOWS[name]
+
+
+def flow_of_stage(stage: str) -> FlowSpec:
+    """The first flow that runs `stage` (its presets apply to `stage run`)."""
+    get_stage(stage)
+    for flow in FLOWS.values():
+        if any(n.stage == stage for n in flow.nodes):
+            return flow
+    raise StageError(f"stage {stage} is in no flow")

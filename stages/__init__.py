@@ -1,0 +1,1 @@
+"""Stages: declared inputs, typed parameters, and a run function that writes one artifact."""

@@ -1,0 +1,104 @@
+"""The stage contract: a name, a version, a frozen parameter model, named inputs, a run function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from artifacts import Artifact, ArtifactWriter, done_chunks
+from stages.executor import Executor, InProcessExecutor
+from stages.progress import NullProgress, Progress
+
+
+class StageError(ValueError):
+    """Bad use of a stage (unknown stage, bad parameter), phrased as one line for the user."""
+
+
+class StageParams(BaseModel):
+    """Base of every stage's parameters: frozen, validated, unknown names rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass
+class StageContext:
+    """What a stage's run function gets: parameters, opened inputs, the writer and an executor."""
+
+    params: Any
+    inputs: dict[str, Artifact]
+    writer: ArtifactWriter
+    executor: Executor = field(default_factory=InProcessExecutor)
+    progress: Progress = field(default_factory=NullProgress)
+    log: Callable[[str], None] = print
+
+    def run_chunks(
+        self,
+        fn: Callable[..., Any],
+        array: str,
+        n_chunks: int,
+        args: Sequence[Any] = (),
+        desc: str = "",
+    ) -> int:
+        """Run ``fn(partial_path, array, chunk_id, *args)`` for every chunk not yet finished.
+
+        `fn` must be a module-level function (it may run in a Dask worker) that writes its whole
+        chunk with `artifacts.write_chunk`. Returns the number of chunks computed now.
+        """
+        path = str(self.writer.path)
+        done = done_chunks(path, array)
+        todo = [c for c in range(n_chunks) if c not in done]
+        if done:
+            self.log(f"resuming {array}: {len(done)} of {n_chunks} chunks already finished")
+        items = [(path, array, c, *args) for c in todo]
+        self.executor.map(fn, items, desc=desc or array, progress=self.progress)
+        return len(todo)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A declared stage; `run(ctx)` writes arrays through ctx.writer and returns a summary."""
+
+    name: str
+    version: int
+    params_model: type[StageParams]
+    run: Callable[[StageContext], dict[str, Any]]
+    inputs: dict[str, str] = field(default_factory=dict)  # input name -> upstream stage name
+    description: str = ""
+
+    def make_params(self, values: dict[str, Any] | None = None) -> StageParams:
+        """Validate parameter values; a bad one raises StageError listing the valid names."""
+        values = dict(values or {})
+        valid = sorted(self.params_model.model_fields)
+        unknown = sorted(set(values) - set(valid))
+        if unknown:
+            raise StageError(
+                f"stage {self.name}: unknown parameter {', '.join(unknown)} "
+                f"(valid: {', '.join(valid)})"
+            )
+        try:
+            return self.params_model(**values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise StageError(f"stage {self.name}: parameter {where}: {first['msg']}") from None
+
+
+STAGES: dict[str, Stage] = {}
+
+
+def register(stage: Stage) -> Stage:
+    """Add a stage to the registry."""
+    STAGES[stage.name] = stage
+    return stage
+
+
+def get_stage(name: str) -> Stage:
+    """A registered stage by name; an unknown name raises StageError listing the valid ones."""
+    import stages.registry  # noqa: F401  (registers every stage module)
+
+    if name not in STAGES:
+        raise StageError(f"unknown stage {name!r} (valid: {', '.join(sorted(STAGES))})")
+    return STAGES[name]

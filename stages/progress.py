@@ -1,0 +1,69 @@
+"""Progress reporting for long work, decoupled from any UI (rich in the CLI, logs elsewhere)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+
+class ProgressTask(Protocol):
+    """One bar: advance it as items finish, close it at the end."""
+
+    def advance(self, n: int = 1) -> None:
+        """Count n more items as done."""
+
+    def close(self) -> None:
+        """Finish the bar."""
+
+
+class Progress(Protocol):
+    """Starts progress bars."""
+
+    def start(self, desc: str, total: int) -> ProgressTask:
+        """Begin a bar of `total` items."""
+        ...
+
+
+class _NullTask:
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class NullProgress:
+    """Reports nothing."""
+
+    def start(self, desc: str, total: int) -> ProgressTask:
+        """A bar that shows nothing."""
+        return _NullTask()
+
+
+class _LogTask:
+    def __init__(self, log: Callable[[str], None], desc: str, total: int, every_s: float):
+        self.log, self.desc, self.total, self.every_s = log, desc, total, every_s
+        self.done = 0
+        self.t0 = self.last = time.monotonic()
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self.log(f"{self.desc}: {self.done}/{self.total} ({now - self.t0:.0f} s)")
+
+    def close(self) -> None:
+        self.log(f"{self.desc}: {self.done}/{self.total} done in {time.monotonic() - self.t0:.1f} s")
+
+
+class LogProgress:
+    """Progress as log lines at most every `every_s` seconds (for Prefect logs and batch jobs)."""
+
+    def __init__(self, log: Callable[[str], None], every_s: float = 10.0):
+        self.log, self.every_s = log, every_s
+
+    def start(self, desc: str, total: int) -> ProgressTask:
+        """A bar that logs a line now and then."""
+        return _LogTask(self.log, desc, total, self.every_s)

@@ -1,0 +1,117 @@
+"""Run one stage against the store: cache hit, resume, or compute; no Prefect here."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from artifacts import ArtifactStore, artifact_key
+from stages.base import StageContext, StageError, StageParams, get_stage
+from stages.executor import Executor, InProcessExecutor
+from stages.progress import NullProgress, Progress
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """The outcome of asking for a stage's artifact."""
+
+    stage: str
+    key: str
+    cached: bool
+    seconds: float
+
+
+@cache
+def code_version() -> str:
+    """The package version plus the git commit of the checkout, when there is one."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        base = version("gameforge")
+    except PackageNotFoundError:
+        base = "unknown"
+    try:
+        root = Path(__file__).resolve().parent.parent
+        sha = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha = ""
+    return f"{base}+{sha}" if sha else base
+
+
+def stage_key(name: str, params: StageParams, inputs: dict[str, str]) -> str:
+    """The artifact key a stage run with these parameters and inputs produces."""
+    stage = get_stage(name)
+    return artifact_key(stage.name, stage.version, params.model_dump(mode="json"), inputs)
+
+
+def run_stage(
+    name: str,
+    params: StageParams | dict[str, Any] | None,
+    inputs: dict[str, str] | None = None,
+    store: ArtifactStore | None = None,
+    executor: Executor | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    log: Callable[[str], None] = print,
+) -> StageRun:
+    """Produce (or reuse) the artifact of stage `name`; returns its key and whether it was cached."""
+    stage = get_stage(name)
+    if not isinstance(params, StageParams):
+        params = stage.make_params(params)
+    inputs = dict(inputs or {})
+    missing = sorted(set(stage.inputs) - set(inputs))
+    if missing:
+        raise StageError(f"stage {name}: missing inputs {', '.join(missing)}")
+    store = store or ArtifactStore()
+    opened = {input_name: store.open(key) for input_name, key in inputs.items()}
+    for input_name, artifact in opened.items():
+        if artifact.stage != stage.inputs[input_name]:
+            raise StageError(
+                f"stage {name}: input {input_name} must come from {stage.inputs[input_name]}, "
+                f"got {artifact.stage} ({artifact.key})"
+            )
+    t0 = time.monotonic()
+    key = stage_key(name, params, inputs)
+    if store.exists(key) and not force:
+        log(f"{name}: cache hit {key}, skipped")
+        return StageRun(name, key, True, time.monotonic() - t0)
+
+    def waiting(key: str, holder: str) -> None:
+        log(f"{name}: {key} is being built by {holder}; waiting to reuse it")
+
+    with store.building(
+        stage.name,
+        stage.version,
+        params.model_dump(mode="json"),
+        inputs,
+        extra_meta={"code_version": code_version(), "description": stage.description},
+        force=force,
+        on_wait=waiting,
+    ) as writer:
+        if writer is None:
+            log(f"{name}: {key} was built by another process, reused")
+            return StageRun(name, key, True, time.monotonic() - t0)
+        log(f"{name}: computing {key}" + (" (resuming)" if writer.resumed else ""))
+        ctx = StageContext(
+            params=params,
+            inputs=opened,
+            writer=writer,
+            executor=executor or InProcessExecutor(),
+            progress=progress or NullProgress(),
+            log=log,
+        )
+        summary = stage.run(ctx)
+        writer.commit(summary)
+    seconds = time.monotonic() - t0
+    log(f"{name}: committed {key} in {seconds:.1f} s")
+    return StageRun(name, key, False, seconds)
