@@ -3,13 +3,13 @@
 Layout under the store root:
 
     objects/<key>/      committed artifacts (Zarr v3 groups); only complete ones ever appear here
-    partial/<key>/      an artifact being built; finished chunks are recorded under `.done/`
+    partial/<key>/      an artifact being built: the Zarr group in `data/`, finished chunks in `done/`
     locks/<key>.lock    flock held by the one process building <key>
     trash/              removals are renamed here first, then deleted
 
 A writer builds in `partial/<key>`, records each finished chunk with a marker file (a chunk equal
 to the fill value is never written by Zarr, so chunk files cannot tell completeness), then writes
-checksums and lineage and renames the directory into `objects/` — one atomic rename. A killed
+checksums and lineage and renames `data/` into `objects/<key>` — one atomic rename. A killed
 writer leaves only `partial/`, which the next writer resumes from and `gc` removes.
 """
 
@@ -37,7 +37,8 @@ import zarr
 from artifacts.keys import artifact_key
 
 META_ATTR = "gameforge"
-DONE_DIR = ".done"
+DATA_DIR = "data"
+DONE_DIR = "done"
 DEFAULT_STORE = "store"
 
 
@@ -108,9 +109,11 @@ class Artifact:
         self.path = path
         try:
             self.group = zarr.open_group(str(path), mode="r")
-            self.meta: dict[str, Any] = dict(self.group.attrs[META_ATTR])
+            self.meta: dict[str, Any] = dict(self.group.attrs[META_ATTR])  # type: ignore[arg-type]
         except Exception as exc:  # zarr raises several types for a damaged group
-            raise StoreError(f"artifact {key} is corrupted: cannot read its metadata ({exc})")
+            raise StoreError(
+                f"artifact {key} is corrupted: cannot read its metadata ({exc})"
+            ) from exc
 
     def __getitem__(self, name: str) -> zarr.Array:
         """One array of the artifact."""
@@ -152,9 +155,8 @@ class ArtifactWriter:
         self.meta = dict(meta)
         self.started = time.time()
         self.resumed = self.path.exists()
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.group = zarr.open_group(str(self.path), mode="a")
-        (self.path / DONE_DIR).mkdir(exist_ok=True)
+        (self.path / DONE_DIR).mkdir(parents=True, exist_ok=True)
+        self.group = zarr.open_group(str(self.path / DATA_DIR), mode="a")
 
     def array(
         self,
@@ -214,12 +216,12 @@ class ArtifactWriter:
             }
         )
         self.group.attrs[META_ATTR] = meta
-        shutil.rmtree(self.path / DONE_DIR, ignore_errors=True)
         final = self.store.object_path(self.key)
         final.parent.mkdir(parents=True, exist_ok=True)
         if final.exists():  # only under --force: retire the old copy first
             self.store._retire(final)
-        os.rename(self.path, final)
+        os.rename(self.path / DATA_DIR, final)
+        self.store._retire(self.path)
         return Artifact(self.key, final)
 
 
@@ -237,7 +239,7 @@ def write_chunk(partial_path: str, name: str, chunk_id: int, data: np.ndarray) -
     Called by chunk tasks, possibly in other processes: each task owns whole chunks, and the
     marker is written only after the data, so a killed task leaves its chunk unrecorded.
     """
-    array = zarr.open_array(str(Path(partial_path) / name), mode="r+")
+    array = zarr.open_array(str(Path(partial_path) / DATA_DIR / name), mode="r+")
     step = array.chunks[0]
     start = chunk_id * step
     array[start : start + data.shape[0]] = data
@@ -300,7 +302,7 @@ class ArtifactStore:
             return []
         return sorted(p.name for p in objects.iterdir() if (p / "zarr.json").is_file())
 
-    def list(self) -> list[ArtifactInfo]:
+    def entries(self) -> list[ArtifactInfo]:
         """Every committed and partial artifact."""
         infos = []
         for key in self.keys():
@@ -369,9 +371,7 @@ class ArtifactStore:
             yield ArtifactWriter(self, key, meta)
 
     @contextlib.contextmanager
-    def lock(
-        self, key: str, on_wait: Any = None, timeout: float | None = None
-    ) -> Iterator[None]:
+    def lock(self, key: str, on_wait: Any = None, timeout: float | None = None) -> Iterator[None]:
         """Exclusive per-key lock across processes (flock: released if the holder dies)."""
         path = self.lock_path(key)
         path.parent.mkdir(parents=True, exist_ok=True)

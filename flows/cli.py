@@ -238,7 +238,7 @@ def artifacts_ls(
     """List artifacts: key, stage, status (complete or partial), size."""
     from artifacts.store import ArtifactStore
 
-    infos = ArtifactStore(store).list()
+    infos = ArtifactStore(store).entries()
     if as_json:
         sys.stdout.write(json.dumps([i.as_dict() for i in infos], indent=2) + "\n")
         return
@@ -430,7 +430,9 @@ def server_start(port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] =
         except RuntimeError as exc:
             _fail(str(exc))
             return
-    console.print(f"prefect server up: pid {state['pid']}, UI {state['ui']}, API {state['api_url']}")
+    console.print(
+        f"prefect server up: pid {state['pid']}, UI {state['ui']}, API {state['api_url']}"
+    )
 
 
 @server_app.command("stop")

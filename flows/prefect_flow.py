@@ -65,7 +65,9 @@ def _prefect_flow(name: str) -> Any:
                 log=log,
                 run_one=run_one,
             )
-        return {s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()}
+        return {
+            s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()
+        }
 
     return gameforge_flow
 

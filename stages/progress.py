@@ -55,7 +55,9 @@ class _LogTask:
             self.log(f"{self.desc}: {self.done}/{self.total} ({now - self.t0:.0f} s)")
 
     def close(self) -> None:
-        self.log(f"{self.desc}: {self.done}/{self.total} done in {time.monotonic() - self.t0:.1f} s")
+        self.log(
+            f"{self.desc}: {self.done}/{self.total} done in {time.monotonic() - self.t0:.1f} s"
+        )
 
 
 class LogProgress:

@@ -13,11 +13,11 @@ from functools import lru_cache
 from math import ceil, comb
 
 import numpy as np
+from engines.evaluator import get_tables
 from pydantic import Field
 
 from artifacts import write_chunk
 from engines.acpc import GameDef
-from engines.evaluator import get_tables
 from engines.hand_strength import board_hs_counts, hands_on_boards, opponent_hands
 from engines.isomorphism import HandIndexer
 from stages.base import Stage, StageContext, StageError, register
@@ -88,7 +88,9 @@ def compute_board_chunk(
     stop = min(start + boards_per_chunk, num_boards(game))
     boards = canonical_boards(game, start, stop)
     tables = get_tables(game.num_ranks, game.num_suits, hole + board)
-    write_chunk(partial_path, array, chunk_id, board_hs_counts(boards, game.deck_size, hole, tables))
+    write_chunk(
+        partial_path, array, chunk_id, board_hs_counts(boards, game.deck_size, hole, tables)
+    )
 
 
 def run(ctx: StageContext) -> dict:

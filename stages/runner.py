@@ -64,7 +64,7 @@ def run_stage(
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
 ) -> StageRun:
-    """Produce (or reuse) the artifact of stage `name`; returns its key and whether it was cached."""
+    """Produce (or reuse) the artifact of stage `name`: its key, and whether it was cached."""
     stage = get_stage(name)
     if not isinstance(params, StageParams):
         params = stage.make_params(params)

@@ -1,0 +1,1 @@
+"""Recipes for running gameforge bigger (see README.md in this folder)."""

@@ -1,0 +1,79 @@
+"""The Prefect flow and the command line, end to end on the tiny preset."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def gameforge(*args: str, store: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GAMEFORGE_STORE=str(store), NO_COLOR="1", COLUMNS="200")
+    return subprocess.run(
+        [str(BIN / "gameforge"), *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
+def test_flow_run_then_cache_hit_then_inspect(tmp_path):
+    store = tmp_path / "store"
+    first = gameforge(
+        "run", "lhe-abstraction", "--preset", "tiny", "--dask-address", "local", store=store
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "computed" in first.stdout
+
+    t0 = time.monotonic()
+    listing = gameforge("artifacts", "ls", "--json", store=store)
+    assert time.monotonic() - t0 < 5
+    rows = json.loads(listing.stdout)
+    assert [(r["stage"], r["status"]) for r in rows] == [("river-hs", "complete")]
+    assert rows[0]["bytes"] > 0
+    key = rows[0]["key"]
+
+    second = gameforge("run", "lhe-abstraction", "--preset", "tiny", store=store)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "cache hit" in second.stdout and "cached" in second.stdout
+
+    shown = gameforge("artifacts", "show", key, store=store)
+    assert "river-hs" in shown.stdout and "hs_count" in shown.stdout
+    assert "holdem6.limit.2p.reverse_blinds" in shown.stdout
+    verified = gameforge("artifacts", "verify", store=store)
+    assert verified.returncode == 0 and "1 ok, 0 corrupted" in verified.stdout
+
+
+def test_bad_input_gets_one_line_and_touches_nothing(tmp_path):
+    store = tmp_path / "store"
+    cases = [
+        (("run", "no-such-flow"), "unknown flow 'no-such-flow' (valid: lhe-abstraction)"),
+        (("run", "lhe-abstraction", "--preset", "huge"), "no preset 'huge'"),
+        (("stage", "run", "nope"), "unknown stage 'nope' (valid:"),
+        (("run", "lhe-abstraction", "--set", "bogus=1"), "no stage of flow lhe-abstraction"),
+        (("run", "lhe-abstraction", "--set", "river-hs.bogus=1"), "unknown parameter bogus"),
+        (("run", "lhe-abstraction", "--set", "game=nothing"), "unknown game 'nothing'"),
+        (("game", "info", "nothing"), "unknown game 'nothing'"),
+        (("artifacts", "show", "river-hs-0000"), "no artifact"),
+    ]
+    for args, message in cases:
+        result = gameforge(*args, store=store)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and message in lines[0], (args, result.stderr)
+    assert not (store / "objects").exists()
+
+
+def test_game_info_is_fast_and_exact(tmp_path):
+    bad = tmp_path / "bad.game"
+    bad.write_text("GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 9\nEND GAMEDEF\n")
+    result = gameforge("game", "info", str(bad), store=tmp_path)
+    assert result.returncode == 2 and "numRounds must be 1..4" in result.stderr
+    t0 = time.monotonic()
+    result = gameforge("game", "info", "holdem.limit.2p.reverse_blinds", "--json", store=tmp_path)
+    assert time.monotonic() - t0 < 5
+    info = json.loads(result.stdout)
+    assert [r["canonical_hands"] for r in info["rounds"]] == [169, 1286792, 55190538, 2428287420]
+    assert [r["raw_hands"] for r in info["rounds"]] == [1326, 25989600, 1221511200, 56189515200]

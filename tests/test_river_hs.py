@@ -1,0 +1,98 @@
+"""River hand strength: sort-and-sweep against a brute-force definition, and the stage."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb
+
+import numpy as np
+import pytest
+from engines.evaluator import evaluate, get_tables
+
+from engines.hand_strength import board_hs_counts, hands_on_boards, opponent_hands
+from stages.games import load_game
+from stages.river_hs import canonical_boards, hand_indexer, num_boards
+from stages.runner import run_stage
+
+
+def brute_force_count(hole, board, deck_size, num_ranks, num_suits):
+    """2*wins + ties of `hole` on `board` against every opponent hole, by direct comparison."""
+    used = set(hole) | set(board)
+    rest = [c for c in range(deck_size) if c not in used]
+    opponents = list(combinations(rest, len(hole)))
+    rows = np.array([list(hole) + list(board)] + [list(o) + list(board) for o in opponents])
+    values = evaluate(rows.astype(np.int8), num_ranks, num_suits)
+    mine, theirs = values[0], values[1:]
+    return int(2 * (theirs < mine).sum() + (theirs == mine).sum()), len(opponents)
+
+
+def test_kuhn_and_leduc_by_hand():
+    kuhn = load_game("kuhn.limit.2p")
+    tables = get_tables(kuhn.num_ranks, kuhn.num_suits, 1)
+    counts = board_hs_counts(np.zeros((1, 0), np.int8), kuhn.deck_size, 1, tables)
+    # J beats nothing, Q beats J, K beats both: HS 0, 1/2, 1 of 2 opponent cards.
+    assert counts.tolist() == [[0, 2, 4]]
+    leduc = load_game("leduc.limit.2p")
+    tables = get_tables(leduc.num_ranks, leduc.num_suits, 2)
+    board = np.array([[0]], np.int8)  # the deuce of clubs ("J" of Leduc)
+    counts = board_hs_counts(board, leduc.deck_size, 1, tables)[0]
+    hands = hands_on_boards(board, leduc.deck_size, 1)
+    for (hole, *_), count in zip(hands.tolist(), counts.tolist()):
+        assert count == brute_force_count([hole], [0], 6, 3, 2)[0]
+    assert counts[0] == 2 * 4  # the pair wins against all four other cards
+
+
+@pytest.mark.parametrize("game_name", ["holdem6.limit.2p.reverse_blinds", "leduc.limit.2p"])
+def test_every_board_matches_brute_force_on_short_decks(game_name):
+    game = load_game(game_name)
+    hole = game.num_hole_cards
+    board_cards = sum(game.num_board_cards)
+    boards = canonical_boards(game, 0, num_boards(game))
+    if game.deck_size > 12:
+        boards = boards[:: max(1, len(boards) // 150)]  # a spread of 150 boards, all holes
+    tables = get_tables(game.num_ranks, game.num_suits, hole + board_cards)
+    counts = board_hs_counts(boards, game.deck_size, hole, tables)
+    hands = hands_on_boards(boards, game.deck_size, hole)
+    flat = counts.reshape(-1)
+    for row, count in zip(hands.tolist(), flat.tolist()):
+        expected, n_opp = brute_force_count(
+            row[:hole], row[hole:], game.deck_size, game.num_ranks, game.num_suits
+        )
+        assert count == expected
+        assert n_opp == opponent_hands(game.deck_size, board_cards, hole)
+
+
+def test_random_full_deck_hands_match_brute_force():
+    rng = np.random.default_rng(7)
+    tables = get_tables(13, 4, 7)
+    for _ in range(40):
+        cards = rng.choice(52, size=7, replace=False).astype(np.int8)
+        board = np.sort(cards[2:])[None, :]
+        counts = board_hs_counts(board, 52, 2, tables)[0]
+        hands = hands_on_boards(board, 52, 2)
+        hole = sorted(cards[:2].tolist())
+        [pos] = [i for i, h in enumerate(hands.tolist()) if sorted(h[:2]) == hole]
+        expected, n_opp = brute_force_count(hole, board[0].tolist(), 52, 13, 4)
+        assert n_opp == 990
+        assert counts[pos] == expected
+
+
+def test_stage_covers_every_canonical_hand_exactly(store):
+    """Every class of the (hole, board) indexer gets the brute-force HS (exhaustive, 6-rank deck)."""
+    game = "holdem6.limit.2p.reverse_blinds"
+    result = run_stage(
+        "river-hs", {"game": game, "boards_per_chunk": 64}, store=store, log=lambda _m: None
+    )
+    artifact = store.open(result.key)
+    counts = artifact["hs_count"][:]
+    definition = load_game(game)
+    indexer = hand_indexer(definition)
+    assert counts.shape == (indexer.size(1),)
+    summary = artifact.meta["summary"]
+    assert summary["opponent_hands"] == comb(24 - 7, 2)
+    rng = np.random.default_rng(3)
+    picks = rng.choice(counts.shape[0], size=400, replace=False)
+    hands = indexer.unindex(picks.astype(np.int64), 1)
+    for idx, row in zip(picks.tolist(), hands.tolist()):
+        expected, _ = brute_force_count(row[:2], row[2:], 24, 6, 4)
+        assert counts[idx] == expected

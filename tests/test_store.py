@@ -1,0 +1,187 @@
+"""The artifact store: keys, cache hits, atomic commit, SIGKILL resume, races, verify, rm, gc."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import toy_stages  # noqa: F401  (registers toy-squares and toy-double)
+
+from artifacts import ArtifactStore, StoreError, artifact_key
+from stages.base import StageError, get_stage
+from stages.runner import run_stage
+
+SCRIPT = Path(__file__).with_name("toy_stages.py")
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+def test_key_depends_on_everything_and_nothing_else():
+    base = artifact_key("s", 1, {"a": 1, "b": [1, 2]}, {"x": "k1"})
+    assert base == artifact_key("s", 1, {"b": [1, 2], "a": 1}, {"x": "k1"})  # order-free
+    assert base.startswith("s-")
+    others = [
+        artifact_key("t", 1, {"a": 1, "b": [1, 2]}, {"x": "k1"}),
+        artifact_key("s", 2, {"a": 1, "b": [1, 2]}, {"x": "k1"}),
+        artifact_key("s", 1, {"a": 2, "b": [1, 2]}, {"x": "k1"}),
+        artifact_key("s", 1, {"a": 1, "b": [1, 2]}, {"x": "k2"}),
+    ]
+    assert len({base, *others}) == 5
+
+
+def test_run_then_cache_hit_then_force(store):
+    logs: list[str] = []
+    first = run_stage("toy-squares", {"n": 1000}, store=store, log=logs.append)
+    assert not first.cached
+    data = store.open(first.key)["squares"][:]
+    np.testing.assert_array_equal(data, np.arange(1000) ** 2)
+    meta = store.open(first.key).meta
+    assert meta["stage"] == "toy-squares" and meta["version"] == 1
+    assert meta["params"]["n"] == 1000 and meta["arrays"]["squares"]["checksum"]
+    for field in ("code_version", "created", "finished", "duration_s", "host"):
+        assert field in meta
+
+    second = run_stage("toy-squares", {"n": 1000}, store=store, log=logs.append)
+    assert second.cached and second.key == first.key
+    assert any("cache hit" in line for line in logs)
+
+    third = run_stage("toy-squares", {"n": 1000}, store=store, force=True, log=logs.append)
+    assert not third.cached and third.key == first.key
+    assert store.keys() == [first.key]
+    assert store.verify() == {first.key: []}
+
+
+def test_unknown_stage_and_parameter_list_valid_ones(store):
+    with pytest.raises(StageError, match=r"unknown stage 'nope' \(valid: .*river-hs"):
+        get_stage("nope")
+    with pytest.raises(StageError, match=r"unknown parameter bogus \(valid: chunk, delay, n\)"):
+        run_stage("toy-squares", {"bogus": 1}, store=store, log=_quiet)
+    with pytest.raises(StageError, match="parameter n"):
+        run_stage("toy-squares", {"n": -5}, store=store, log=_quiet)
+    assert store.entries() == []
+
+
+def test_inputs_lineage_and_rm_refuses_while_used(store):
+    up = run_stage("toy-squares", {"n": 300}, store=store, log=_quiet)
+    down = run_stage("toy-double", {}, {"squares": up.key}, store=store, log=_quiet)
+    np.testing.assert_array_equal(store.open(down.key)["doubled"][:], 2 * np.arange(300) ** 2)
+    assert store.open(down.key).inputs == {"squares": up.key}
+    assert store.dependents(up.key) == [down.key]
+    with pytest.raises(StoreError, match="is an input of"):
+        store.remove(up.key)
+    assert store.exists(up.key)
+    store.remove(down.key)
+    store.remove(up.key)
+    assert store.keys() == []
+
+
+def test_rm_force_and_prefix(store):
+    up = run_stage("toy-squares", {"n": 300}, store=store, log=_quiet)
+    run_stage("toy-double", {}, {"squares": up.key}, store=store, log=_quiet)
+    assert store.remove(up.key[:14], force=True) == up.key
+    assert not store.exists(up.key)
+
+
+def test_verify_names_a_corrupted_artifact(store):
+    good = run_stage("toy-squares", {"n": 500}, store=store, log=_quiet)
+    bad = run_stage("toy-squares", {"n": 600}, store=store, log=_quiet)
+    chunk_files = sorted((store.object_path(bad.key) / "squares" / "c").rglob("*"))
+    victim = [p for p in chunk_files if p.is_file()][2]
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    victim.write_bytes(bytes(raw))
+    report = store.verify()
+    assert report[good.key] == []
+    assert report[bad.key], "the corrupted artifact must be named"
+
+
+def _partial_chunks(store: ArtifactStore) -> int:
+    partial = store.root / "partial"
+    return sum(1 for _ in partial.rglob("done/squares/*")) if partial.exists() else 0
+
+
+def test_sigkill_leaves_partial_and_resume_is_bit_identical(tmp_path, store):
+    env = dict(os.environ, PYTHONPATH=str(SCRIPT.parent.parent))
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(store.root), "0.05"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while _partial_chunks(store) < 8 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished_before = _partial_chunks(store)
+    assert 8 <= finished_before < toy_stages.N_CHUNKS
+    assert store.keys() == [], "a killed writer must leave nothing that looks complete"
+    [info] = store.entries()
+    assert info.status == "partial"
+
+    logs: list[str] = []
+    resumed = run_stage("toy-squares", {"delay": 0.05}, store=store, log=logs.append)
+    meta = store.open(resumed.key).meta
+    assert meta["resumed"] is True
+    assert meta["summary"]["chunks_computed_now"] == toy_stages.N_CHUNKS - finished_before
+    assert any("resuming" in line for line in logs)
+
+    fresh = ArtifactStore(tmp_path / "fresh")
+    clean = run_stage("toy-squares", {"delay": 0.0}, store=fresh, log=_quiet)
+    a = store.open(resumed.key)["squares"][:]
+    b = fresh.open(clean.key)["squares"][:]
+    assert a.tobytes() == b.tobytes()
+    assert store.entries()[0].status == "complete" and len(store.entries()) == 1
+
+
+def test_gc_removes_leftovers_but_not_live_builds(store):
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(store.root), "0.05"],
+        env=dict(os.environ, PYTHONPATH=str(SCRIPT.parent.parent)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while _partial_chunks(store) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert store.gc() == [], "gc must not touch an artifact a live process is building"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    removed = store.gc()
+    assert len(removed) == 1 and removed[0].startswith("toy-squares-")
+    assert store.entries() == []
+
+
+def test_two_processes_one_computes_the_other_reuses(store):
+    env = dict(os.environ, PYTHONPATH=str(SCRIPT.parent.parent))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(SCRIPT), str(store.root), "0.02"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    verdicts = sorted(
+        line.split()[-1]
+        for out in outputs
+        for line in out.splitlines()
+        if line.startswith("RESULT")
+    )
+    assert verdicts == ["cached", "computed"], outputs
+    [key] = store.keys()
+    np.testing.assert_array_equal(store.open(key)["squares"][:], np.arange(4000) ** 2)
+    assert store.verify() == {key: []}
+    assert [i.status for i in store.entries()] == ["complete"]
