@@ -3,7 +3,7 @@
 Layout under the store root:
 
     objects/<key>/      committed artifacts (Zarr v3 groups); only complete ones ever appear here
-    partial/<key>/      an artifact being built: the Zarr group in `data/`, finished chunks in `done/`
+    partial/<key>/      a build in progress: Zarr group in `data/`, finished chunks in `done/`
     locks/<key>.lock    flock held by the one process building <key>
     trash/              removals are renamed here first, then deleted
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(
@@ -54,7 +55,7 @@ DaskOpt = Annotated[
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -154,7 +155,7 @@ def _run(
     except _user_errors() as exc:
         _fail(str(exc))
         return
-    table = Table(title=f"{flow} [{preset}] in {time.monotonic() - t0:.1f} s")
+    table = Table(title=f"{flow} \\[{preset}] in {time.monotonic() - t0:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
         table.add_column(column)
     for stage, result in results.items():

@@ -36,7 +36,11 @@ def dask_executor(address: str | None = None, workers: int | None = None) -> Ite
     if address == "local":
         yield InProcessExecutor()
         return
+    import logging
+
     from distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
 
     if address:
         client = Client(address, timeout="20s")
@@ -49,9 +53,8 @@ def dask_executor(address: str | None = None, workers: int | None = None) -> Ite
     cluster: Any = LocalCluster(
         n_workers=1,
         threads_per_worker=threads,
-        processes=False,
+        processes=False,  # in-process transport: nothing listens on the network
         dashboard_address=None,
-        host="127.0.0.1",
     )
     client = Client(cluster)
     try:

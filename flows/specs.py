@@ -64,6 +64,8 @@ class FlowSpec:
                 raise StageError(f"bad --set {item!r}: no stage of flow {self.name} has {name!r}")
             for stage in takers:
                 params[stage][name] = value
+        for stage, values in params.items():
+            get_stage(stage).make_params(values)  # fail now, before any flow starts
         return params
 
 
@@ -97,7 +99,7 @@ LHE_ABSTRACTION = FlowSpec(
     nodes=(Node("river-hs"),),
     presets={
         "tiny": {"river-hs": {"game": "holdem6.limit.2p.reverse_blinds", "boards_per_chunk": 256}},
-        "small": {"river-hs": {"game": "holdem8.limit.2p.reverse_blinds", "boards_per_chunk": 512}},
+        "small": {"river-hs": {"game": "holdem.limit.2p.reverse_blinds", "boards_per_chunk": 1024}},
         "paper": {"river-hs": {"game": "holdem.limit.2p.reverse_blinds", "boards_per_chunk": 1024}},
     },
 )

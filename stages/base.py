@@ -83,7 +83,8 @@ class Stage:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise StageError(f"stage {self.name}: parameter {where}: {first['msg']}") from None
+            message = first["msg"].removeprefix("Value error, ")
+            raise StageError(f"stage {self.name}: parameter {where}: {message}") from None
 
 
 STAGES: dict[str, Stage] = {}

@@ -13,11 +13,11 @@ from functools import lru_cache
 from math import ceil, comb
 
 import numpy as np
-from engines.evaluator import get_tables
 from pydantic import Field
 
 from artifacts import write_chunk
 from engines.acpc import GameDef
+from engines.evaluator import get_tables
 from engines.hand_strength import board_hs_counts, hands_on_boards, opponent_hands
 from engines.isomorphism import HandIndexer
 from stages.base import Stage, StageContext, StageError, register
