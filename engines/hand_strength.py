@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from engines.evaluator import EvalTables, value_from_packed
+from engines.isomorphism import index_hand
 
 _POS_BITS = 20  # hole-combination position packed below the hand value when sorting
 
@@ -182,3 +183,54 @@ def hands_on_boards(boards: np.ndarray, deck_size: int, num_hole: int) -> np.nda
     out = np.empty((boards.shape[0] * combos.shape[0], num_hole + boards.shape[1]), np.int8)
     _hands_on_boards(boards, deck_size, combos, out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _scatter(
+    boards: np.ndarray,
+    counts: np.ndarray,
+    deck_size: int,
+    combos: np.ndarray,
+    rnd: int,
+    blob: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    n_board = boards.shape[1]
+    num_hole = combos.shape[1]
+    row = np.empty(num_hole + n_board, dtype=np.int8)
+    bad = 0
+    for b in range(boards.shape[0]):
+        remaining = _remaining_cards(boards[b], deck_size)
+        for t in range(n_board):
+            row[num_hole + t] = boards[b, t]
+        for p in range(combos.shape[0]):
+            for t in range(num_hole):
+                row[t] = remaining[combos[p, t]]
+            idx = index_hand(row, rnd, blob)
+            if idx < 0:
+                bad += 1
+            else:
+                out[idx] = counts[b, p]
+    return bad
+
+
+def scatter_to_hands(
+    boards: np.ndarray,
+    counts: np.ndarray,
+    deck_size: int,
+    num_hole: int,
+    blob: np.ndarray,
+    rnd: int,
+    out: np.ndarray,
+) -> None:
+    """Write each board's per-hole counts into `out` at the hands' isomorphism indices.
+
+    `blob`/`rnd` are the tables and last round of the (hole, board) indexer. Boards with suit
+    symmetry reach some classes more than once, always with equal counts, so concurrent calls
+    on disjoint board ranges may share `out`.
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    combos = hole_combinations(deck_size - boards.shape[1], num_hole)
+    bad = _scatter(boards, np.ascontiguousarray(counts), deck_size, combos, rnd, blob, out)
+    if bad:
+        raise ValueError(f"{bad} hands could not be indexed (repeated or invalid cards)")

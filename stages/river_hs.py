@@ -9,6 +9,8 @@ those counts into the canonical-hand layout.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from math import ceil, comb
 
@@ -18,7 +20,7 @@ from pydantic import Field
 from artifacts import write_chunk
 from engines.acpc import GameDef
 from engines.evaluator import get_tables
-from engines.hand_strength import board_hs_counts, hands_on_boards, opponent_hands
+from engines.hand_strength import board_hs_counts, opponent_hands, scatter_to_hands
 from engines.isomorphism import HandIndexer
 from stages.base import Stage, StageContext, StageError, register
 from stages.common import GameParams
@@ -113,13 +115,18 @@ def run(ctx: StageContext) -> dict:
     counts = np.full(n_hands, UNSET, dtype=np.uint16)
     by_board = ctx.writer.group[BY_BOARD]
     bar = ctx.progress.start("river-hs scatter", n_chunks)
-    for chunk in range(n_chunks):
+
+    def scatter(chunk: int) -> None:
         start = chunk * per_chunk
         stop = min(start + per_chunk, n_boards)
-        hands = hands_on_boards(canonical_boards(game, start, stop), game.deck_size, hole)
-        # Boards with suit symmetry reach some classes more than once, always with equal counts.
-        counts[indexer.index(hands, last)] = np.asarray(by_board[start:stop]).reshape(-1)
+        rows = np.asarray(by_board[start:stop])
+        boards = canonical_boards(game, start, stop)
+        scatter_to_hands(boards, rows, game.deck_size, hole, indexer.tables.blob, last, counts)
         bar.advance()
+
+    # The kernels release the GIL: threads in this process share `counts` without copies.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(scatter, range(n_chunks)))
     bar.close()
     if (counts == UNSET).any():
         raise RuntimeError(f"river-hs: {(counts == UNSET).sum()} canonical hands left unset")
