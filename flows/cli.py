@@ -217,13 +217,12 @@ def stage_run_cmd(
 @stage_app.command("list")
 def stage_list_cmd() -> None:
     """List stages with their versions, inputs and parameters."""
-    from stages.base import STAGES, get_stage
+    from stages.base import all_stages
 
-    get_stage("river-hs")  # loads the registry
     table = Table()
     for column in ("stage", "version", "inputs", "parameters (defaults)", "description"):
         table.add_column(column)
-    for stage in STAGES.values():
+    for stage in all_stages().values():
         fields = stage.params_model.model_fields
         params = ", ".join(f"{k}={v.default!r}" for k, v in fields.items())
         inputs = ", ".join(f"{k}<-{v}" for k, v in stage.inputs.items()) or "-"
@@ -244,7 +243,8 @@ def artifacts_ls(
         sys.stdout.write(json.dumps([i.as_dict() for i in infos], indent=2) + "\n")
         return
     table = Table(title=f"store {store}")
-    for column in ("key", "stage", "status", "size", "created"):
+    table.add_column("key", no_wrap=True)
+    for column in ("stage", "status", "size", "created"):
         table.add_column(column)
     for info in infos:
         style = None if info.status == "complete" else "yellow"
@@ -253,7 +253,7 @@ def artifacts_ls(
             info.stage,
             info.status,
             _human_bytes(info.bytes),
-            info.created or "-",
+            (info.created or "-").replace("+00:00", "Z"),
             style=style,
         )
     console.print(table)
@@ -418,6 +418,10 @@ def game_info(
             f"{r['canonical_hands']:,}",
         )
     console.print(table)
+    if definition.num_hole_cards in (1, 2) and sum(definition.num_board_cards):
+        hole, board = definition.num_hole_cards, sum(definition.num_board_cards)
+        unordered = count_classes((hole, board), definition.num_ranks, definition.num_suits)[-1]
+        console.print(f"last round with the board unordered (river-hs layout): {unordered:,}")
 
 
 @server_app.command("start")

@@ -9,8 +9,6 @@ from typing import Any
 
 from stages.executor import DaskExecutor, Executor, InProcessExecutor
 
-DEFAULT_SERVER_PORT = 4200
-
 
 def prefect_defaults() -> None:
     """Analytics off, and the long-lived local server's API when one is running."""

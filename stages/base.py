@@ -96,10 +96,15 @@ def register(stage: Stage) -> Stage:
     return stage
 
 
-def get_stage(name: str) -> Stage:
-    """A registered stage by name; an unknown name raises StageError listing the valid ones."""
+def all_stages() -> dict[str, Stage]:
+    """Every registered stage by name."""
     import stages.registry  # noqa: F401  (registers every stage module)
 
-    if name not in STAGES:
+    return STAGES
+
+
+def get_stage(name: str) -> Stage:
+    """A registered stage by name; an unknown name raises StageError listing the valid ones."""
+    if name not in all_stages():
         raise StageError(f"unknown stage {name!r} (valid: {', '.join(sorted(STAGES))})")
     return STAGES[name]

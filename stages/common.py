@@ -8,7 +8,7 @@ from pydantic import computed_field, field_validator
 
 from engines.acpc import GameDef
 from stages.base import StageParams
-from stages.games import game_text, load_game
+from stages.games import load_game
 
 
 class GameParams(StageParams):
@@ -31,8 +31,3 @@ class GameParams(StageParams):
     def game_def(self) -> GameDef:
         """The parsed game."""
         return load_game(self.game)
-
-
-def game_source(spec: str) -> str:
-    """The text of a game definition (shipped name or path)."""
-    return game_text(spec)[1]

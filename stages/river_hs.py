@@ -17,7 +17,7 @@ from math import ceil, comb
 import numpy as np
 from pydantic import Field
 
-from artifacts import write_chunk
+from artifacts import Artifact, write_chunk
 from engines.acpc import GameDef
 from engines.evaluator import get_tables
 from engines.hand_strength import board_hs_counts, opponent_hands, scatter_to_hands
@@ -79,6 +79,17 @@ def hand_indexer(game: GameDef) -> HandIndexer:
     hole, board = board_layout(game)
     rounds = (hole, board) if board else (hole,)
     return _indexer(rounds, game.num_ranks, game.num_suits)
+
+
+def hand_strength(artifact: Artifact, hands: np.ndarray) -> np.ndarray:
+    """HS in [0, 1] of last-round hands (rows: hole cards, then all board cards in any order)."""
+    if artifact.stage != "river-hs":
+        raise StageError(f"{artifact.key} is a {artifact.stage} artifact, not river-hs")
+    game = RiverHSParams(game=artifact.params["game"]).game_def()
+    hands = np.ascontiguousarray(hands, dtype=np.int8)
+    index = hand_indexer(game).index(hands, validate=True)
+    counts = artifact[RESULT].vindex[index]
+    return np.asarray(counts, dtype=np.float64) / artifact.meta["summary"]["hs_denominator"]
 
 
 def compute_board_chunk(
