@@ -77,3 +77,44 @@ def test_game_info_is_fast_and_exact(tmp_path):
     info = json.loads(result.stdout)
     assert [r["canonical_hands"] for r in info["rounds"]] == [169, 1286792, 55190538, 2428287420]
     assert [r["raw_hands"] for r in info["rounds"]] == [1326, 25989600, 1221511200, 56189515200]
+
+
+def test_server_start_run_uses_it_then_stop(tmp_path, monkeypatch):
+    """`server start` on 127.0.0.1; a run then records its flow run there; `server stop`."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    try:
+        started = gameforge("server", "start", "--port", str(port), store=tmp_path, timeout=180)
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert f"127.0.0.1:{port}" in started.stdout
+        assert "up (healthy)" in gameforge("server", "status", store=tmp_path).stdout
+        run = gameforge(
+            "run",
+            "lhe-abstraction",
+            "--preset",
+            "tiny",
+            "--dask-address",
+            "local",
+            store=tmp_path / "store",
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/flow_runs/filter",
+            data=b"{}",
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            runs = json.loads(response.read())
+        assert [r["name"] for r in runs] == ["lhe-abstraction-tiny"]
+        assert runs[0]["state_type"] == "COMPLETED"
+    finally:
+        stopped = gameforge("server", "stop", store=tmp_path)
+    assert "stopped" in stopped.stdout
+    assert "down" in gameforge("server", "status", store=tmp_path).stdout
