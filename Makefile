@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py
 	$(BIN)/python bench/bench_isomorphism.py
 	$(BIN)/python bench/bench_river_hs.py
+	$(BIN)/python bench/bench_hsd.py
 
 clean:
 	rm -rf $(VENV) .prefect .pytest_cache .mypy_cache .ruff_cache

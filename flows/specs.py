@@ -93,14 +93,20 @@ def parse_value(raw: str) -> Any:
     return raw
 
 
+_HOLDEM = "holdem.limit.2p.reverse_blinds"
+_SHORT = "holdem6.limit.2p.reverse_blinds"
+
 LHE_ABSTRACTION = FlowSpec(
     name="lhe-abstraction",
-    description="Limit Hold'em card abstraction: river hand strength (more stages to come)",
-    nodes=(Node("river-hs"),),
+    description="Limit Hold'em card abstraction: river HS, then HSD of the earlier rounds",
+    nodes=(Node("river-hs"), Node("hsd", inputs={"river_hs": "river-hs"})),
     presets={
-        "tiny": {"river-hs": {"game": "holdem6.limit.2p.reverse_blinds", "boards_per_chunk": 256}},
-        "small": {"river-hs": {"game": "holdem.limit.2p.reverse_blinds", "boards_per_chunk": 1024}},
-        "paper": {"river-hs": {"game": "holdem.limit.2p.reverse_blinds", "boards_per_chunk": 1024}},
+        "tiny": {
+            "river-hs": {"game": _SHORT, "boards_per_chunk": 256},
+            "hsd": {"game": _SHORT, "hands_per_chunk": 16384},
+        },
+        "small": {"river-hs": {"game": _HOLDEM}, "hsd": {"game": _HOLDEM}},
+        "paper": {"river-hs": {"game": _HOLDEM}, "hsd": {"game": _HOLDEM}},
     },
 )
 

@@ -220,6 +220,7 @@ def _holdem_pairs(n_pairs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def test_showdowns_agree_with_eval7() -> None:
     import eval7  # test dependency: must be installed, never skipped
+
     hands_a, hands_b = _holdem_pairs(100_000, seed=7)
     ours = np.sign(ev.evaluate(hands_a).astype(np.int64) - ev.evaluate(hands_b))
     deck = [eval7.Card(format_card(c)) for c in range(52)]
@@ -241,6 +242,7 @@ def test_showdowns_agree_with_eval7() -> None:
 
 def test_showdowns_agree_with_pokerkit() -> None:
     import pokerkit  # test dependency: must be installed, never skipped
+
     hands_a, hands_b = _holdem_pairs(10_000, seed=11)
     ours = np.sign(ev.evaluate(hands_a).astype(np.int64) - ev.evaluate(hands_b))
     deck = [next(iter(pokerkit.Card.parse(format_card(c)))) for c in range(52)]

@@ -31,9 +31,12 @@ def test_flow_run_then_cache_hit_then_inspect(tmp_path):
     listing = gameforge("artifacts", "ls", "--json", store=store)
     assert time.monotonic() - t0 < 5
     rows = json.loads(listing.stdout)
-    assert [(r["stage"], r["status"]) for r in rows] == [("river-hs", "complete")]
-    assert rows[0]["bytes"] > 0
-    key = rows[0]["key"]
+    assert sorted((r["stage"], r["status"]) for r in rows) == [
+        ("hsd", "complete"),
+        ("river-hs", "complete"),
+    ]
+    assert all(r["bytes"] > 0 for r in rows)
+    key = next(r["key"] for r in rows if r["stage"] == "river-hs")
 
     second = gameforge("run", "lhe-abstraction", "--preset", "tiny", store=store)
     assert second.returncode == 0, second.stdout + second.stderr
@@ -43,7 +46,16 @@ def test_flow_run_then_cache_hit_then_inspect(tmp_path):
     assert "river-hs" in shown.stdout and "hs_count" in shown.stdout
     assert "holdem6.limit.2p.reverse_blinds" in shown.stdout
     verified = gameforge("artifacts", "verify", store=store)
-    assert verified.returncode == 0 and "1 ok, 0 corrupted" in verified.stdout
+    assert verified.returncode == 0 and "2 ok, 0 corrupted" in verified.stdout
+    hsd_key = next(r["key"] for r in rows if r["stage"] == "hsd")
+    assert key in gameforge("artifacts", "show", hsd_key, store=store).stdout  # lineage
+
+    # Rerun one stage: river-hs is reused, hsd recomputed under the same key.
+    rerun = gameforge("stage", "run", "hsd", "--preset", "tiny", "--force", store=store)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "river-hs: cache hit" in rerun.stdout and "hsd: computing" in rerun.stdout
+    refused = gameforge("artifacts", "rm", key, store=store)
+    assert refused.returncode == 2 and "is an input of" in refused.stderr
 
 
 def test_bad_input_gets_one_line_and_touches_nothing(tmp_path):
