@@ -188,7 +188,7 @@ def hands_on_boards(boards: np.ndarray, deck_size: int, num_hole: int) -> np.nda
 @njit(cache=True, nogil=True)
 def _scatter(
     boards: np.ndarray,
-    counts: np.ndarray,
+    values: np.ndarray,
     deck_size: int,
     combos: np.ndarray,
     rnd: int,
@@ -210,27 +210,31 @@ def _scatter(
             if idx < 0:
                 bad += 1
             else:
-                out[idx] = counts[b, p]
+                out[idx] = values[b, p]
     return bad
 
 
 def scatter_to_hands(
     boards: np.ndarray,
-    counts: np.ndarray,
+    values: np.ndarray,
     deck_size: int,
     num_hole: int,
     blob: np.ndarray,
     rnd: int,
     out: np.ndarray,
 ) -> None:
-    """Write each board's per-hole counts into `out` at the hands' isomorphism indices.
+    """Write each board's per-hole values into `out` at the hands' isomorphism indices.
 
-    `blob`/`rnd` are the tables and last round of the (hole, board) indexer. Boards with suit
-    symmetry reach some classes more than once, always with equal counts, so concurrent calls
-    on disjoint board ranges may share `out`.
+    `values` is (boards, hole combinations, ...) and `out` (hands, ...) with the same trailing
+    shape; `blob`/`rnd` are the tables and last round of the (hole, board) indexer. Boards with
+    suit symmetry reach some classes more than once, always with equal values, so concurrent
+    calls on disjoint board ranges may share `out`.
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     combos = hole_combinations(deck_size - boards.shape[1], num_hole)
-    bad = _scatter(boards, np.ascontiguousarray(counts), deck_size, combos, rnd, blob, out)
+    values = np.ascontiguousarray(values)
+    if values.ndim == 2:  # one value per hand: give both a trailing axis of length 1
+        values, out = values[:, :, None], out.reshape(-1, 1)
+    bad = _scatter(boards, values, deck_size, combos, rnd, blob, out)
     if bad:
         raise ValueError(f"{bad} hands could not be indexed (repeated or invalid cards)")

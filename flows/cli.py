@@ -299,6 +299,70 @@ def artifacts_show(
         console.print("  used by: " + ", ".join(meta["dependents"]))
 
 
+@artifacts_app.command("plot")
+def artifacts_plot(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    store: StoreOpt = Path("store"),
+    out: Annotated[Path | None, typer.Option("--out", help="PNG path (default KEY.png).")] = None,
+    hand: Annotated[
+        str | None,
+        typer.Option("--hand", help="Hole cards then board, e.g. Jc9h/4d5d9d (hsd, ochs)."),
+    ] = None,
+) -> None:
+    """Write a PNG figure of an artifact (HSD, opponent-cluster grid, OCHS, HS histogram)."""
+    from artifacts.store import ArtifactStore
+    from flows.plots import plot
+
+    try:
+        artifact = ArtifactStore(store).open(key)
+        target = out or Path(f"{artifact.key}.png")
+        description = plot(artifact, target, hand)
+    except (*_user_errors(), ValueError) as exc:
+        _fail(str(exc))
+        return
+    console.print(f"wrote {target}: {description}", highlight=False)
+
+
+@artifacts_app.command("export")
+def artifacts_export(
+    keys: Annotated[list[str], typer.Argument(help="Artifact keys (unique prefixes will do).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the export files.")],
+    store: StoreOpt = Path("store"),
+    with_inputs: Annotated[
+        bool, typer.Option("--with-inputs", help="Also export every upstream artifact.")
+    ] = False,
+) -> None:
+    """Write self-describing files (one tar per artifact) that `import` reads."""
+    from artifacts.store import ArtifactStore
+    from artifacts.transfer import export_artifacts
+
+    try:
+        written = export_artifacts(ArtifactStore(store), keys, out, with_inputs)
+    except _user_errors() as exc:
+        _fail(str(exc))
+        return
+    for path in written:
+        console.print(f"wrote {path} ({_human_bytes(path.stat().st_size)})", highlight=False)
+
+
+@artifacts_app.command("import")
+def artifacts_import(
+    files: Annotated[list[Path], typer.Argument(help="Files written by `artifacts export`.")],
+    store: StoreOpt = Path("store"),
+) -> None:
+    """Import exported artifacts, verifying their keys and checksums first."""
+    from artifacts.store import ArtifactStore
+    from artifacts.transfer import import_artifacts
+
+    try:
+        results = import_artifacts(ArtifactStore(store), files)
+    except _user_errors() as exc:
+        _fail(str(exc))
+        return
+    for key, status in results:
+        console.print(f"{status}: {key}")
+
+
 @artifacts_app.command("verify")
 def artifacts_verify(
     keys: Annotated[list[str] | None, typer.Argument(help="Keys to check (default: all).")] = None,

@@ -134,12 +134,9 @@ def test_stage_covers_every_canonical_hand_exactly(store):
     np.testing.assert_array_equal(counts, expected)
 
 
-def test_full_holdem_stage_matches_brute_force_on_random_river_hands(store):
+def test_full_holdem_stage_matches_brute_force_on_random_river_hands(holdem_river_hs):
     """Paper scale in the default suite (~15 s): all 123,156,254 classes, checked on samples."""
-    result = run_stage(
-        "river-hs", {"game": "holdem.limit.2p.reverse_blinds"}, store=store, log=lambda _m: None
-    )
-    artifact = store.open(result.key)
+    artifact = holdem_river_hs
     assert artifact.meta["summary"]["hands"] == 123_156_254
     assert artifact.meta["summary"]["boards"] == 134_459
     rng = np.random.default_rng(11)

@@ -219,3 +219,49 @@ def test_river_hs_killed_mid_way_resumes_bit_identical(tmp_path, store):
     a, b = store.open(resumed.key), clean_store.open(clean.key)
     assert a.meta["arrays"] == b.meta["arrays"]
     assert a["hs_count"][:].tobytes() == b["hs_count"][:].tobytes()
+
+
+def test_export_import_round_trip_with_lineage(tmp_path, store):
+    from artifacts.transfer import export_artifacts, import_artifacts
+
+    up = run_stage("toy-squares", {"n": 300}, store=store, log=_quiet)
+    down = run_stage("toy-double", {}, {"squares": up.key}, store=store, log=_quiet)
+    files = export_artifacts(store, [down.key], tmp_path / "out", with_inputs=True)
+    assert [f.name for f in files] == [f"{up.key}.gameforge.tar", f"{down.key}.gameforge.tar"]
+    other = ArtifactStore(tmp_path / "other")
+    assert import_artifacts(other, files) == [(up.key, "imported"), (down.key, "imported")]
+    assert import_artifacts(other, files[:1]) == [(up.key, "already present")]
+    assert other.verify() == {up.key: [], down.key: []}
+    assert (
+        other.open(down.key)["doubled"][:].tobytes() == store.open(down.key)["doubled"][:].tobytes()
+    )
+    assert other.dependents(up.key) == [down.key]
+    # The importer's store reuses it: a cache hit, no recomputation.
+    again = run_stage("toy-squares", {"n": 300}, store=other, log=_quiet)
+    assert again.cached
+
+
+def test_import_rejects_a_tampered_export(tmp_path, store):
+    import tarfile
+
+    from artifacts.transfer import export_artifacts, import_artifacts
+
+    up = run_stage("toy-squares", {"n": 300}, store=store, log=_quiet)
+    [path] = export_artifacts(store, [up.key], tmp_path / "out")
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(path) as tar:
+        tar.extractall(unpacked, filter="data")
+    chunk = next(p for p in (unpacked / up.key / "squares" / "c").rglob("*") if p.is_file())
+    raw = bytearray(chunk.read_bytes())
+    raw[-1] ^= 0xFF
+    chunk.write_bytes(bytes(raw))
+    bad = tmp_path / "bad.gameforge.tar"
+    with tarfile.open(bad, "w") as tar:
+        tar.add(unpacked / "manifest.json", arcname="manifest.json")
+        tar.add(unpacked / up.key, arcname=up.key)
+    other = ArtifactStore(tmp_path / "other")
+    with pytest.raises(StoreError):
+        import_artifacts(other, [bad])
+    assert other.keys() == [] and not list((other.root / "partial").glob("*"))
+    with pytest.raises(StoreError, match="not a gameforge export"):
+        import_artifacts(other, [tmp_path / "missing.tar"])

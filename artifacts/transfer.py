@@ -1,0 +1,115 @@
+"""Export artifacts as self-describing files, and import them into another store.
+
+An export is one tar file per artifact, `<key>.gameforge.tar`: `manifest.json` (format, key,
+and the artifact's full lineage metadata with per-array checksums) plus the Zarr group under
+`<key>/`. Chunks are already compressed by Zarr (zstd), so the tar itself is not. Import checks
+that the key matches the recorded stage, version, parameters and inputs, extracts into the
+store's `partial/` area, re-verifies every checksum, and only then renames into `objects/`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+import uuid
+from pathlib import Path
+
+from artifacts.keys import artifact_key
+from artifacts.store import ArtifactStore, StoreError, array_checksum
+
+FORMAT = "gameforge-artifact/1"
+SUFFIX = ".gameforge.tar"
+
+
+def lineage(store: ArtifactStore, key: str) -> list[str]:
+    """`key` and every artifact upstream of it in the store, upstream first."""
+    order: list[str] = []
+
+    def visit(k: str) -> None:
+        if k in order:
+            return
+        for upstream in store.open(k).inputs.values():
+            if store.exists(upstream):
+                visit(upstream)
+        order.append(k)
+
+    visit(store.resolve(key))
+    return order
+
+
+def export_artifacts(
+    store: ArtifactStore, keys: list[str], out_dir: Path, with_inputs: bool = False
+) -> list[Path]:
+    """Write one tar per artifact (and its inputs, if asked) into `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    wanted: list[str] = []
+    for key in keys:
+        for k in lineage(store, key) if with_inputs else [store.resolve(key)]:
+            if k not in wanted:
+                wanted.append(k)
+    written = []
+    for key in wanted:
+        artifact = store.open(key)
+        manifest = {"format": FORMAT, "key": key, "meta": artifact.meta}
+        target = out_dir / f"{key}{SUFFIX}"
+        partial = target.with_name(target.name + f".tmp-{uuid.uuid4().hex[:8]}")
+        with tarfile.open(partial, "w") as tar:
+            data = json.dumps(manifest, indent=2).encode()
+            info = tarfile.TarInfo("manifest.json")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+            tar.add(artifact.path, arcname=key)
+        partial.rename(target)  # a half-written export never carries the final name
+        written.append(target)
+    return written
+
+
+def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str, str]]:
+    """Import exported tars; returns (key, "imported" | "already present") per file."""
+    results = []
+    for path in paths:
+        try:
+            tar = tarfile.open(path, "r")  # noqa: SIM115 (closed by the with below)
+        except (OSError, tarfile.TarError) as exc:
+            raise StoreError(f"{path}: not a gameforge export ({exc})") from None
+        with tar:
+            try:
+                manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
+            except (KeyError, AttributeError, json.JSONDecodeError):
+                raise StoreError(f"{path}: no readable manifest.json") from None
+            if manifest.get("format") != FORMAT:
+                raise StoreError(f"{path}: unknown format {manifest.get('format')!r}")
+            key, meta = manifest["key"], manifest["meta"]
+            expected = artifact_key(meta["stage"], meta["version"], meta["params"], meta["inputs"])
+            if expected != key:
+                raise StoreError(f"{path}: key {key} does not match its recorded lineage")
+            if store.exists(key):
+                results.append((key, "already present"))
+                continue
+            with store.lock(key):
+                staging = store.root / "partial" / f"{key}.import-{uuid.uuid4().hex[:8]}"
+                try:
+                    members = [m for m in tar.getmembers() if m.name.split("/")[0] == key]
+                    tar.extractall(staging, members=members, filter="data")
+                    _verify_extracted(staging / key, meta, path)
+                    store.object_path(key).parent.mkdir(parents=True, exist_ok=True)
+                    (staging / key).rename(store.object_path(key))
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
+            results.append((key, "imported"))
+    return results
+
+
+def _verify_extracted(group_path: Path, meta: dict, source: Path) -> None:
+    import zarr
+
+    group = zarr.open_group(str(group_path), mode="r")
+    for name, info in meta.get("arrays", {}).items():
+        try:
+            actual = array_checksum(group[name])  # type: ignore[arg-type]
+        except Exception as exc:  # a missing or undecodable chunk
+            raise StoreError(f"{source}: array {name} is unreadable ({exc})") from None
+        if actual != info["checksum"]:
+            raise StoreError(f"{source}: array {name} fails its checksum; nothing imported")

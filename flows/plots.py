@@ -1,0 +1,178 @@
+"""Figures of artifacts (`gameforge artifacts plot KEY`): one PNG per artifact, by stage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from artifacts import Artifact
+from engines.cards import RANK_CHARS, format_cards, parse_cards
+from stages.base import StageError
+from stages.common import GameParams
+
+# The paper's example hands (Limit Hold'em abstraction paper, figures of HSD and OCHS).
+PAPER_FLOP_HAND = "Jc9h4d5d9d"
+PAPER_RIVER_HAND = "Jc9h4d5d9d6cJs"
+
+
+def _pyplot():  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _game(artifact: Artifact):  # type: ignore[no-untyped-def]
+    return GameParams(game=artifact.params["game"]).game_def()
+
+
+def _parse_hand(text: str, game) -> list[int]:  # type: ignore[no-untyped-def]
+    cards = parse_cards(text.replace("/", "").replace("|", ""), game.num_ranks, game.num_suits)
+    if len(cards) < game.num_hole_cards:
+        raise StageError(f"hand {text!r}: needs {game.num_hole_cards} hole cards first")
+    return cards
+
+
+def _title_hand(cards: list[int], game) -> str:  # type: ignore[no-untyped-def]
+    hole = format_cards(cards[: game.num_hole_cards], game.num_suits)
+    board = format_cards(cards[game.num_hole_cards :], game.num_suits)
+    return f"{hole} | {board}" if board else hole
+
+
+def plot_river_hs(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Histogram of HS over all canonical last-round hands."""
+    plt = _pyplot()
+    counts = np.asarray(artifact["hs_count"][:])
+    hs = counts / artifact.meta["summary"]["hs_denominator"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.hist(hs, bins=50, range=(0, 1), color="#3b6ea5")
+    ax.set_xlabel("hand strength (wins + ties/2) / opponent hands")
+    ax.set_ylabel("canonical hands")
+    ax.set_title(f"River HS over {hs.size:,} canonical hands ({artifact.params['game']})")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return f"HS histogram of {hs.size:,} hands"
+
+
+def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """The HSD of one hand (default: the paper's J♣9♡ on 4♢5♢9♢)."""
+    from stages.hsd import array_name, round_indexer
+
+    plt = _pyplot()
+    game = _game(artifact)
+    cards = _parse_hand(hand or PAPER_FLOP_HAND, game)
+    seen = len(cards) - game.num_hole_cards
+    rounds = [r for r in range(game.num_rounds - 1) if game.board_cards_through(r) == seen]
+    if not rounds or array_name(rounds[0]) not in artifact.array_names():
+        raise StageError(f"hsd: no histograms for hands with {seen} board cards in {artifact.key}")
+    round_ = rounds[0]
+    indexer = round_indexer(game, round_)
+    index = int(indexer.index(np.array([cards], np.int8), indexer.rounds - 1, validate=True)[0])
+    row = np.asarray(artifact[array_name(round_)][index], dtype=np.float64)
+    hist = row / row.sum()
+    bins = hist.size
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.bar((np.arange(bins) + 0.5) / bins, hist, width=1 / bins, color="#3b6ea5", edgecolor="w")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("river hand strength")
+    ax.set_ylabel("share of board completions")
+    ax.set_title(f"HSD of {_title_hand(cards, game)} (round {round_}, {int(row.sum()):,} boards)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return f"HSD of {_title_hand(cards, game)}"
+
+
+def plot_opponent_clusters(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """13x13 grid (pairs on the diagonal, suited above, offsuit below) coloured by cluster."""
+    from stages.hsd import round_indexer
+    from stages.opponent_clusters import hand_name
+
+    plt = _pyplot()
+    game = _game(artifact)
+    labels = np.asarray(artifact["cluster"][:])
+    k = int(artifact.meta["summary"]["k"])
+    cmap = plt.get_cmap("viridis", k)
+    if game.num_hole_cards != 2:
+        strength = np.asarray(artifact["expected_hs"][:])
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.bar(range(labels.size), strength, color=cmap(labels))
+        ax.set_xlabel("first-round hand (canonical index)")
+        ax.set_ylabel("E[HS]")
+        fig.savefig(out, dpi=120)
+        plt.close(fig)
+        return f"{k} clusters of {labels.size} hands"
+    n_ranks = game.num_ranks
+    hands = round_indexer(game, 0).unindex(np.arange(labels.size, dtype=np.int64), 0)
+    grid = np.full((n_ranks, n_ranks), -1)
+    names = [["" for _ in range(n_ranks)] for _ in range(n_ranks)]
+    for cards, label in zip(hands.tolist(), labels.tolist()):
+        high, low = sorted((c // game.num_suits for c in cards), reverse=True)
+        suited = cards[0] % game.num_suits == cards[1] % game.num_suits
+        # Row/column 0 is the top rank: suited above the diagonal, offsuit below.
+        r, c = n_ranks - 1 - high, n_ranks - 1 - low
+        if not suited:
+            r, c = c, r
+        grid[r, c] = label
+        names[r][c] = hand_name(cards, game.num_suits)
+    fig, ax = plt.subplots(figsize=(8, 7))
+    image = ax.imshow(np.ma.masked_less(grid, 0), cmap=cmap, vmin=-0.5, vmax=k - 0.5)
+    for r in range(n_ranks):
+        for c in range(n_ranks):
+            ax.text(c, r, names[r][c], ha="center", va="center", fontsize=7, color="w")
+    ticks = [RANK_CHARS[n_ranks - 1 - i] for i in range(n_ranks)]
+    ax.set_xticks(range(n_ranks), ticks)
+    ax.set_yticks(range(n_ranks), ticks)
+    bar = fig.colorbar(image, ticks=range(k))
+    bar.set_label("opponent cluster (0 = weakest)")
+    ax.set_title(f"{k} opponent clusters: suited above the diagonal, offsuit below")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return f"{k} clusters of {labels.size} hands"
+
+
+def plot_ochs(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """OCHS bars of one river hand (default: the paper's J♣9♡ on 4♢5♢9♢6♣J♠)."""
+    from stages.river_hs import hand_indexer
+
+    plt = _pyplot()
+    game = _game(artifact)
+    cards = _parse_hand(hand or PAPER_RIVER_HAND, game)
+    indexer = hand_indexer(game)
+    index = int(indexer.index(np.array([cards], np.int8), indexer.rounds - 1, validate=True)[0])
+    values = (
+        np.asarray(artifact["ochs"][index], dtype=np.float64) / artifact.meta["summary"]["scale"]
+    )
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.bar(range(values.size), values, color="#3b6ea5")
+    ax.set_ylim(0, 1)
+    ax.set_xticks(range(values.size))
+    ax.set_xlabel("opponent cluster (0 = weakest)")
+    ax.set_ylabel("HS against the cluster")
+    ax.set_title(f"OCHS of {_title_hand(cards, game)}")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return f"OCHS of {_title_hand(cards, game)}: " + " ".join(f"{v:.3f}" for v in values)
+
+
+PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
+    "river-hs": plot_river_hs,
+    "hsd": plot_hsd,
+    "opponent-clusters": plot_opponent_clusters,
+    "ochs": plot_ochs,
+}
+
+
+def plot(artifact: Artifact, out: Path, hand: str | None = None) -> str:
+    """Write the artifact's figure to `out` (PNG); returns a one-line description."""
+    plotter = PLOTTERS.get(artifact.stage)
+    if plotter is None:
+        raise StageError(f"no plot for {artifact.stage} artifacts (plots: {', '.join(PLOTTERS)})")
+    return plotter(artifact, out, hand)
