@@ -98,15 +98,32 @@ _SHORT = "holdem6.limit.2p.reverse_blinds"
 
 LHE_ABSTRACTION = FlowSpec(
     name="lhe-abstraction",
-    description="Limit Hold'em card abstraction: river HS, then HSD of the earlier rounds",
-    nodes=(Node("river-hs"), Node("hsd", inputs={"river_hs": "river-hs"})),
+    description="Limit Hold'em card abstraction: river HS, HSD, opponent clusters, OCHS",
+    nodes=(
+        Node("river-hs"),
+        Node("hsd", inputs={"river_hs": "river-hs"}),
+        Node("opponent-clusters", inputs={"hsd": "hsd"}),
+        Node("ochs", inputs={"opponent_clusters": "opponent-clusters"}),
+    ),
     presets={
         "tiny": {
             "river-hs": {"game": _SHORT, "boards_per_chunk": 256},
             "hsd": {"game": _SHORT, "hands_per_chunk": 16384},
+            "opponent-clusters": {"game": _SHORT, "k": 8},
+            "ochs": {"game": _SHORT, "boards_per_chunk": 256},
         },
-        "small": {"river-hs": {"game": _HOLDEM}, "hsd": {"game": _HOLDEM}},
-        "paper": {"river-hs": {"game": _HOLDEM}, "hsd": {"game": _HOLDEM}},
+        "small": {
+            "river-hs": {"game": _HOLDEM},
+            "hsd": {"game": _HOLDEM},
+            "opponent-clusters": {"game": _HOLDEM, "k": 8},
+            "ochs": {"game": _HOLDEM},
+        },
+        "paper": {
+            "river-hs": {"game": _HOLDEM},
+            "hsd": {"game": _HOLDEM},
+            "opponent-clusters": {"game": _HOLDEM, "k": 8},
+            "ochs": {"game": _HOLDEM},
+        },
     },
 )
 

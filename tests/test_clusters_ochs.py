@@ -1,0 +1,143 @@
+"""Opponent clusters (EMD k-means of first-round HSDs) and OCHS, against brute force."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from engines.evaluator import evaluate, get_tables
+from engines.hand_strength import board_hs_counts
+from engines.ochs import board_ochs
+from stages.games import load_game
+from stages.hsd import round_indexer
+from stages.river_hs import canonical_boards, hand_indexer
+from stages.runner import run_stage
+
+SHORT = "holdem6.limit.2p.reverse_blinds"
+quiet = lambda _m: None  # noqa: E731
+
+
+def brute_force_ochs(row, game, cluster_of_hole, k):
+    """Per-cluster HS of one (hole, board) hand by direct comparison."""
+    board = row[2:]
+    rest = [c for c in range(game.deck_size) if c not in set(row)]
+    mine = evaluate(np.array([row], np.int8), game.num_ranks, game.num_suits)[0]
+    out = np.full(k, 0.5)
+    for c in range(k):
+        opp = [o for o in combinations(rest, 2) if cluster_of_hole[o] == c]
+        if opp:
+            v = evaluate(
+                np.array([list(o) + board for o in opp], np.int8), game.num_ranks, game.num_suits
+            )
+            out[c] = ((v < mine).sum() + 0.5 * (v == mine).sum()) / len(opp)
+    return out
+
+
+def test_ochs_kernel_with_one_cluster_is_hs():
+    game = load_game(SHORT)
+    tables = get_tables(6, 4, 7)
+    boards = canonical_boards(game, 0, 200)
+    ochs = board_ochs(boards, 24, 2, np.zeros(24 * 24, np.int64), 1, tables)
+    counts = board_hs_counts(boards, 24, 2, tables)
+    np.testing.assert_array_equal(ochs[:, :, 0], counts / 272)
+
+
+@pytest.fixture(scope="module")
+def short_chain(tmp_path_factory):
+    from artifacts import ArtifactStore
+
+    store = ArtifactStore(tmp_path_factory.mktemp("ochs") / "store")
+    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
+    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
+    clusters = run_stage(
+        "opponent-clusters", {"game": SHORT, "k": 5}, {"hsd": hsd.key}, store=store, log=quiet
+    )
+    ochs = run_stage(
+        "ochs",
+        {"game": SHORT, "boards_per_chunk": 128},
+        {"opponent_clusters": clusters.key},
+        store=store,
+        log=quiet,
+    )
+    return store, store.open(clusters.key), store.open(ochs.key)
+
+
+def test_ochs_stage_matches_brute_force(short_chain):
+    _, clusters, ochs = short_chain
+    game = load_game(SHORT)
+    labels = clusters["cluster"][:]
+    pre = round_indexer(game, 0)
+    cluster_of_hole = {
+        pair: int(labels[pre.index(np.array([pair], np.int8), 0)[0]])
+        for pair in combinations(range(24), 2)
+    }
+    values = ochs["ochs"][:]
+    indexer = hand_indexer(game)
+    assert values.shape == (indexer.size(1), 5)
+    rng = np.random.default_rng(5)
+    picks = rng.choice(values.shape[0], size=150, replace=False)
+    hands = indexer.unindex(picks.astype(np.int64), 1)
+    for idx, row in zip(picks.tolist(), hands.tolist()):
+        expected = brute_force_ochs(row, game, cluster_of_hole, 5)
+        np.testing.assert_allclose(values[idx] / 65535, expected, atol=0.5 / 65535 + 1e-12)
+
+
+def test_clusters_are_ordered_deterministic_and_complete(short_chain):
+    store, clusters, _ = short_chain
+    labels = clusters["cluster"][:]
+    strength = clusters["expected_hs"][:]
+    assert sorted(set(labels.tolist())) == list(range(5))
+    means = [strength[labels == c].mean() for c in range(5)]
+    assert means == sorted(means)
+    again = run_stage(
+        "opponent-clusters",
+        {"game": SHORT, "k": 5, "seed": 0},
+        clusters.inputs,
+        store=store,
+        force=True,
+        log=quiet,
+    )
+    np.testing.assert_array_equal(store.open(again.key)["cluster"][:], labels)
+
+
+def test_preflop_clusters_on_full_holdem(holdem_store, holdem_preflop_hsd):
+    """The paper's setting: 169 hands, k = 8; aces strongest, 72o-like trash weakest."""
+    result = run_stage(
+        "opponent-clusters",
+        {"game": "holdem.limit.2p.reverse_blinds", "k": 8},
+        {"hsd": holdem_preflop_hsd.key},
+        store=holdem_store,
+        log=quiet,
+    )
+    artifact = holdem_store.open(result.key)
+    members = artifact.meta["summary"]["members"]
+    assert sum(len(v) for v in members.values()) == 169
+    assert len(members) == 8 and all(members.values())
+    assert "AA" in members["7"] and "72o" in members["0"] and "32o" in members["0"]
+    hsd = holdem_preflop_hsd["hsd_round0"][:]
+    assert hsd.shape == (169, 50) and (hsd.sum(axis=1) == 2_118_760).all()
+
+
+def test_plots_of_every_feature_stage(short_chain, tmp_path):
+    from flows.plots import plot
+    from stages.base import StageError
+
+    store, clusters, ochs = short_chain
+    hsd = store.open(clusters.inputs["hsd"])
+    river = store.open(hsd.inputs["river_hs"])
+    cases = [
+        (river, None, "HS histogram of 324,552 hands"),
+        (hsd, "7c6h/2d3d6d", "HSD of 7c6h | 2d3d6d"),
+        (clusters, None, "5 clusters of 36 hands"),
+        (ochs, "7c6h2d3d6d4c7s", "OCHS of 7c6h | 2d3d6d4c7s: "),
+    ]
+    for artifact, hand, description in cases:
+        out = tmp_path / f"{artifact.stage}.png"
+        assert plot(artifact, out, hand).startswith(description)
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="bad card"):
+        plot(hsd, tmp_path / "x.png", "7c6h/2d3dXX")
+    with pytest.raises(StageError, match="no histograms for hands with 2 board cards"):
+        plot(hsd, tmp_path / "x.png", "7c6h/2d3d")
