@@ -3,7 +3,8 @@
 Layout under the store root:
 
     objects/<key>/      committed artifacts (Zarr v3 groups); only complete ones ever appear here
-    partial/<key>/      a build in progress: Zarr group in `data/`, finished chunks in `done/`
+    partial/<key>/      a build in progress: Zarr group in `data/`, finished chunks in `done/`,
+                        resumable state of iterative work in `checkpoints/`
     locks/<key>.lock    flock held by the one process building <key>
     trash/              removals are renamed here first, then deleted
 
@@ -39,6 +40,7 @@ from artifacts.keys import artifact_key
 META_ATTR = "gameforge"
 DATA_DIR = "data"
 DONE_DIR = "done"
+CHECKPOINT_DIR = "checkpoints"
 DEFAULT_STORE = "store"
 
 
@@ -186,6 +188,22 @@ class ArtifactWriter:
     def done_chunks(self, name: str) -> set[int]:
         """Chunk ids of `name` recorded as finished (by this or an earlier, killed writer)."""
         return done_chunks(str(self.path), name)
+
+    def save_checkpoint(self, name: str, arrays: dict[str, np.ndarray]) -> None:
+        """Atomically save resumable state (e.g. k-means) next to the partial artifact."""
+        folder = self.path / CHECKPOINT_DIR
+        folder.mkdir(exist_ok=True)
+        tmp = folder / f"{name}.tmp-{uuid.uuid4().hex[:8]}.npz"
+        np.savez(tmp, **arrays)  # type: ignore[arg-type]
+        os.replace(tmp, folder / f"{name}.npz")
+
+    def load_checkpoint(self, name: str) -> dict[str, np.ndarray] | None:
+        """State saved by `save_checkpoint` (by this or a killed writer), or None."""
+        path = self.path / CHECKPOINT_DIR / f"{name}.npz"
+        if not path.exists():
+            return None
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
 
     def clear_done(self, name: str) -> None:
         """Forget finished-chunk records of one array."""

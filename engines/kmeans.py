@@ -15,8 +15,8 @@ Objective, recorded per iteration: ``sum_i w_i * dist(x_i, c_{a_i})`` with ``dis
 the centroids the assignment used. For "l2" Lloyd's iteration never increases it. For "emd"
 only the assignment half is guaranteed (re-assigning to fixed centres never increases it); the
 mean update can, in principle, raise it, because the mean is not the L1 minimiser. In practice
-it falls steadily; ``kmeans`` stops when the relative improvement drops below ``tol`` (a rise
-counts as converged).
+it falls steadily; ``kmeans`` stops when the objective's relative change (either way) drops
+below ``tol``, at a fixed point, or at ``max_iter``.
 
 Pruning: Yinyang k-means (Ding et al., 2015), which with one group is Hamerly's algorithm
 (Hamerly, 2010). The centres are split once into ``G`` groups (a few Lloyd iterations on the
@@ -1130,4 +1130,6 @@ def _converged(state: KMeansState, tol: float) -> bool:
     prev, cur = float(state.objective[-2]), float(state.objective[-1])
     if prev <= 0:
         return True
-    return (prev - cur) / prev < tol
+    # |change|, not improvement: with EMD and mean centroids the objective can rise a little
+    # after an update; a rise larger than tol is no convergence (max_iter still bounds it).
+    return abs(prev - cur) / prev < tol

@@ -162,11 +162,40 @@ def plot_ochs(artifact: Artifact, out: Path, hand: str | None) -> str:
     return f"OCHS of {_title_hand(cards, game)}: " + " ".join(f"{v:.3f}" for v in values)
 
 
+def plot_buckets(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Per round: bucket-size histogram and the k-means objective (and pruning) per iteration."""
+    plt = _pyplot()
+    rounds = sorted(artifact.meta["summary"]["rounds"], key=int)
+    fig, axes = plt.subplots(len(rounds), 2, figsize=(11, 3.6 * len(rounds)), squeeze=False)
+    for row, r in zip(axes, rounds):
+        sizes = np.bincount(np.asarray(artifact[f"bucket_round{r}"][:]))
+        row[0].hist(sizes, bins=60, color="#3b6ea5")
+        row[0].set_xlabel("hands per bucket")
+        row[0].set_ylabel("buckets")
+        row[0].set_title(f"round {r}: {sizes.size:,} buckets of {sizes.sum():,} hands")
+        objective = np.asarray(artifact[f"objective_round{r}"][:])
+        skipped = np.asarray(artifact[f"skipped_round{r}"][:])
+        iterations = np.arange(1, objective.size + 1)
+        row[1].plot(iterations, objective, marker="o", color="#3b6ea5")
+        row[1].set_xlabel("iteration")
+        row[1].set_ylabel("objective")
+        twin = row[1].twinx()
+        twin.plot(iterations, 100 * skipped, color="#d08c2c", linestyle="--")
+        twin.set_ylabel("distances pruned (%)", color="#d08c2c")
+        row[1].set_title(f"round {r}: k-means objective and pruning")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return f"buckets of rounds {', '.join(rounds)}"
+
+
 PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
     "river-hs": plot_river_hs,
     "hsd": plot_hsd,
     "opponent-clusters": plot_opponent_clusters,
     "ochs": plot_ochs,
+    "hsd-buckets": plot_buckets,
+    "ochs-buckets": plot_buckets,
 }
 
 

@@ -95,15 +95,18 @@ def parse_value(raw: str) -> Any:
 
 _HOLDEM = "holdem.limit.2p.reverse_blinds"
 _SHORT = "holdem6.limit.2p.reverse_blinds"
+_SMALL = "holdem8.limit.2p.reverse_blinds"  # 32 cards: the whole chain in about a minute
 
 LHE_ABSTRACTION = FlowSpec(
     name="lhe-abstraction",
-    description="Limit Hold'em card abstraction: river HS, HSD, opponent clusters, OCHS",
+    description="Limit Hold'em card abstraction: HS, HSD, opponent clusters, OCHS, k-means buckets",
     nodes=(
         Node("river-hs"),
         Node("hsd", inputs={"river_hs": "river-hs"}),
         Node("opponent-clusters", inputs={"hsd": "hsd"}),
         Node("ochs", inputs={"opponent_clusters": "opponent-clusters"}),
+        Node("hsd-buckets", inputs={"hsd": "hsd"}),
+        Node("ochs-buckets", inputs={"ochs": "ochs"}),
     ),
     presets={
         "tiny": {
@@ -111,18 +114,24 @@ LHE_ABSTRACTION = FlowSpec(
             "hsd": {"game": _SHORT, "hands_per_chunk": 16384},
             "opponent-clusters": {"game": _SHORT, "k": 8},
             "ochs": {"game": _SHORT, "boards_per_chunk": 256},
+            "hsd-buckets": {"game": _SHORT, "k": 150},
+            "ochs-buckets": {"game": _SHORT, "k": 150},
         },
         "small": {
-            "river-hs": {"game": _HOLDEM},
-            "hsd": {"game": _HOLDEM},
-            "opponent-clusters": {"game": _HOLDEM, "k": 8},
-            "ochs": {"game": _HOLDEM},
+            "river-hs": {"game": _SMALL},
+            "hsd": {"game": _SMALL},
+            "opponent-clusters": {"game": _SMALL, "k": 8},
+            "ochs": {"game": _SMALL},
+            "hsd-buckets": {"game": _SMALL, "k": 1000},
+            "ochs-buckets": {"game": _SMALL, "k": 1000},
         },
         "paper": {
             "river-hs": {"game": _HOLDEM},
             "hsd": {"game": _HOLDEM},
             "opponent-clusters": {"game": _HOLDEM, "k": 8},
             "ochs": {"game": _HOLDEM},
+            "hsd-buckets": {"game": _HOLDEM, "k": 9000},
+            "ochs-buckets": {"game": _HOLDEM, "k": 9000, "n_groups": 8},
         },
     },
 )

@@ -33,7 +33,9 @@ def test_flow_run_then_cache_hit_then_inspect(tmp_path):
     rows = json.loads(listing.stdout)
     assert sorted((r["stage"], r["status"]) for r in rows) == [
         ("hsd", "complete"),
+        ("hsd-buckets", "complete"),
         ("ochs", "complete"),
+        ("ochs-buckets", "complete"),
         ("opponent-clusters", "complete"),
         ("river-hs", "complete"),
     ]
@@ -48,7 +50,7 @@ def test_flow_run_then_cache_hit_then_inspect(tmp_path):
     assert "river-hs" in shown.stdout and "hs_count" in shown.stdout
     assert "holdem6.limit.2p.reverse_blinds" in shown.stdout
     verified = gameforge("artifacts", "verify", store=store)
-    assert verified.returncode == 0 and "4 ok, 0 corrupted" in verified.stdout
+    assert verified.returncode == 0 and "6 ok, 0 corrupted" in verified.stdout
     hsd_key = next(r["key"] for r in rows if r["stage"] == "hsd")
     assert key in gameforge("artifacts", "show", hsd_key, store=store).stdout  # lineage
 
@@ -65,6 +67,7 @@ def test_flow_run_then_cache_hit_then_inspect(tmp_path):
     assert other.returncode == 0, other.stdout + other.stderr
     assert "river-hs: cache hit" in other.stdout and "hsd: cache hit" in other.stdout
     assert "opponent-clusters: computing" in other.stdout and "ochs: computing" in other.stdout
+    assert "hsd-buckets: cache hit" in other.stdout and "ochs-buckets: computing" in other.stdout
     refused = gameforge("artifacts", "rm", key, store=store)
     assert refused.returncode == 2 and "is an input of" in refused.stderr
 

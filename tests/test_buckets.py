@@ -1,0 +1,143 @@
+"""Bucketing stages: k-means abstraction per round, resume, ordering, and the lookup API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stages.abstraction import CardAbstraction
+from stages.base import StageError
+from stages.buckets import merge_rows, strength_of_centroids
+from stages.games import load_game
+from stages.hsd import round_indexer
+from stages.runner import run_stage
+
+SHORT = "holdem6.limit.2p.reverse_blinds"
+quiet = lambda _m: None  # noqa: E731
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    from artifacts import ArtifactStore
+
+    store = ArtifactStore(tmp_path_factory.mktemp("buckets") / "store")
+    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
+    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
+    clusters = run_stage(
+        "opponent-clusters", {"game": SHORT, "k": 8}, {"hsd": hsd.key}, store=store, log=quiet
+    )
+    ochs = run_stage(
+        "ochs", {"game": SHORT}, {"opponent_clusters": clusters.key}, store=store, log=quiet
+    )
+    hsd_b = run_stage(
+        "hsd-buckets", {"game": SHORT, "k": 150}, {"hsd": hsd.key}, store=store, log=quiet
+    )
+    ochs_b = run_stage(
+        "ochs-buckets", {"game": SHORT, "k": 150}, {"ochs": ochs.key}, store=store, log=quiet
+    )
+    return store, store.open(hsd_b.key), store.open(ochs_b.key)
+
+
+def test_every_bucket_used_and_ordered_by_strength(chain):
+    _, hsd_b, ochs_b = chain
+    for artifact, rounds in ((hsd_b, (1, 2)), (ochs_b, (3,))):
+        for r in rounds:
+            labels = artifact[f"bucket_round{r}"][:]
+            assert sorted(np.unique(labels).tolist()) == list(range(150))
+            centroids = artifact[f"centroids_round{r}"][:]
+            metric = "emd" if artifact.stage == "hsd-buckets" else "l2"
+            strength = strength_of_centroids(centroids, metric)
+            assert (np.diff(strength) >= 0).all()
+            objective = artifact[f"objective_round{r}"][:]
+            assert objective.size >= 2 and objective[-1] <= objective[1]
+            summary = artifact.meta["summary"]["rounds"][str(r)]
+            assert summary["skipped_fraction_mean"] > 0.5  # pruning does its job
+
+
+def test_lookup_api_matches_tables_and_ignores_suit_symmetry(chain):
+    store, hsd_b, ochs_b = chain
+    abstraction = CardAbstraction.from_store(store, hsd_b.key, ochs_b.key)
+    game = load_game(SHORT)
+    assert [abstraction.num_buckets(r) for r in range(4)] == [36, 150, 150, 150]
+    rng = np.random.default_rng(1)
+    deals = np.array([rng.choice(24, size=7, replace=False) for _ in range(500)], np.int8)
+    perm = np.array([2, 0, 3, 1])
+    permuted = (deals // 4) * 4 + perm[deals % 4]
+    for r, n in ((0, 2), (1, 5), (2, 6), (3, 7)):
+        got = abstraction.bucket(r, deals[:, :n])
+        np.testing.assert_array_equal(got, abstraction.bucket(r, permuted[:, :n].astype(np.int8)))
+        if 0 < r < 3:
+            idx = round_indexer(game, r).index(deals[:, :n], round_indexer(game, r).rounds - 1)
+            np.testing.assert_array_equal(got, hsd_b[f"bucket_round{r}"][:][idx])
+    river = abstraction.bucket(3, deals)
+    shuffled = deals.copy()
+    shuffled[:, 2:] = shuffled[:, [6, 4, 2, 5, 3]]  # river buckets ignore board order
+    np.testing.assert_array_equal(river, abstraction.bucket(3, shuffled))
+    with pytest.raises(ValueError, match="need 6 cards"):
+        abstraction.bucket(2, deals[:, :5])
+
+
+def test_killed_kmeans_resumes_identically(chain, tmp_path):
+    """An exception mid-k-means leaves a checkpoint; the rerun ends identical to a clean run."""
+    from artifacts import ArtifactStore
+
+    store, hsd_b, _ = chain
+    hsd_key = hsd_b.inputs["hsd"]
+    params = {"game": SHORT, "k": 120, "rounds": (1,), "checkpoint_seconds": 0}
+
+    class Boom(RuntimeError):
+        pass
+
+    class Crash:
+        def __init__(self):
+            self.calls = 0
+
+        def start(self, desc, total):
+            crash = self
+
+            class Bar:
+                def advance(self, n=1):
+                    crash.calls += 1
+                    if crash.calls == 4:
+                        raise Boom
+
+                def close(self):
+                    pass
+
+            return Bar()
+
+    with pytest.raises(Boom):
+        run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=store, progress=Crash(), log=quiet)
+    logs: list[str] = []
+    resumed = run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=store, log=logs.append)
+    assert any("resuming k-means at iteration" in line for line in logs), logs
+    clean_store = ArtifactStore(tmp_path / "clean")
+    from artifacts.transfer import export_artifacts, import_artifacts
+
+    import_artifacts(clean_store, export_artifacts(store, [hsd_key], tmp_path / "x"))
+    clean = run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=clean_store, log=quiet)
+    a, b = store.open(resumed.key), clean_store.open(clean.key)
+    assert a.meta["arrays"] == b.meta["arrays"]
+
+
+def test_merge_rows_and_bad_rounds(chain):
+    rows = np.array([[1, 2], [3, 4], [1, 2], [1, 2]], np.uint8)
+    unique, inverse, counts = merge_rows(rows)
+    np.testing.assert_array_equal(unique[inverse], rows)
+    assert sorted(counts.tolist()) == [1, 3]
+    store, hsd_b, _ = chain
+    with pytest.raises(StageError, match="round 0 is not clustered"):
+        run_stage(
+            "hsd-buckets", {"game": SHORT, "rounds": (0,)}, hsd_b.inputs, store=store, log=quiet
+        )
+    with pytest.raises(StageError, match="exceeds"):
+        run_stage("hsd-buckets", {"game": SHORT, "k": 10**6}, hsd_b.inputs, store=store, log=quiet)
+
+
+def test_bucket_plots(chain, tmp_path):
+    from flows.plots import plot
+
+    _, hsd_b, ochs_b = chain
+    assert plot(hsd_b, tmp_path / "a.png") == "buckets of rounds 1, 2"
+    assert plot(ochs_b, tmp_path / "b.png") == "buckets of rounds 3"
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
