@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed
 PIP_QUIET := -q --disable-pip-version-check
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 180
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export PYTHONWARNINGS ?= ignore::DeprecationWarning
 

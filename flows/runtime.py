@@ -15,6 +15,9 @@ def prefect_defaults() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # The temporary API's first start on a fresh PREFECT_HOME runs database migrations (20-25 s,
+    # more on a busy machine); Prefect's default 20 s start-up timeout is too tight for that.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     if "PREFECT_API_URL" not in os.environ:
         from flows.server import server_url
 
