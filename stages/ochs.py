@@ -8,8 +8,6 @@ then scattered into canonical-hand order.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 from math import ceil, comb
 
@@ -19,12 +17,17 @@ from pydantic import Field
 from artifacts import write_chunk
 from engines.acpc import GameDef
 from engines.evaluator import get_tables
-from engines.hand_strength import scatter_to_hands
 from engines.ochs import board_ochs
 from stages.base import Stage, StageContext, StageError, register
 from stages.common import GameParams
 from stages.hsd import round_indexer
-from stages.river_hs import board_layout, canonical_boards, hand_indexer, num_boards
+from stages.river_hs import (
+    board_layout,
+    canonical_boards,
+    hand_indexer,
+    num_boards,
+    scatter_boards,
+)
 
 BY_BOARD = "ochs_by_board"
 RESULT = "ochs"
@@ -97,20 +100,7 @@ def run(ctx: StageContext) -> dict:
     last = indexer.rounds - 1
     n_hands = indexer.size(last)
     values = np.zeros((n_hands, k), dtype=np.uint16)
-    by_board = ctx.writer.group[BY_BOARD]
-    bar = ctx.progress.start("ochs scatter", n_chunks)
-
-    def scatter(chunk: int) -> None:
-        start = chunk * per_chunk
-        stop = min(start + per_chunk, n_boards)
-        rows = np.asarray(by_board[start:stop])
-        boards = canonical_boards(game, start, stop)
-        scatter_to_hands(boards, rows, game.deck_size, hole, indexer.tables.blob, last, values)
-        bar.advance()
-
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        list(pool.map(scatter, range(n_chunks)))
-    bar.close()
+    scatter_boards(ctx, game, BY_BOARD, per_chunk, values, "ochs scatter")
     rows_per_chunk = min(RESULT_CHUNK_ROWS, n_hands)
     result = ctx.writer.array(RESULT, (n_hands, k), np.uint16, chunks=(rows_per_chunk, k))
     result[:] = values

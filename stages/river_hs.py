@@ -92,6 +92,35 @@ def hand_strength(artifact: Artifact, hands: np.ndarray) -> np.ndarray:
     return np.asarray(counts, dtype=np.float64) / artifact.meta["summary"]["hs_denominator"]
 
 
+def scatter_boards(
+    ctx: StageContext, game: GameDef, by_board: str, per_chunk: int, out: np.ndarray, desc: str
+) -> None:
+    """Scatter a per-board array (boards, hole combinations, ...) into canonical-hand order.
+
+    Runs chunk by chunk on threads of this process: the kernels release the GIL, and the
+    threads share `out` without copies (disjoint boards write equal values to shared classes).
+    """
+    hole, _ = board_layout(game)
+    indexer = hand_indexer(game)
+    last = indexer.rounds - 1
+    source = ctx.writer.group[by_board]
+    n_boards = num_boards(game)
+    n_chunks = ceil(n_boards / per_chunk)
+    bar = ctx.progress.start(desc, n_chunks)
+
+    def scatter(chunk: int) -> None:
+        start = chunk * per_chunk
+        stop = min(start + per_chunk, n_boards)
+        rows = np.asarray(source[start:stop])
+        boards = canonical_boards(game, start, stop)
+        scatter_to_hands(boards, rows, game.deck_size, hole, indexer.tables.blob, last, out)
+        bar.advance()
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(scatter, range(n_chunks)))
+    bar.close()
+
+
 def compute_board_chunk(
     partial_path: str, array: str, chunk_id: int, game: GameDef, boards_per_chunk: int
 ) -> None:
@@ -124,21 +153,7 @@ def run(ctx: StageContext) -> dict:
     last = indexer.rounds - 1
     n_hands = indexer.size(last)
     counts = np.full(n_hands, UNSET, dtype=np.uint16)
-    by_board = ctx.writer.group[BY_BOARD]
-    bar = ctx.progress.start("river-hs scatter", n_chunks)
-
-    def scatter(chunk: int) -> None:
-        start = chunk * per_chunk
-        stop = min(start + per_chunk, n_boards)
-        rows = np.asarray(by_board[start:stop])
-        boards = canonical_boards(game, start, stop)
-        scatter_to_hands(boards, rows, game.deck_size, hole, indexer.tables.blob, last, counts)
-        bar.advance()
-
-    # The kernels release the GIL: threads in this process share `counts` without copies.
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        list(pool.map(scatter, range(n_chunks)))
-    bar.close()
+    scatter_boards(ctx, game, BY_BOARD, per_chunk, counts, "river-hs scatter")
     if (counts == UNSET).any():
         raise RuntimeError(f"river-hs: {(counts == UNSET).sum()} canonical hands left unset")
 
