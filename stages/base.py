@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -21,6 +21,17 @@ class StageParams(BaseModel):
     """Base of every stage's parameters: frozen, validated, unknown names rejected."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    # Fields that change how a stage runs (chunk sizes, checkpoint interval, pruning groups)
+    # but never what it writes: recorded in the lineage, left out of the artifact key.
+    execution_only: ClassVar[frozenset[str]] = frozenset()
+
+    def key_params(self) -> dict[str, Any]:
+        """The parameters that define the artifact's content (they form its key)."""
+        return self.model_dump(mode="json", exclude=set(self.execution_only))
+
+    def execution_params(self) -> dict[str, Any]:
+        """The execution-only parameters of this run."""
+        return self.model_dump(mode="json", include=set(self.execution_only))
 
 
 @dataclass

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -41,6 +41,8 @@ class KMeansParams(StageParams):
     merge_duplicates: bool = True
     n_groups: int | None = Field(default=None, ge=1)
     checkpoint_seconds: float = Field(default=60.0, ge=0)
+    # Pruning groups and checkpoints change speed and memory, never the assignments.
+    execution_only: ClassVar[frozenset[str]] = frozenset({"n_groups", "checkpoint_seconds"})
 
 
 class HSDBucketParams(GameParams, KMeansParams):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from math import ceil, comb
+from typing import ClassVar
 
 import numpy as np
 import zarr
@@ -32,6 +33,7 @@ class HSDParams(GameParams):
     rounds: tuple[int, ...] | None = None
     bins: int = Field(default=50, ge=2, le=1000)
     hands_per_chunk: int = Field(default=1 << 17, ge=1)
+    execution_only: ClassVar[frozenset[str]] = frozenset({"hands_per_chunk"})
 
 
 def array_name(round_: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from itertools import combinations
 from math import ceil, comb
+from typing import ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -39,6 +40,7 @@ class OCHSParams(GameParams):
     """Which game, and how many canonical boards one chunk task handles."""
 
     boards_per_chunk: int = Field(default=512, ge=1, le=1 << 20)
+    execution_only: ClassVar[frozenset[str]] = frozenset({"boards_per_chunk"})
 
 
 def hole_cluster_table(game: GameDef, clusters: np.ndarray) -> np.ndarray:

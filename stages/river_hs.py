@@ -13,6 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from math import ceil, comb
+from typing import ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -35,6 +36,7 @@ class RiverHSParams(GameParams):
     """Which game, and how many canonical boards one chunk task handles."""
 
     boards_per_chunk: int = Field(default=1024, ge=1, le=1 << 20)
+    execution_only: ClassVar[frozenset[str]] = frozenset({"boards_per_chunk"})
 
 
 def board_layout(game: GameDef) -> tuple[int, int]:

@@ -51,7 +51,7 @@ def code_version() -> str:
 def stage_key(name: str, params: StageParams, inputs: dict[str, str]) -> str:
     """The artifact key a stage run with these parameters and inputs produces."""
     stage = get_stage(name)
-    return artifact_key(stage.name, stage.version, params.model_dump(mode="json"), inputs)
+    return artifact_key(stage.name, stage.version, params.key_params(), inputs)
 
 
 def run_stage(
@@ -92,9 +92,13 @@ def run_stage(
     with store.building(
         stage.name,
         stage.version,
-        params.model_dump(mode="json"),
+        params.key_params(),
         inputs,
-        extra_meta={"code_version": code_version(), "description": stage.description},
+        extra_meta={
+            "code_version": code_version(),
+            "description": stage.description,
+            "execution": params.execution_params(),
+        },
         force=force,
         on_wait=waiting,
     ) as writer:

@@ -141,3 +141,25 @@ def test_bucket_plots(chain, tmp_path):
     assert plot(hsd_b, tmp_path / "a.png") == "buckets of rounds 1, 2"
     assert plot(ochs_b, tmp_path / "b.png") == "buckets of rounds 3"
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_pruning_groups_change_neither_key_nor_buckets(chain, tmp_path):
+    """n_groups is execution-only: Hamerly (1 group) gives the default's exact buckets."""
+    from artifacts import ArtifactStore
+    from artifacts.transfer import export_artifacts, import_artifacts
+
+    store, hsd_b, _ = chain
+    other = ArtifactStore(tmp_path / "other")
+    import_artifacts(other, export_artifacts(store, [hsd_b.inputs["hsd"]], tmp_path / "x"))
+    again = run_stage(
+        "hsd-buckets",
+        {"game": SHORT, "k": 150, "n_groups": 1},
+        hsd_b.inputs,
+        store=other,
+        log=quiet,
+    )
+    assert again.key == hsd_b.key
+    for r in (1, 2):
+        np.testing.assert_array_equal(
+            other.open(again.key)[f"bucket_round{r}"][:], hsd_b[f"bucket_round{r}"][:]
+        )

@@ -265,3 +265,13 @@ def test_import_rejects_a_tampered_export(tmp_path, store):
     assert other.keys() == [] and not list((other.root / "partial").glob("*"))
     with pytest.raises(StoreError, match="not a gameforge export"):
         import_artifacts(other, [tmp_path / "missing.tar"])
+
+
+def test_execution_only_parameters_do_not_change_the_key(store):
+    first = run_stage("toy-squares", {"n": 300, "delay": 0.0}, store=store, log=_quiet)
+    second = run_stage("toy-squares", {"n": 300, "delay": 0.01}, store=store, log=_quiet)
+    assert second.cached and second.key == first.key
+    meta = store.open(first.key).meta
+    assert "delay" not in meta["params"] and meta["execution"] == {"delay": 0.0}
+    third = run_stage("toy-squares", {"n": 301}, store=store, log=_quiet)
+    assert not third.cached and third.key != first.key

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from math import ceil
+from typing import ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -25,6 +26,7 @@ class SquaresParams(StageParams):
     n: int = Field(default=4000, ge=1)
     chunk: int = Field(default=100, ge=1)
     delay: float = 0.0
+    execution_only: ClassVar[frozenset[str]] = frozenset({"delay"})
 
 
 def squares_chunk(path: str, array: str, chunk_id: int, n: int, chunk: int, delay: float) -> None:
