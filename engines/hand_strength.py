@@ -53,18 +53,19 @@ def _remaining_cards(board: np.ndarray, deck_size: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _board_counts(
+def sorted_hand_values(
     board: np.ndarray,
-    deck_size: int,
+    remaining: np.ndarray,
     combos: np.ndarray,
     card_key: np.ndarray,
     card_bit: np.ndarray,
     rank_table: np.ndarray,
     flush_table: np.ndarray,
-    out: np.ndarray,
-) -> None:
-    remaining = _remaining_cards(board, deck_size)
-    n_rem = remaining.shape[0]
+) -> np.ndarray:
+    """Every hole combination's hand value packed as ``value << _POS_BITS | position``, sorted.
+
+    The board's key is summed once and each combination's hole cards added incrementally.
+    """
     n_combo, num_hole = combos.shape
     key_b = np.int64(0)
     bit_b = np.int64(0)
@@ -82,6 +83,26 @@ def _board_counts(
         value = value_from_packed(key, bit, rank_table, flush_table)
         packed[p] = (np.int64(value) << _POS_BITS) | p
     packed.sort()
+    return packed
+
+
+@njit(cache=True, nogil=True)
+def _board_counts(
+    board: np.ndarray,
+    deck_size: int,
+    combos: np.ndarray,
+    card_key: np.ndarray,
+    card_bit: np.ndarray,
+    rank_table: np.ndarray,
+    flush_table: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    remaining = _remaining_cards(board, deck_size)
+    n_rem = remaining.shape[0]
+    n_combo, num_hole = combos.shape
+    packed = sorted_hand_values(
+        board, remaining, combos, card_key, card_bit, rank_table, flush_table
+    )
     mask = (np.int64(1) << _POS_BITS) - 1
     below_card = np.zeros(n_rem, dtype=np.int32)
     group_card = np.zeros(n_rem, dtype=np.int32)

@@ -12,8 +12,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engines.evaluator import EvalTables, value_from_packed
-from engines.hand_strength import _POS_BITS, _remaining_cards, hole_combinations
+from engines.evaluator import EvalTables
+from engines.hand_strength import (
+    _POS_BITS,
+    _remaining_cards,
+    hole_combinations,
+    sorted_hand_values,
+)
 
 EMPTY_CLUSTER_VALUE = 0.5
 
@@ -34,26 +39,15 @@ def _board_ochs(
     remaining = _remaining_cards(board, deck_size)
     n_rem = remaining.shape[0]
     n_combo, num_hole = combos.shape
-    key_b = np.int64(0)
-    bit_b = np.int64(0)
-    for c in board:
-        key_b += card_key[c]
-        bit_b |= card_bit[c]
-    packed = np.empty(n_combo, dtype=np.int64)
     cluster = np.empty(n_combo, dtype=np.int64)
     for p in range(n_combo):
-        key = key_b
-        bit = bit_b
         code = 0
         for t in range(num_hole):
-            card = remaining[combos[p, t]]
-            key += card_key[card]
-            bit |= card_bit[card]
-            code = code * deck_size + card
+            code = code * deck_size + remaining[combos[p, t]]
         cluster[p] = hole_cluster[code]
-        value = value_from_packed(key, bit, rank_table, flush_table)
-        packed[p] = (np.int64(value) << _POS_BITS) | p
-    packed.sort()
+    packed = sorted_hand_values(
+        board, remaining, combos, card_key, card_bit, rank_table, flush_table
+    )
     mask = (np.int64(1) << _POS_BITS) - 1
     below_total = np.zeros(k, dtype=np.int64)
     below_card = np.zeros((k, n_rem), dtype=np.int64)
