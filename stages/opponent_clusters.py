@@ -50,8 +50,6 @@ def run(ctx: StageContext) -> dict:
     params: OpponentClusterParams = ctx.params
     game = params.game_def()
     hsd_artifact = ctx.inputs["hsd"]
-    if hsd_artifact.params["game_digest"] != params.game_digest:
-        raise StageError("opponent-clusters: the hsd input was built for another game")
     if array_name(0) not in hsd_artifact.array_names():
         raise StageError("opponent-clusters: the hsd input has no round-0 histograms")
     hsd = np.asarray(hsd_artifact[array_name(0)][:])

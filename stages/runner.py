@@ -74,11 +74,17 @@ def run_stage(
         raise StageError(f"stage {name}: missing inputs {', '.join(missing)}")
     store = store or ArtifactStore()
     opened = {input_name: store.open(key) for input_name, key in inputs.items()}
+    game_digest = params.key_params().get("game_digest")
     for input_name, artifact in opened.items():
         if artifact.stage != stage.inputs[input_name]:
             raise StageError(
                 f"stage {name}: input {input_name} must come from {stage.inputs[input_name]}, "
                 f"got {artifact.stage} ({artifact.key})"
+            )
+        upstream_digest = artifact.params.get("game_digest")
+        if game_digest and upstream_digest and upstream_digest != game_digest:
+            raise StageError(
+                f"stage {name}: input {input_name} ({artifact.key}) was built for another game"
             )
     t0 = time.monotonic()
     key = stage_key(name, params, inputs)

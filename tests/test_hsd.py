@@ -73,3 +73,12 @@ def test_bad_rounds_are_rejected(short_deck_hsd):
             log=lambda _m: None,
             store=__import__("artifacts").ArtifactStore(short_deck_hsd.path.parent.parent),
         )
+
+
+def test_an_input_built_for_another_game_is_refused(store):
+    from stages.base import StageError
+
+    leduc = run_stage("river-hs", {"game": "leduc.limit.2p"}, store=store, log=lambda _m: None)
+    with pytest.raises(StageError, match="input river_hs .* was built for another game"):
+        run_stage("hsd", {"game": GAME}, {"river_hs": leduc.key}, store=store, log=lambda _m: None)
+    assert [i.key for i in store.entries() if i.stage == "hsd"] == []
