@@ -174,15 +174,17 @@ def plot_buckets(artifact: Artifact, out: Path, hand: str | None) -> str:
         row[0].set_ylabel("buckets")
         row[0].set_title(f"round {r}: {sizes.size:,} buckets of {sizes.sum():,} hands")
         objective = np.asarray(artifact[f"objective_round{r}"][:])
-        skipped = np.asarray(artifact[f"skipped_round{r}"][:])
         iterations = np.arange(1, objective.size + 1)
         row[1].plot(iterations, objective, marker="o", color="#3b6ea5")
         row[1].set_xlabel("iteration")
         row[1].set_ylabel("objective")
-        twin = row[1].twinx()
-        twin.plot(iterations, 100 * skipped, color="#d08c2c", linestyle="--")
-        twin.set_ylabel("distances pruned (%)", color="#d08c2c")
-        row[1].set_title(f"round {r}: k-means objective and pruning")
+        row[1].set_title(f"round {r}: k-means objective")
+        if f"skipped_round{r}" in artifact.array_names():  # potential-aware k-means never prunes
+            skipped = np.asarray(artifact[f"skipped_round{r}"][:])
+            twin = row[1].twinx()
+            twin.plot(iterations, 100 * skipped, color="#d08c2c", linestyle="--")
+            twin.set_ylabel("distances pruned (%)", color="#d08c2c")
+            row[1].set_title(f"round {r}: k-means objective and pruning")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -196,6 +198,7 @@ PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
     "ochs": plot_ochs,
     "hsd-buckets": plot_buckets,
     "ochs-buckets": plot_buckets,
+    "potential-buckets": plot_buckets,
 }
 
 

@@ -136,7 +136,27 @@ LHE_ABSTRACTION = FlowSpec(
     },
 )
 
-FLOWS: dict[str, FlowSpec] = {f.name: f for f in (LHE_ABSTRACTION,)}
+# Potential-aware flop and turn buckets (Ganzfried & Sandholm 2014) over the same river buckets;
+# every upstream artifact is shared with lhe-abstraction. The paper preset's k-means is a full
+# scan under a non-metric EMD: see bench/BENCHMARKS.md for what it costs at that scale.
+_PA_K = {"tiny": 150, "small": 300, "paper": 9000}
+LHE_ABSTRACTION_PA = FlowSpec(
+    name="lhe-abstraction-pa",
+    description="Limit Hold'em abstraction with potential-aware flop and turn buckets (G&S 2014)",
+    nodes=(
+        *LHE_ABSTRACTION.nodes,
+        Node("potential-buckets", inputs={"ochs_buckets": "ochs-buckets"}),
+    ),
+    presets={
+        name: {
+            **stages,
+            "potential-buckets": {"game": stages["ochs-buckets"]["game"], "k": _PA_K[name]},
+        }
+        for name, stages in LHE_ABSTRACTION.presets.items()
+    },
+)
+
+FLOWS: dict[str, FlowSpec] = {f.name: f for f in (LHE_ABSTRACTION, LHE_ABSTRACTION_PA)}
 
 
 def get_flow(name: str) -> FlowSpec:

@@ -1,8 +1,9 @@
 """A card abstraction as a batch lookup: `bucket(round, cards)` for many hands at once.
 
-Round 0 buckets are the canonical (lossless) indices; middle rounds come from `hsd-buckets`,
-the last round from `ochs-buckets` (through the (hole, unordered board) index). The solver and
-the match engine call this for every hand they deal.
+Round 0 buckets are the canonical (lossless) indices; middle rounds come from `hsd-buckets` (or,
+for a potential-aware abstraction, `potential-buckets`), the last round from `ochs-buckets`
+(through the (hole, unordered board) index). The solver and the match engine call this for
+every hand they deal.
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ class CardAbstraction:
     """Bucket tables of every round of one game, loaded into memory."""
 
     def __init__(self, hsd_buckets: Artifact, ochs_buckets: Artifact):
-        if hsd_buckets.stage != "hsd-buckets" or ochs_buckets.stage != "ochs-buckets":
-            raise StageError("CardAbstraction needs an hsd-buckets and an ochs-buckets artifact")
+        middle = ("hsd-buckets", "potential-buckets")
+        if hsd_buckets.stage not in middle or ochs_buckets.stage != "ochs-buckets":
+            raise StageError(
+                "CardAbstraction needs an hsd-buckets (or potential-buckets) and an ochs-buckets "
+                "artifact"
+            )
         if hsd_buckets.params["game_digest"] != ochs_buckets.params["game_digest"]:
             raise StageError("the two bucket artifacts were built for different games")
         self.game: GameDef = GameParams(game=hsd_buckets.params["game"]).game_def()

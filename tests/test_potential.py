@@ -1,0 +1,335 @@
+"""Potential-aware abstraction (Ganzfried & Sandholm 2014): greedy EMD, k-means, the stage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engines.potential as potential
+from engines.potential import (
+    PotentialState,
+    _distances_to,
+    approx_emd,
+    assign,
+    exact_emd,
+    ground_from_centroids,
+    ground_from_histograms,
+    neighbour_order,
+    potential_kmeans,
+    to_histograms,
+)
+from stages.abstraction import CardAbstraction
+from stages.games import load_game
+from stages.hsd import round_indexer
+from stages.river_hs import hand_indexer
+from stages.runner import run_stage
+
+SHORT = "holdem6.limit.2p.reverse_blinds"
+K_POT = 40
+quiet = lambda _m: None  # noqa: E731
+
+
+def random_ground(rng: np.random.Generator, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Euclidean ground distance between k random next-round buckets in 3-D, and its order."""
+    ground = ground_from_centroids(rng.random((k, 3)))
+    return ground, neighbour_order(ground)
+
+
+def random_mean(rng: np.random.Generator, k: int, density: float = 0.5) -> np.ndarray:
+    """A random sparse histogram over k buckets with total mass 1."""
+    q = rng.random(k) * (rng.random(k) < density)
+    if q.sum() == 0:
+        q[rng.integers(k)] = 1.0
+    return q / q.sum()
+
+
+def random_points(rng: np.random.Generator, n: int, k: int, c: int) -> np.ndarray:
+    """n point rows of c sorted next-round bucket ids, each drawn around one of a few centres."""
+    centres = np.sort(rng.choice(k, size=4, replace=False))
+    base = centres[rng.integers(4, size=n)][:, None]
+    ids = np.clip(base + rng.integers(-2, 3, size=(n, c)), 0, k - 1)
+    return np.sort(ids, axis=1).astype(np.int16)
+
+
+# ------------------------------------------------------------------------------ distances
+
+
+def test_greedy_emd_is_a_close_upper_bound_of_exact_emd():
+    """Greedy EMD is feasible (>= exact POT EMD), near exact on average, exact for one unit."""
+    rng = np.random.default_rng(0)
+    ratios = []
+    singles = 0
+    for _ in range(200):
+        k = int(rng.integers(2, 15))
+        ground, order = random_ground(rng, k)
+        row = np.sort(rng.integers(0, k, size=int(rng.integers(1, 11))))
+        p = to_histograms(row[None, :], k)[0]
+        q = random_mean(rng, k)
+        approx, exact = approx_emd(p, q, ground, order), exact_emd(p, q, ground)
+        assert approx >= exact - 1e-9, (approx, exact)
+        if (row == row[0]).all():  # one unit of mass: filling the nearest buckets first is optimal
+            singles += 1
+            assert approx == pytest.approx(exact, abs=1e-9)
+        if exact > 1e-12:
+            ratios.append(approx / exact)
+        assert approx_emd(p, p, ground, order) == 0.0
+        assert approx_emd(q, q, ground, order) == 0.0
+    ratios = np.array(ratios)
+    assert singles >= 10 and len(ratios) >= 190
+    assert ratios.mean() < 1.05, (ratios.mean(), ratios.max())
+
+
+def test_chunked_kernel_and_assign_match_dense_greedy_emd(monkeypatch):
+    """The point-row kernel gives approx_emd's exact numbers; assign is the brute-force argmin."""
+    monkeypatch.setattr(potential, "CHUNK", 37)  # several chunks, so the threads share work
+    rng = np.random.default_rng(1)
+    k, c = 12, 18
+    ground, order = random_ground(rng, k)
+    points = random_points(rng, 300, k, c)
+    dense = to_histograms(points, k)
+    centroids = np.array([random_mean(rng, k, d) for d in (0.2, 0.5, 1.0, 0.3, 0.7, 0.5)])
+    centroids = np.vstack([centroids, centroids[2], to_histograms(points[:3], k)])  # ties
+    brute = np.array([[approx_emd(h, m, ground, order) for m in centroids] for h in dense])
+    for j, m in enumerate(centroids):
+        out = np.empty(len(points))
+        _distances_to(points, m, ground, order, out)
+        np.testing.assert_array_equal(out, brute[:, j])
+        _, single = assign(points, m[None, :], ground, order)
+        np.testing.assert_array_equal(single, brute[:, j])
+    assert (brute[:, 2] == brute[:, 6]).all()  # the duplicated centroid: a tie, lowest index wins
+    for n_threads in (1, 2):
+        labels, dist = assign(points, centroids, ground, order, n_threads)
+        np.testing.assert_array_equal(labels, np.argmin(brute, axis=1))
+        np.testing.assert_array_equal(dist, brute.min(axis=1))
+    assert 6 not in labels  # the copy of centroid 2 never wins its ties
+    assert (dist[:3] == 0).all()  # a point's own histogram is at distance 0
+
+
+def test_ground_from_histograms_symmetric_average_of_both_directions():
+    """The next ground distance is the mean of both greedy EMD directions, zero diagonal."""
+    rng = np.random.default_rng(2)
+    k = 9
+    ground, order = random_ground(rng, k)
+    hist = np.array([random_mean(rng, k) for _ in range(7)])
+    g1 = ground_from_histograms(hist, ground, n_threads=1)
+    np.testing.assert_array_equal(g1, ground_from_histograms(hist, ground, n_threads=2))
+    np.testing.assert_array_equal(g1, g1.T)
+    assert (np.diag(g1) == 0).all() and (g1 >= 0).all()
+    for a, b in ((0, 1), (2, 5), (6, 3), (4, 0)):
+        both = 0.5 * (
+            approx_emd(hist[a], hist[b], ground, order)
+            + approx_emd(hist[b], hist[a], ground, order)
+        )
+        assert g1[a, b] == both and g1[b, a] == both
+        assert g1[a, b] > 0
+    # Centroids that are single next-round buckets reproduce the ground distance itself.
+    np.testing.assert_allclose(ground_from_histograms(np.eye(k), ground), ground, atol=1e-12)
+
+
+# -------------------------------------------------------------------------------- k-means
+
+
+def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
+    """k-means is seed-deterministic, resumes exactly from a state, and weights act as copies."""
+    rng = np.random.default_rng(3)
+    k_next, k = 14, 6
+    ground, _ = random_ground(rng, k_next)
+    points = random_points(rng, 400, k_next, 12)
+    weights = rng.integers(1, 4, size=len(points)).astype(np.float64)
+
+    def run(**kw):
+        args = dict(weights=weights, seed=5, max_iter=40, tol=0.0)
+        return potential_kmeans(points, k, k_next, ground, **{**args, **kw})
+
+    def same(a: PotentialState, b: PotentialState) -> None:
+        assert a.iteration == b.iteration
+        np.testing.assert_array_equal(a.labels, b.labels)
+        np.testing.assert_array_equal(a.centroids, b.centroids)
+        np.testing.assert_array_equal(a.objective, b.objective)
+        np.testing.assert_array_equal(a.n_changed, b.n_changed)
+        np.testing.assert_array_equal(a.n_empty, b.n_empty)
+
+    clean = run()
+    assert clean.iteration > 2 and sorted(np.unique(clean.labels)) == list(range(k))
+    np.testing.assert_allclose(clean.centroids.sum(axis=1), 1.0)
+    same(clean, run())
+    assert not np.array_equal(run(seed=6).centroids, clean.centroids)
+    two = run(max_iter=2)
+    assert two.iteration == 2
+    saved = PotentialState.from_arrays(two.to_arrays())
+    same(run(init=saved), clean)
+
+    # Integer weights behave as duplicated points (same seeds, so no sampling difference).
+    seeds = to_histograms(points[rng.choice(len(points), size=k, replace=False)], k_next)
+    counts = weights.astype(np.int64)
+    dup = np.repeat(points, counts, axis=0)
+    weighted = potential_kmeans(
+        points,
+        k,
+        k_next,
+        ground,
+        weights,
+        max_iter=40,
+        tol=0.0,
+        init=PotentialState(seeds.copy(), np.full(len(points), -1, np.int32)),
+    )
+    copies = potential_kmeans(
+        dup,
+        k,
+        k_next,
+        ground,
+        None,
+        max_iter=40,
+        tol=0.0,
+        init=PotentialState(seeds.copy(), np.full(len(dup), -1, np.int32)),
+    )
+    assert weighted.iteration == copies.iteration > 1
+    np.testing.assert_array_equal(copies.labels, np.repeat(weighted.labels, counts))
+    np.testing.assert_allclose(copies.centroids, weighted.centroids, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(copies.objective, weighted.objective, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------ the stage
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    from artifacts import ArtifactStore
+
+    store = ArtifactStore(tmp_path_factory.mktemp("potential") / "store")
+    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
+    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
+    clusters = run_stage(
+        "opponent-clusters", {"game": SHORT, "k": 8}, {"hsd": hsd.key}, store=store, log=quiet
+    )
+    ochs = run_stage(
+        "ochs", {"game": SHORT}, {"opponent_clusters": clusters.key}, store=store, log=quiet
+    )
+    ochs_b = run_stage(
+        "ochs-buckets", {"game": SHORT, "k": 150}, {"ochs": ochs.key}, store=store, log=quiet
+    )
+    pot = run_stage(
+        "potential-buckets",
+        {"game": SHORT, "k": K_POT},
+        {"ochs_buckets": ochs_b.key},
+        store=store,
+        log=quiet,
+    )
+    return store, store.open(pot.key), store.open(ochs_b.key)
+
+
+def random_deals(seed: int, n: int, num_cards: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.array([rng.choice(24, size=num_cards, replace=False) for _ in range(n)], np.int8)
+
+
+def brute_next_buckets(hands: np.ndarray, lookup) -> np.ndarray:
+    """Sorted next-round buckets over every next card, dealt one by one in Python."""
+    rows = []
+    for hand in hands.tolist():
+        nexts = [hand + [card] for card in range(24) if card not in hand]
+        rows.append(np.sort(lookup(np.array(nexts, np.int8))))
+    return np.array(rows)
+
+
+def test_stage_features_match_brute_force_enumeration(chain):
+    """Stored next-round histograms equal an enumeration of every river (turn) card by hand."""
+    _, pot, ochs_b = chain
+    game = load_game(SHORT)
+    river_table = np.asarray(ochs_b["bucket_round3"][:])
+    turn_table = np.asarray(pot["bucket_round2"][:])
+    river_idx, turn_idx = hand_indexer(game), round_indexer(game, 2)
+    turn = random_deals(10, 200, 6)
+    got = np.asarray(pot["next_round2"][:])[turn_idx.index(turn, turn_idx.rounds - 1)]
+    assert got.shape == (200, 18)
+    expected = brute_next_buckets(turn, lambda c: river_table[river_idx.index(c, validate=True)])
+    np.testing.assert_array_equal(got, expected)
+    flop_idx = round_indexer(game, 1)
+    flop = random_deals(11, 200, 5)
+    got = np.asarray(pot["next_round1"][:])[flop_idx.index(flop, flop_idx.rounds - 1)]
+    assert got.shape == (200, 19)
+    expected = brute_next_buckets(
+        flop, lambda c: turn_table[turn_idx.index(c, turn_idx.rounds - 1, validate=True)]
+    )
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_stage_buckets_used_ordered_and_looked_up(chain):
+    """Every bucket is used, ids go weak to strong, and CardAbstraction reads the stored tables."""
+    store, pot, ochs_b = chain
+    game = load_game(SHORT)
+    summary = pot.meta["summary"]["rounds"]
+    assert sorted(summary) == ["1", "2"]
+    for r, k_next in ((1, K_POT), (2, 150)):
+        labels = np.asarray(pot[f"bucket_round{r}"][:])
+        assert labels.shape == (round_indexer(game, r).size(round_indexer(game, r).rounds - 1),)
+        assert np.unique(labels).tolist() == list(range(K_POT))
+        centroids = np.asarray(pot[f"centroids_round{r}"][:])
+        assert centroids.shape == (K_POT, k_next)
+        np.testing.assert_allclose(centroids.sum(axis=1), 1.0)
+        strength = centroids @ np.arange(k_next)
+        assert (np.diff(strength) >= 0).all()
+        # Lloyd's last update: each stored centroid is the mean histogram of its bucket's hands.
+        ids = np.asarray(pot[f"next_round{r}"][:]).astype(np.int64)
+        mass = np.bincount(
+            (labels.astype(np.int64)[:, None] * k_next + ids).ravel(), minlength=K_POT * k_next
+        ).reshape(K_POT, k_next)
+        np.testing.assert_allclose(
+            centroids, mass / mass.sum(axis=1, keepdims=True), rtol=0, atol=1e-9
+        )
+        assert summary[str(r)]["next_buckets"] == k_next
+        assert summary[str(r)]["bucket_size_min"] > 0
+    abstraction = CardAbstraction(pot, ochs_b)
+    assert CardAbstraction.from_store(store, pot.key, ochs_b.key).keys == abstraction.keys
+    assert [abstraction.num_buckets(r) for r in (1, 2, 3)] == [K_POT, K_POT, 150]
+    deals = random_deals(12, 500, 7)
+    perm = np.array([3, 1, 0, 2])
+    permuted = ((deals // 4) * 4 + perm[deals % 4]).astype(np.int8)
+    for r, n in ((1, 5), (2, 6)):
+        got = abstraction.bucket(r, deals[:, :n])
+        idx = round_indexer(game, r).index(deals[:, :n], round_indexer(game, r).rounds - 1)
+        np.testing.assert_array_equal(got, np.asarray(pot[f"bucket_round{r}"][:])[idx])
+        np.testing.assert_array_equal(got, abstraction.bucket(r, permuted[:, :n]))
+        assert len(np.unique(got)) > K_POT // 2
+
+
+def test_killed_potential_kmeans_resumes_identically(chain, tmp_path):
+    """An exception mid-k-means leaves a checkpoint; the rerun ends identical to a clean run."""
+    from artifacts import ArtifactStore
+    from artifacts.transfer import export_artifacts, import_artifacts
+
+    store, pot, ochs_b = chain
+    other = ArtifactStore(tmp_path / "other")
+    import_artifacts(other, export_artifacts(store, [ochs_b.key], tmp_path / "x"))
+    params = {"game": SHORT, "k": K_POT, "checkpoint_seconds": 0}
+    inputs = {"ochs_buckets": ochs_b.key}
+
+    class Boom(RuntimeError):
+        pass
+
+    class Crash:
+        def __init__(self):
+            self.calls = 0
+
+        def start(self, desc, total):
+            crash = self
+
+            class Bar:
+                def advance(self, n=1):
+                    if "k-means" in desc:  # feature chunks report progress too
+                        crash.calls += 1
+                        if crash.calls == 3:
+                            raise Boom
+
+                def close(self):
+                    pass
+
+            return Bar()
+
+    with pytest.raises(Boom):
+        run_stage("potential-buckets", params, inputs, store=other, progress=Crash(), log=quiet)
+    logs: list[str] = []
+    resumed = run_stage("potential-buckets", params, inputs, store=other, log=logs.append)
+    assert any("resuming potential-aware k-means at iteration 2" in line for line in logs), logs
+    assert resumed.key == pot.key  # checkpoint_seconds is execution-only
+    assert other.open(resumed.key).meta["arrays"] == pot.meta["arrays"]
