@@ -82,6 +82,13 @@ def build_cards(
     hands = np.array(list(combinations(range(deck), game.num_hole_cards)), dtype=np.int8)
     H = hands.shape[0]
     bits = (np.uint64(1) << hands.astype(np.uint64)).sum(axis=1).astype(np.uint64)
+    count, level_size, left = 1, 1, deck
+    for size in game.num_board_cards:
+        level_size *= _comb(left, size)
+        left -= size
+        count += level_size
+    if count * H > MAX_TABLE:
+        raise ValueError(f"{count:,} boards x {H:,} hands is too many to enumerate")
     boards: list[tuple[int, ...]] = [()]
     rounds = [-1]
     parents = [-1]
@@ -248,7 +255,7 @@ def _walk(
     children: np.ndarray,
     slot: np.ndarray,
     offsets: np.ndarray,
-    nbk: np.ndarray,
+    ndec: np.ndarray,
     hands: np.ndarray,
     hand_bits: np.ndarray,
     board_bits: np.ndarray,
@@ -273,7 +280,8 @@ def _walk(
         return _showdown(ro, hands, deck, rank[b], rank_order[b], float(spent[n, 1 - trav]))
     p = player[n]
     r = rnd[n]
-    base = offsets[r] + slot[n] * nbk[r]
+    base = offsets[r] + slot[n]  # rows are bucket-major: (bucket, slot)
+    stride = ndec[r]
     bk = bucket[b]
     out = np.zeros(H)
     vals = np.zeros((3, H))
@@ -289,7 +297,7 @@ def _walk(
             ri2 = np.zeros(H)
             for h in range(H):
                 if bk[h] >= 0:
-                    s = sigma[base + bk[h], a]
+                    s = sigma[base + bk[h] * stride, a]
                     probs[a, h] = s
                     ri2[h] = ri[h] * s
             ro2 = ro
@@ -298,7 +306,7 @@ def _walk(
             ro2 = np.zeros(H)
             for h in range(H):
                 if bk[h] >= 0:
-                    ro2[h] = ro[h] * sigma[base + bk[h], a]
+                    ro2[h] = ro[h] * sigma[base + bk[h] * stride, a]
         if kind[c] == DECISION and rnd[c] != r:
             # Chance deals the next round's board cards: sum over every deal, masking hands
             # that collide with it (their reach is zero there and their value must be too).
@@ -326,7 +334,7 @@ def _walk(
                     children,
                     slot,
                     offsets,
-                    nbk,
+                    ndec,
                     hands,
                     hand_bits,
                     board_bits,
@@ -360,7 +368,7 @@ def _walk(
                 children,
                 slot,
                 offsets,
-                nbk,
+                ndec,
                 hands,
                 hand_bits,
                 board_bits,
@@ -396,7 +404,7 @@ def _walk(
         for h in range(H):
             if bk[h] < 0:
                 continue
-            row = base + bk[h]
+            row = base + bk[h] * stride
             for a in range(3):
                 if children[n, a] >= 0:
                     regret[row, a] += vals[a, h] - out[h]
@@ -446,13 +454,18 @@ class Solver:
         counts = self.tree.decision_counts()
         nbk = self.cards.num_buckets
         sizes = np.array([counts[r] * int(nbk[r]) for r in range(game.num_rounds)], dtype=np.int64)
+        # Row of information set (round r, bucket b, decision slot s): offsets[r] + b * ndec[r] + s.
+        # Bucket-major, so a deal's buckets touch one contiguous block per round.
         self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.ndec = np.array(counts, dtype=np.int64)
         n_sets = int(sizes.sum())
         self.legal = np.zeros((n_sets, 3), dtype=np.bool_)
         for node in np.flatnonzero(self.tree.kind == DECISION):
             r = int(self.tree.round[node])
-            start = self.offsets[r] + self.tree.slot[node] * nbk[r]
-            self.legal[start : start + nbk[r]] = self.tree.children[node] >= 0
+            start = self.offsets[r] + self.tree.slot[node]
+            self.legal[start : start + nbk[r] * counts[r] : counts[r]] = (
+                self.tree.children[node] >= 0
+            )
         self.regret = np.zeros((n_sets, 3))
         self.avg = np.zeros((n_sets, 3))
         self.sigma = np.zeros((n_sets, 3))
@@ -486,7 +499,7 @@ class Solver:
                 t.children,
                 t.slot,
                 self.offsets,
-                c.num_buckets,
+                self.ndec,
                 c.hands,
                 c.hand_bits,
                 c.board_bits,

@@ -26,10 +26,12 @@ artifacts_app = typer.Typer(no_args_is_help=True, help="Inspect and maintain the
 stage_app = typer.Typer(no_args_is_help=True, help="Run or list single stages.")
 game_app = typer.Typer(no_args_is_help=True, help="Poker game definitions.")
 server_app = typer.Typer(no_args_is_help=True, help="A long-lived local Prefect server.")
+strategy_app = typer.Typer(no_args_is_help=True, help="Query solved strategies (cfr artifacts).")
 app.add_typer(artifacts_app, name="artifacts")
 app.add_typer(stage_app, name="stage")
 app.add_typer(game_app, name="game")
 app.add_typer(server_app, name="server")
+app.add_typer(strategy_app, name="strategy")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -409,6 +411,46 @@ def artifacts_gc(store: StoreOpt = Path("store")) -> None:
     for key in removed:
         console.print(f"removed {key}")
     console.print(f"{len(removed)} removed")
+
+
+@strategy_app.command("show")
+def strategy_show(
+    key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
+    hand: Annotated[str, typer.Option("--hand", help="Hole cards, e.g. AsKd.")],
+    board: Annotated[str, typer.Option("--board", help="Board cards so far, e.g. 4d5d9d.")] = "",
+    history: Annotated[
+        str, typer.Option("--history", help="Betting so far: f/c/r, rounds split by '/'.")
+    ] = "",
+    store: StoreOpt = Path("store"),
+) -> None:
+    """Print the average strategy's action probabilities at one decision point."""
+    from rich.table import Table
+
+    from artifacts.store import ArtifactStore
+    from stages.strategy import ACTION_NAMES, StrategyView
+
+    try:
+        artifacts = ArtifactStore(store)
+        view = StrategyView(artifacts, artifacts.open(key))
+        decision = view.decision(hand, board, history)
+        cards = view.cards_text(hand, board)
+    except (*_user_errors(), ValueError) as exc:
+        _fail(str(exc))
+        return
+    console.print(
+        f"[bold]{view.artifact.key}[/] ({view.artifact.params['algorithm']}, "
+        f"{view.artifact.meta['summary']['iterations']:,} iterations; {view.describe})",
+        highlight=False,
+    )
+    console.print(
+        f"player {decision.player} holds {cards}, betting {decision.history or '(start)'!r}: "
+        f"round {decision.round}, bucket {decision.bucket}",
+        highlight=False,
+    )
+    table = Table("action", "probability")
+    for action, p in decision.probabilities.items():
+        table.add_row(ACTION_NAMES[action], f"{p:.4f}")
+    console.print(table)
 
 
 @game_app.command("list")

@@ -191,7 +191,38 @@ def plot_buckets(artifact: Artifact, out: Path, hand: str | None) -> str:
     return f"buckets of rounds {', '.join(rounds)}"
 
 
+def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Exploitability (exact where computable, else the regret indicator) per iteration and time."""
+    plt = _pyplot()
+    iterations = np.asarray(artifact["curve_iteration"][:])
+    exact = np.asarray(artifact["curve_exploitability"][:])
+    bound = np.asarray(artifact["curve_regret_bound"][:])
+    seconds = np.asarray(artifact["curve_seconds"][:])
+    if iterations.size == 0:
+        raise StageError(f"{artifact.key} recorded no evaluation points (evaluations=0)")
+    bb = float(artifact.meta["summary"]["big_blind"])
+    has_exact = bool(np.isfinite(exact).any())
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, x, label in ((axes[0], iterations, "iterations"), (axes[1], seconds, "seconds")):
+        if has_exact:
+            ax.loglog(x, exact / bb * 1000, marker="o", label="exploitability (exact)")
+        ax.loglog(x, bound / bb * 1000, marker=".", linestyle="--", label="positive regret / T")
+        ax.set_xlabel(label)
+        ax.set_ylabel("mbb/g")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    algorithm = artifact.params["algorithm"]
+    fig.suptitle(f"{artifact.key}: {algorithm} on {artifact.params['game']}")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    final = exact[-1] if has_exact else bound[-1]
+    what = "exploitability" if has_exact else "positive regret per iteration"
+    return f"{what} {final / bb * 1000:.2f} mbb/g after {int(iterations[-1]):,} iterations"
+
+
 PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
+    "cfr": plot_cfr,
     "river-hs": plot_river_hs,
     "hsd": plot_hsd,
     "opponent-clusters": plot_opponent_clusters,

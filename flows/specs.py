@@ -156,7 +156,27 @@ LHE_ABSTRACTION_PA = FlowSpec(
     },
 )
 
-FLOWS: dict[str, FlowSpec] = {f.name: f for f in (LHE_ABSTRACTION, LHE_ABSTRACTION_PA)}
+# Solve the abstract game. Chance-sampled MCCFR: one iteration deals one hand and walks the
+# whole betting tree (measured fastest per unit of exploitability here: bench/BENCHMARKS.md).
+_SOLVE = {
+    "tiny": {"algorithm": "chance", "iterations": 200_000},
+    "small": {"algorithm": "chance", "iterations": 1_000_000},
+    "paper": {"algorithm": "chance", "iterations": 300_000},
+}
+LHE_SOLVE = FlowSpec(
+    name="lhe-solve",
+    description="Limit Hold'em: card abstraction, then CFR on the abstract game",
+    nodes=(
+        *LHE_ABSTRACTION.nodes,
+        Node("cfr", inputs={"middle_buckets": "hsd-buckets", "river_buckets": "ochs-buckets"}),
+    ),
+    presets={
+        name: {**stages, "cfr": {"game": stages["ochs-buckets"]["game"], **_SOLVE[name]}}
+        for name, stages in LHE_ABSTRACTION.presets.items()
+    },
+)
+
+FLOWS: dict[str, FlowSpec] = {f.name: f for f in (LHE_ABSTRACTION, LHE_ABSTRACTION_PA, LHE_SOLVE)}
 
 
 def get_flow(name: str) -> FlowSpec:

@@ -12,6 +12,7 @@ import numpy as np
 
 from artifacts import Artifact, ArtifactStore
 from engines.acpc import GameDef
+from engines.mccfr import DealTables, deal_tables
 from stages.base import StageError
 from stages.common import GameParams
 from stages.hsd import round_indexer
@@ -64,3 +65,11 @@ class CardAbstraction:
             indexer = round_indexer(self.game, round_)
         index = indexer.index(cards, indexer.rounds - 1, validate=True)
         return index if round_ == 0 else self.tables[round_][index].astype(np.int64)
+
+    def deal_tables(self) -> DealTables:
+        """Indexers and bucket tables of every round, packed for the sampled CFR kernels."""
+        last = self.game.num_rounds - 1
+        indexers = [round_indexer(self.game, r) for r in range(last)] + [hand_indexer(self.game)]
+        tables = [None] + [self.tables[r] for r in range(1, last + 1)]
+        sizes = [self.sizes[r] for r in range(last + 1)]
+        return deal_tables(self.game, indexers, tables, sizes)

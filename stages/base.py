@@ -76,8 +76,14 @@ class Stage:
     version: int
     params_model: type[StageParams]
     run: Callable[[StageContext], dict[str, Any]]
-    inputs: dict[str, str] = field(default_factory=dict)  # input name -> upstream stage name
+    # input name -> upstream stage name ("a|b": either stage is accepted)
+    inputs: dict[str, str] = field(default_factory=dict)
     description: str = ""
+    optional_inputs: frozenset[str] = frozenset()  # inputs a run may leave out
+
+    def accepts(self, input_name: str, upstream_stage: str) -> bool:
+        """True if `upstream_stage` may feed input `input_name`."""
+        return upstream_stage in self.inputs.get(input_name, "").split("|")
 
     def make_params(self, values: dict[str, Any] | None = None) -> StageParams:
         """Validate parameter values; a bad one raises StageError listing the valid names."""
