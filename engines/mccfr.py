@@ -400,8 +400,8 @@ class SampledSolver:
         sizes = self.ndec * self.tables.num_buckets
         self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         n_sets = int(sizes.sum())
-        self.regret = np.zeros((n_sets, 3), dtype=dtype)
-        self.avg = np.zeros((n_sets, 3), dtype=dtype)
+        self.regret: np.ndarray = np.zeros((n_sets, 3), dtype=dtype)
+        self.avg: np.ndarray = np.zeros((n_sets, 3), dtype=dtype)
         self.iteration = 0
         self.nodes_visited = 0
         self._end = subtree_ends(self.tree)
