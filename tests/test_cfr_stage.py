@@ -1,0 +1,198 @@
+"""Stage `cfr`: exact curves, resume and extension bit-identical, abstraction, strategy queries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from artifacts import ArtifactStore
+from engines.cfr import Solver
+from engines.mccfr import SampledSolver
+from stages.base import StageError
+from stages.games import load_game
+from stages.runner import run_stage
+from stages.strategy import StrategyView
+
+LEDUC = "leduc.limit.2p"
+SHORT = "holdem6.limit.2p.reverse_blinds"
+quiet = lambda _m: None  # noqa: E731
+
+
+class CrashAfter:
+    """A progress sink that raises on its n-th advance (a killed run)."""
+
+    class Boom(RuntimeError):
+        pass
+
+    def __init__(self, n: int):
+        self.n = n
+        self.calls = 0
+
+    def start(self, desc, total):
+        crash = self
+
+        class Bar:
+            def advance(self, k=1):
+                crash.calls += 1
+                if crash.calls == crash.n:
+                    raise CrashAfter.Boom
+
+            def close(self):
+                pass
+
+        return Bar()
+
+
+def _arrays(store, key, names=("regret", "strategy_sum")):
+    meta = store.open(key).meta["arrays"]
+    return {n: meta[n]["checksum"] for n in names}
+
+
+def test_full_traversal_stage_records_the_exact_curve(store):
+    """cfr+ through the stage: OpenSpiel's Leduc value at 100 iterations, in chips and mbb/g."""
+    run = run_stage(
+        "cfr", {"game": LEDUC, "algorithm": "cfr+", "iterations": 100}, store=store, log=quiet
+    )
+    art = store.open(run.key)
+    summary = art.meta["summary"]
+    assert summary["exploitability_chips"] == pytest.approx(0.013416, abs=1e-6)
+    assert summary["exploitability_mbb_per_game"] == pytest.approx(13.416, abs=1e-3)
+    its = np.asarray(art["curve_iteration"][:])
+    assert its[0] == 1 and its[-1] == 100 and np.all(np.diff(its) > 0)
+    curve = np.asarray(art["curve_exploitability"][:])
+    assert curve[0] == pytest.approx(2.373611, abs=1e-6)
+    strategy = np.asarray(art["average_strategy"][:])
+    assert np.allclose(strategy.sum(axis=1), 1.0, atol=1e-6)
+    assert summary["abstraction"] == "lossless"
+
+
+def test_sampled_run_killed_then_resumed_is_bit_identical(store, tmp_path):
+    """A chance-sampling run killed mid-way resumes from its checkpoint to the same bits."""
+    params = {
+        "game": LEDUC,
+        "algorithm": "chance",
+        "iterations": 30_000,
+        "batch": 2_000,
+        "checkpoint_seconds": 0,
+    }
+    with pytest.raises(CrashAfter.Boom):
+        run_stage("cfr", params, store=store, progress=CrashAfter(6), log=quiet)
+    logs: list[str] = []
+    resumed = run_stage("cfr", params, store=store, log=logs.append)
+    assert any("resuming at iteration" in line for line in logs), logs
+    clean_store = ArtifactStore(tmp_path / "clean")
+    clean = run_stage("cfr", params, store=clean_store, log=quiet)
+    assert resumed.key == clean.key
+    a, b = store.open(resumed.key).meta["arrays"], clean_store.open(clean.key).meta["arrays"]
+    a.pop("curve_seconds"), b.pop("curve_seconds")  # wall-clock time, the one thing that differs
+    assert a == b
+
+
+def test_extending_a_run_equals_running_longer(store):
+    """`parent` continues 4,000 external-sampling iterations to 10,000: same bits as 10,000."""
+    base = {"game": LEDUC, "algorithm": "external", "evaluations": 3}
+    short = run_stage("cfr", {**base, "iterations": 4_000}, store=store, log=quiet)
+    logs: list[str] = []
+    extended = run_stage(
+        "cfr", {**base, "iterations": 10_000, "parent": short.key}, store=store, log=logs.append
+    )
+    direct = run_stage("cfr", {**base, "iterations": 10_000}, store=store, log=quiet)
+    assert extended.key != direct.key  # a new artifact that records its parent
+    assert any("continuing" in line for line in logs)
+    assert _arrays(store, extended.key) == _arrays(store, direct.key)
+    summary = store.open(extended.key).meta["summary"]
+    assert summary["parent"] == short.key and summary["parent_iterations"] == 4_000
+    with pytest.raises(StageError, match="other settings"):
+        run_stage(
+            "cfr",
+            {**base, "algorithm": "chance", "iterations": 10_000, "parent": short.key},
+            store=store,
+            log=quiet,
+        )
+    with pytest.raises(StageError, match="already has"):
+        run_stage("cfr", {**base, "iterations": 3_000, "parent": short.key}, store=store, log=quiet)
+
+
+def test_sampling_variants_are_seeded_and_converge_on_leduc():
+    """MCCFR: a seed fixes the run; both variants get Leduc below 0.15 chips in 200k deals."""
+    game = load_game(LEDUC)
+    exact = Solver(game)
+    for variant in ("chance", "external"):
+        a = SampledSolver(game, variant=variant, seed=3)
+        b = SampledSolver(game, variant=variant, seed=3)
+        c = SampledSolver(game, variant=variant, seed=4)
+        for s in (a, b, c):
+            s.iterate(2_000)
+        assert np.array_equal(a.regret, b.regret) and not np.array_equal(a.regret, c.regret)
+        a.iterate(198_000)
+        assert exact.exploitability(a.average_strategy()) < 0.15
+
+
+@pytest.fixture(scope="module")
+def short_solve(tmp_path_factory):
+    store = ArtifactStore(tmp_path_factory.mktemp("solve") / "store")
+    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
+    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
+    clusters = run_stage(
+        "opponent-clusters", {"game": SHORT, "k": 4}, {"hsd": hsd.key}, store=store, log=quiet
+    )
+    ochs = run_stage(
+        "ochs", {"game": SHORT}, {"opponent_clusters": clusters.key}, store=store, log=quiet
+    )
+    middle = run_stage(
+        "hsd-buckets", {"game": SHORT, "k": 30}, {"hsd": hsd.key}, store=store, log=quiet
+    )
+    river_b = run_stage(
+        "ochs-buckets", {"game": SHORT, "k": 30}, {"ochs": ochs.key}, store=store, log=quiet
+    )
+    inputs = {"middle_buckets": middle.key, "river_buckets": river_b.key}
+    solve = run_stage("cfr", {"game": SHORT, "iterations": 20_000}, inputs, store=store, log=quiet)
+    return store, solve.key, inputs
+
+
+def test_abstract_holdem_solve_layout_and_strategy_queries(short_solve):
+    """On a bucketed short-deck Hold'em: infoset layout, lookups, and clear errors."""
+    store, key, inputs = short_solve
+    art = store.open(key)
+    layout = art.meta["summary"]["layout"]
+    assert layout["decisions_per_round"] == [8, 70, 630, 5670]
+    assert layout["buckets_per_round"][1:] == [30, 30, 30]
+    assert art.meta["summary"]["infosets"] == 8 * layout["buckets_per_round"][0] + 30 * 6370
+    assert np.isnan(art["curve_exploitability"][:]).all()  # too big for an exact best response
+    view = StrategyView(store, art)
+    d = view.decision("7s7d", "", "")
+    assert d.round == 0 and d.player == 1 and set(d.probabilities) == {"f", "c", "r"}
+    assert sum(d.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+    flop = view.decision("7s6d", "5s4c3h", "rc/c")
+    assert flop.round == 1 and set(flop.probabilities) == {"c", "r"}  # no fold facing no bet
+    same = view.decision("7h6c", "5h4s3d", "rc/c")  # a suit permutation: same bucket
+    assert same.bucket == flop.bucket and same.probabilities == flop.probabilities
+    with pytest.raises(StageError, match="shows 3 board cards"):
+        view.decision("7s6d", "5s4c", "rc/c")
+    with pytest.raises(StageError, match="illegal"):
+        view.decision("7s6d", "", "rrrr")
+    with pytest.raises(StageError, match="twice"):
+        view.decision("7s6d", "7s4c3h", "rc/c")
+    with pytest.raises(StageError, match="give both"):
+        run_stage(
+            "cfr",
+            {"game": SHORT, "iterations": 10},
+            {"middle_buckets": inputs["middle_buckets"]},
+            store=store,
+            log=quiet,
+        )
+
+
+def test_strategy_show_cli(short_solve):
+    """`gameforge strategy show KEY --hand --board --history` prints the probabilities."""
+    from flows.cli import app
+
+    store, key, _ = short_solve
+    runner = CliRunner()
+    args = ["strategy", "show", key[:12], "--store", str(store.root)]
+    ok = runner.invoke(app, [*args, "--hand", "7s6d", "--board", "5s4c3h", "--history", "rc/c"])
+    assert ok.exit_code == 0, ok.output
+    assert "round 1" in ok.output and "raise/bet" in ok.output and "fold" not in ok.output
+    bad = runner.invoke(app, [*args, "--hand", "As6d"])
+    assert bad.exit_code == 2 and "rank must be one of" in bad.output
