@@ -1,0 +1,170 @@
+"""CFR benchmarks: Leduc against OpenSpiel, sampling variants by time, and the paper preset.
+
+python bench/bench_cfr.py leduc [--iterations 1000]      # ours vs pyspiel C++, same run
+python bench/bench_cfr.py sampling [--seconds 10]         # exploitability at equal time
+python bench/bench_cfr.py paper --store S [--iterations 300000] [--algorithm chance]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+import numpy as np
+
+from engines.cfr import Solver
+from engines.mccfr import SampledSolver
+from stages.games import load_game
+
+
+def leduc(iterations: int) -> None:
+    """Time per iteration and exploitability: our CFR/CFR+ vs OpenSpiel's C++ solvers."""
+    import pyspiel
+
+    game = pyspiel.load_game("leduc_poker")
+    ours_game = load_game("leduc.limit.2p")
+    checkpoints = [c for c in (10, 100, 1000, 10000) if c <= iterations]
+    print(f"{os.cpu_count()} cores; Leduc, {iterations} iterations; exploitability in chips\n")
+    print(
+        "| solver | ms / iteration (ours) | ms / iteration (OpenSpiel C++) | speed-up | "
+        + " | ".join(f"expl. @{c} ours / OpenSpiel" for c in checkpoints)
+        + " |"
+    )
+    print("|---|---:|---:|---:|" + "---|" * len(checkpoints))
+    for name, plus, ref_cls in (
+        ("CFR", False, pyspiel.CFRSolver),
+        ("CFR+", True, pyspiel.CFRPlusSolver),
+    ):
+        ours = Solver(ours_game, plus=plus)
+        ours.iterate(1)  # compile outside the clock
+        ours = Solver(ours_game, plus=plus)
+        ref = ref_cls(game)
+        t_ours = t_ref = 0.0
+        rows = []
+        done = 0
+        for c in checkpoints:
+            t0 = time.perf_counter()
+            ours.iterate(c - done)
+            t_ours += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for _ in range(c - done):
+                ref.evaluate_and_update_policy()
+            t_ref += time.perf_counter() - t0
+            done = c
+            rows.append(
+                f"{ours.exploitability():.6f} / "
+                f"{pyspiel.exploitability(game, ref.average_policy()):.6f}"
+            )
+        a, b = 1000 * t_ours / done, 1000 * t_ref / done
+        print(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.1f}x | " + " | ".join(rows) + " |")
+
+
+def sampling(seconds: float) -> None:
+    """Exploitability on Leduc after equal wall time: full CFR+, chance and external sampling."""
+    game = load_game("leduc.limit.2p")
+    exact = Solver(game)
+    budgets = [seconds / 8, seconds / 2, seconds]
+    print(f"Leduc, exploitability (chips) after the same wall time; {os.cpu_count()} cores\n")
+    print(
+        "| algorithm | " + " | ".join(f"{b:g} s" for b in budgets) + " | iterations in "
+        f"{seconds:g} s | nodes / iteration |"
+    )
+    print("|---|" + "---:|" * (len(budgets) + 2))
+    for label, make in (
+        ("CFR+ (full traversal)", lambda: Solver(game, plus=True)),
+        ("chance sampling, linear avg", lambda: SampledSolver(game, variant="chance")),
+        ("external sampling, linear avg", lambda: SampledSolver(game, variant="external")),
+        (
+            "external sampling, uniform avg",
+            lambda: SampledSolver(game, variant="external", gamma=0.0),
+        ),
+    ):
+        warm = make()
+        warm.iterate(10)
+        solver = make()
+        step = 1 if isinstance(solver, Solver) else 2000
+        values = []
+        spent = 0.0
+        for budget in budgets:
+            while spent < budget:
+                t0 = time.perf_counter()
+                solver.iterate(step)
+                spent += time.perf_counter() - t0
+            strategy = solver.average_strategy()
+            values.append(f"{exact.exploitability(strategy):.4f}")
+        nodes = getattr(solver, "nodes_visited", 0) / max(1, solver.iteration)
+        print(
+            f"| {label} | "
+            + " | ".join(values)
+            + f" | {solver.iteration:,} | "
+            + (f"{nodes:.0f} |" if nodes else "all |")
+        )
+
+
+def paper(store: str, iterations: int, algorithm: str) -> None:
+    """The paper preset's abstraction (built or reused), then `cfr` timed in this process."""
+    from artifacts import ArtifactStore
+    from flows.pipeline import run_plan
+    from flows.runtime import dask_executor
+    from flows.specs import get_flow
+    from stages.progress import LogProgress
+    from stages.runner import run_stage
+
+    spec = get_flow("lhe-solve")
+    params = spec.resolve("paper")
+    artifacts = ArtifactStore(store)
+    t0 = time.monotonic()
+
+    def log(message: str) -> None:
+        print(f"{time.monotonic() - t0:8.1f} s  {message}", flush=True)
+
+    upstream = [s for s in spec.upstream("cfr") if s != "cfr"]
+    with dask_executor(None) as executor:
+        results = run_plan(spec, params, artifacts, executor, only=upstream, log=log)
+    inputs = {name: results[up].key for name, up in spec.node("cfr").inputs.items()}
+    cfr_params = dict(params["cfr"], iterations=iterations, algorithm=algorithm, batch=10_000)
+    t1 = time.monotonic()
+    result = run_stage(
+        "cfr", cfr_params, inputs, store=artifacts, progress=LogProgress(log, 60), log=log
+    )
+    wall = time.monotonic() - t1
+    summary = artifacts.open(result.key).meta["summary"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"\n{os.cpu_count()} cores; cached: {result.cached}; key {result.key}\n")
+    print(
+        "| algorithm | iterations | infosets | solve seconds | stage seconds | "
+        "µs / iteration | positive regret / T (mbb/g) | peak RSS GB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| {algorithm} | {summary['iterations']:,} | {summary['infosets']:,} | "
+        f"{summary['seconds']:.0f} | {wall:.0f} | "
+        f"{1e6 * summary['seconds'] / summary['iterations']:.0f} | "
+        f"{summary.get('regret_bound_mbb_per_game', float('nan')):.1f} | {peak:.1f} |"
+    )
+
+
+def main() -> None:
+    """Dispatch to one benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("which", choices=("leduc", "sampling", "paper"))
+    parser.add_argument("--iterations", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--store", default=None)
+    parser.add_argument("--algorithm", default="chance")
+    args = parser.parse_args()
+    np.set_printoptions(precision=6)
+    if args.which == "leduc":
+        leduc(args.iterations or 1000)
+    elif args.which == "sampling":
+        sampling(args.seconds)
+    else:
+        if not args.store:
+            parser.error("paper needs --store")
+        paper(args.store, args.iterations or 300_000, args.algorithm)
+
+
+if __name__ == "__main__":
+    main()
