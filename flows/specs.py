@@ -176,7 +176,29 @@ LHE_SOLVE = FlowSpec(
     },
 )
 
-FLOWS: dict[str, FlowSpec] = {f.name: f for f in (LHE_ABSTRACTION, LHE_ABSTRACTION_PA, LHE_SOLVE)}
+# Small games solved without card abstraction, with exact exploitability along the way.
+SOLVE_LOSSLESS = FlowSpec(
+    name="solve-lossless",
+    description="CFR on a small game without card abstraction (Kuhn, Leduc, short-deck hold'em)",
+    nodes=(Node("cfr"),),
+    presets={
+        "tiny": {"cfr": {"game": "kuhn.limit.2p", "algorithm": "cfr+", "iterations": 1000}},
+        "small": {"cfr": {"game": "leduc.limit.2p", "algorithm": "cfr+", "iterations": 1000}},
+        "paper": {
+            "cfr": {
+                "game": "holdem5.flop.limit.2p",
+                "algorithm": "chance",
+                "iterations": 20_000_000,
+                "batch": 100_000,
+            }
+        },
+    },
+)
+
+# `stage run cfr` takes its presets from the first flow that has the stage: the lossless one.
+FLOWS: dict[str, FlowSpec] = {
+    f.name: f for f in (LHE_ABSTRACTION, LHE_ABSTRACTION_PA, SOLVE_LOSSLESS, LHE_SOLVE)
+}
 
 
 def get_flow(name: str) -> FlowSpec:
