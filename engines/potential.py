@@ -130,13 +130,18 @@ def _greedy(
     ids: np.ndarray,
     mass: np.ndarray,
     m: int,
-    rem: np.ndarray,
+    cen: np.ndarray,
+    used: np.ndarray,
     ground: np.ndarray,
     order: np.ndarray,
     target: np.ndarray,
     touched: np.ndarray,
 ) -> tuple[float, int]:
-    """G&S greedy transport of point (ids, mass)[:m] into `rem` (consumed; see `touched`)."""
+    """G&S greedy transport of point (ids, mass)[:m] into centroid `cen`.
+
+    `cen` is read-only (threads share it); the mass taken so far goes to `used`, which the
+    caller zeroes again at `touched[:returned count]`.
+    """
     cost = 0.0
     left = m
     nt = 0
@@ -149,14 +154,14 @@ def _greedy(
                 continue
             a = ids[j]
             b = order[a, i]
-            avail = rem[b]
+            avail = cen[b] - used[b]
             if avail <= 0.0:
                 continue
             touched[nt] = b
             nt += 1
             if avail < t:
                 cost += avail * ground[a, b]
-                rem[b] = 0.0
+                used[b] = cen[b]
                 t -= avail
                 if t <= _MASS_EPS:
                     t = 0.0
@@ -164,7 +169,7 @@ def _greedy(
                 target[j] = t
             else:
                 cost += t * ground[a, b]
-                rem[b] = avail - t
+                used[b] += t
                 target[j] = 0.0
                 left -= 1
         if left == 0:
@@ -198,10 +203,10 @@ def _approx_emd_dense(p: np.ndarray, q: np.ndarray, ground: np.ndarray, order: n
             ids[m] = b
             mass[m] = p[b]
             m += 1
-    rem = q.copy()
+    used = np.zeros(k)
     target = np.empty(k)
     touched = np.empty(m + k + 1, dtype=np.int64)
-    cost, _ = _greedy(ids, mass, m, rem, ground, order, target, touched)
+    cost, _ = _greedy(ids, mass, m, q, used, ground, order, target, touched)
     return cost
 
 
@@ -232,13 +237,16 @@ def _distances_to(
     mass = np.empty(c)
     target = np.empty(c)
     touched = np.empty(c + k + 1, dtype=np.int64)
-    rem = centroid.copy()
+    used = np.zeros(k)
     for q in range(points.shape[0]):
         m = _run_lengths(points[q], ids, mass)
-        cost, nt = _greedy(ids, mass, m, rem, ground, order, target, touched)
+        cost, nt = _greedy(ids, mass, m, centroid, used, ground, order, target, touched)
         out[q] = cost
         for t in range(nt):
-            rem[touched[t]] = centroid[touched[t]]
+            used[touched[t]] = 0.0
+
+
+_LB_SLACK = 1e-9  # relative margin: a float lower bound must never prune a near-tie
 
 
 @njit(cache=True, nogil=True)
@@ -247,21 +255,60 @@ def _assign(
     centroids: np.ndarray,
     ground: np.ndarray,
     order: np.ndarray,
+    emb_points: np.ndarray,
+    emb_centroids: np.ndarray,
     labels: np.ndarray,
     dist: np.ndarray,
-) -> None:
-    """Nearest centroid (lowest index on ties) and its distance, by full scan."""
-    n = points.shape[0]
-    row = np.empty(n)
+) -> int:
+    """Nearest centroid (lowest index on ties) and its greedy EMD; returns distances computed.
+
+    With an embedding (next-round buckets as points whose Euclidean distances are the ground
+    distance), ||mean embedding of p - that of q|| is a lower bound of the exact EMD, hence of
+    the greedy one: a centroid whose bound exceeds the best distance so far is skipped, and
+    the result is the full scan's.
+    """
+    n, c = points.shape
+    k, nb = centroids.shape
+    d = emb_points.shape[1]
+    ids = np.empty(c, dtype=np.int64)
+    mass = np.empty(c)
+    target = np.empty(c)
+    touched = np.empty(c + nb + 1, dtype=np.int64)
+    used = np.zeros(nb)
+    lb = np.zeros(k)
+    computed = 0
     for q in range(n):
-        labels[q] = -1
-        dist[q] = np.inf
-    for j in range(centroids.shape[0]):
-        _distances_to(points, centroids[j], ground, order, row)
-        for q in range(n):
-            if row[q] < dist[q]:
-                dist[q] = row[q]
-                labels[q] = j
+        m = _run_lengths(points[q], ids, mass)
+        start = 0
+        if d > 0:
+            low = np.inf
+            for j in range(k):
+                acc = 0.0
+                for t in range(d):
+                    v = emb_points[q, t] - emb_centroids[j, t]
+                    acc += v * v
+                lb[j] = np.sqrt(acc)
+                if lb[j] < low:
+                    low = lb[j]
+                    start = j
+        best, nt = _greedy(ids, mass, m, centroids[start], used, ground, order, target, touched)
+        for t in range(nt):
+            used[touched[t]] = 0.0
+        computed += 1
+        label = start
+        for j in range(k):
+            if j == start or (d > 0 and lb[j] > best * (1.0 + _LB_SLACK) + 1e-12):
+                continue
+            g, nt = _greedy(ids, mass, m, centroids[j], used, ground, order, target, touched)
+            for t in range(nt):
+                used[touched[t]] = 0.0
+            computed += 1
+            if g < best or (g == best and j < label):
+                best = g
+                label = j
+        labels[q] = label
+        dist[q] = best
+    return computed
 
 
 @njit(cache=True, nogil=True)
@@ -336,6 +383,7 @@ class PotentialState:
     objective: np.ndarray = field(default_factory=lambda: np.zeros(0))
     n_changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_empty: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    skipped_fraction: np.ndarray = field(default_factory=lambda: np.zeros(0))  # of n*k pairs
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays for a checkpoint."""
@@ -346,6 +394,7 @@ class PotentialState:
             "objective": self.objective,
             "n_changed": self.n_changed,
             "n_empty": self.n_empty,
+            "skipped_fraction": self.skipped_fraction,
         }
 
     @classmethod
@@ -359,6 +408,7 @@ class PotentialState:
             objective=np.asarray(a["objective"], dtype=np.float64),
             n_changed=np.asarray(a["n_changed"], dtype=np.int64),
             n_empty=np.asarray(a["n_empty"], dtype=np.int64),
+            skipped_fraction=np.asarray(a.get("skipped_fraction", np.zeros(0)), dtype=np.float64),
         )
 
 
@@ -383,19 +433,53 @@ def assign(
     ground: np.ndarray,
     order: np.ndarray,
     n_threads: int = 1,
+    embedding: np.ndarray | None = None,
+    stats: list[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(labels, greedy EMD) of every point to its nearest centroid, threaded over chunks."""
+    """(labels, greedy EMD) of every point to its nearest centroid, threaded over chunks.
+
+    `embedding` (K, d): coordinates of the next-round buckets whose Euclidean distances are
+    `ground`; it enables exact lower-bound pruning. `stats`, if given, receives the number of
+    greedy distances computed.
+    """
     n = points.shape[0]
     labels = np.empty(n, dtype=np.int32)
     dist = np.empty(n)
+    if embedding is None:
+        emb_p = np.zeros((n, 0))
+        emb_c = np.zeros((centroids.shape[0], 0))
+    else:
+        emb_p = embed(points, embedding)
+        emb_c = np.ascontiguousarray(centroids @ embedding)
 
-    def work(start: int) -> None:
+    def work(start: int) -> int:
         stop = min(n, start + CHUNK)
-        _assign(points[start:stop], centroids, ground, order, labels[start:stop], dist[start:stop])
+        return int(
+            _assign(
+                points[start:stop],
+                centroids,
+                ground,
+                order,
+                emb_p[start:stop],
+                emb_c,
+                labels[start:stop],
+                dist[start:stop],
+            )
+        )
 
-    for _ in _ordered_map(work, range(0, n, CHUNK), n_threads):
-        pass
+    computed = sum(_ordered_map(work, range(0, n, CHUNK), n_threads))
+    if stats is not None:
+        stats.append(computed)
     return labels, dist
+
+
+def embed(points: np.ndarray, embedding: np.ndarray) -> np.ndarray:
+    """(n, d) mean embedding of each point row (sorted next-round bucket ids)."""
+    out = np.zeros((points.shape[0], embedding.shape[1]))
+    step = 1 << 16
+    for s in range(0, points.shape[0], step):
+        out[s : s + step] = embedding[points[s : s + step]].mean(axis=1)
+    return out
 
 
 def kmeanspp_seeds(
@@ -448,10 +532,12 @@ def kmeans_step(
     ground: np.ndarray,
     order: np.ndarray,
     n_threads: int = 1,
+    embedding: np.ndarray | None = None,
 ) -> PotentialState:
     """One Lloyd iteration: assign by greedy EMD, then each centroid becomes its mean."""
     k, num_buckets = state.centroids.shape
-    labels, dist = assign(points, state.centroids, ground, order, n_threads)
+    stats: list[int] = []
+    labels, dist = assign(points, state.centroids, ground, order, n_threads, embedding, stats)
     w = np.empty(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     objective = float(dist.sum() if weights is None else (dist * w).sum())
     sums, totals = _means(points, w, labels, k, num_buckets)
@@ -459,6 +545,7 @@ def kmeans_step(
     centroids = state.centroids.copy()
     centroids[~empty] = sums[~empty] / totals[~empty, None]  # an empty cluster keeps its centre
     changed = int(np.count_nonzero(labels != state.labels))
+    skipped = 1.0 - stats[0] / float(points.shape[0] * k)
     return PotentialState(
         centroids=centroids,
         labels=labels,
@@ -466,6 +553,7 @@ def kmeans_step(
         objective=np.append(state.objective, objective),
         n_changed=np.append(state.n_changed, changed),
         n_empty=np.append(state.n_empty, int(empty.sum())),
+        skipped_fraction=np.append(state.skipped_fraction, skipped),
     )
 
 
@@ -481,11 +569,13 @@ def potential_kmeans(
     init: PotentialState | None = None,
     n_threads: int = 1,
     callback: Callable[[PotentialState], None] | None = None,
+    embedding: np.ndarray | None = None,
 ) -> PotentialState:
     """Potential-aware k-means of point rows (sorted next-round bucket ids) under greedy EMD.
 
     Stops at a fixed point or when the objective changes by less than `tol` (relative).
     `init` resumes a checkpointed state; `callback(state)` runs after every iteration.
+    `embedding`: see `assign` (pruning only; the result is the same without it).
     """
     points = np.ascontiguousarray(points)
     ground = np.ascontiguousarray(ground, dtype=np.float64)
@@ -505,7 +595,7 @@ def potential_kmeans(
             f"state has centroids {state.centroids.shape}, expected ({k}, {num_buckets})"
         )
     while state.iteration < max_iter:
-        state = kmeans_step(points, weights, state, ground, order, n_threads)
+        state = kmeans_step(points, weights, state, ground, order, n_threads, embedding)
         if callback is not None:
             callback(state)
         if state.n_changed[-1] == 0 and state.n_empty[-1] == 0:

@@ -179,7 +179,7 @@ def plot_buckets(artifact: Artifact, out: Path, hand: str | None) -> str:
         row[1].set_xlabel("iteration")
         row[1].set_ylabel("objective")
         row[1].set_title(f"round {r}: k-means objective")
-        if f"skipped_round{r}" in artifact.array_names():  # potential-aware k-means never prunes
+        if f"skipped_round{r}" in artifact.array_names():
             skipped = np.asarray(artifact[f"skipped_round{r}"][:])
             twin = row[1].twinx()
             twin.plot(iterations, 100 * skipped, color="#d08c2c", linestyle="--")

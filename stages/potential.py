@@ -135,6 +135,7 @@ def _cluster(
     weights: Any,
     ground: np.ndarray,
     next_k: int,
+    embedding: np.ndarray | None,
 ) -> PotentialState:
     params: PotentialParams = ctx.params
     if params.k > points.shape[0]:
@@ -173,6 +174,7 @@ def _cluster(
         init=init,
         n_threads=os.cpu_count() or 1,
         callback=checkpoint,
+        embedding=embedding,
     )
     bar.close()
     ctx.writer.save_checkpoint(name, {**state.to_arrays(), "finished": np.array(1)})
@@ -189,7 +191,11 @@ def run(ctx: StageContext) -> dict:
     river = ctx.inputs["ochs_buckets"]
     table_path = str(river.path / f"bucket_round{last}")
     next_k = int(river.params["k"])
-    ground = ground_from_centroids(np.asarray(river[f"centroids_round{last}"][:]))
+    river_centroids = np.asarray(river[f"centroids_round{last}"][:], dtype=np.float64)
+    ground = ground_from_centroids(river_centroids)
+    # River buckets are points (OCHS centroids) with Euclidean ground distances: an embedding
+    # whose mean gives exact lower bounds for pruning. Later ground distances have none.
+    embedding: np.ndarray | None = river_centroids
     data = Path(ctx.writer.path) / DATA_DIR
     threads = os.cpu_count() or 1
     summary: dict[str, Any] = {"k": params.k, "rounds": {}}
@@ -205,7 +211,7 @@ def run(ctx: StageContext) -> dict:
             f"potential-buckets round {round_}: {features.shape[0]:,} hands, "
             f"{points.shape[0]:,} distinct next-round histograms over {next_k:,} buckets"
         )
-        state = _cluster(ctx, round_, points, weights, ground, next_k)
+        state = _cluster(ctx, round_, points, weights, ground, next_k, embedding)
         # Renumber from the weakest centroid: next-round ids are ordered by strength already.
         strength = state.centroids @ np.arange(next_k, dtype=np.float64)
         order = np.argsort(strength, kind="stable")
@@ -226,6 +232,10 @@ def run(ctx: StageContext) -> dict:
         ctx.writer.array(
             f"objective_round{round_}", objective.shape, np.float64, chunks=objective.shape
         )[:] = objective
+        skipped = np.asarray(state.skipped_fraction, dtype=np.float64)
+        ctx.writer.array(
+            f"skipped_round{round_}", skipped.shape, np.float64, chunks=(max(1, skipped.size),)
+        )[:] = skipped
         sizes = np.bincount(labels, minlength=params.k)
         summary["rounds"][str(round_)] = {
             "hands": int(n),
@@ -235,12 +245,14 @@ def run(ctx: StageContext) -> dict:
             "objective": float(objective[-1]),
             "bucket_size_min": int(sizes.min()),
             "bucket_size_max": int(sizes.max()),
+            "skipped_fraction_mean": float(skipped.mean()) if skipped.size else 0.0,
         }
         if round_ > params.first_round:
             # The round before is described over these buckets, compared by their centroids.
             ground = ground_from_histograms(centroids, ground, threads)
             table_path = str(data / table)
             next_k = params.k
+            embedding = None
     return summary
 
 

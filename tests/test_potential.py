@@ -333,3 +333,30 @@ def test_killed_potential_kmeans_resumes_identically(chain, tmp_path):
     assert any("resuming potential-aware k-means at iteration 2" in line for line in logs), logs
     assert resumed.key == pot.key  # checkpoint_seconds is execution-only
     assert other.open(resumed.key).meta["arrays"] == pot.meta["arrays"]
+
+
+def test_embedding_lower_bound_prunes_without_changing_assignments():
+    """Mean-embedding bounds (exact EMD >= ||mean_p - mean_q||) skip work, never a winner."""
+    from engines.potential import assign, ground_from_centroids, neighbour_order, to_histograms
+
+    rng = np.random.default_rng(11)
+    K, n, k = 60, 400, 25
+    coords = rng.random((K, 8))
+    ground = ground_from_centroids(coords)
+    order = neighbour_order(ground)
+    centre_ids = rng.integers(0, K, size=n)
+    points = np.sort(
+        np.clip(centre_ids[:, None] + rng.integers(-4, 5, size=(n, 12)), 0, K - 1), axis=1
+    ).astype(np.int16)
+    centroids = to_histograms(points[rng.choice(n, k, replace=False)], K)
+    for j in range(k):  # some exact ties: duplicate a centroid
+        if j % 7 == 3:
+            centroids[j] = centroids[j - 1]
+    stats_full: list[int] = []
+    stats_pruned: list[int] = []
+    plain = assign(points, centroids, ground, order, 1, None, stats_full)
+    pruned = assign(points, centroids, ground, order, 2, coords, stats_pruned)
+    assert np.array_equal(plain[0], pruned[0])
+    assert np.array_equal(plain[1], pruned[1])
+    assert stats_full[0] == n * k
+    assert stats_pruned[0] < 0.6 * n * k
