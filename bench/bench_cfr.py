@@ -61,12 +61,12 @@ def leduc(iterations: int) -> None:
         print(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.1f}x | " + " | ".join(rows) + " |")
 
 
-def sampling(seconds: float) -> None:
-    """Exploitability on Leduc after equal wall time: full CFR+, chance and external sampling."""
-    game = load_game("leduc.limit.2p")
+def sampling(seconds: float, game_name: str) -> None:
+    """Exploitability after equal wall time: full CFR+, chance and external sampling."""
+    game = load_game(game_name)
     exact = Solver(game)
     budgets = [seconds / 8, seconds / 2, seconds]
-    print(f"Leduc, exploitability (chips) after the same wall time; {os.cpu_count()} cores\n")
+    print(f"{game_name}: exploitability (chips) after the same wall time; {os.cpu_count()} cores\n")
     print(
         "| algorithm | " + " | ".join(f"{b:g} s" for b in budgets) + " | iterations in "
         f"{seconds:g} s | nodes / iteration |"
@@ -75,6 +75,7 @@ def sampling(seconds: float) -> None:
     for label, make in (
         ("CFR+ (full traversal)", lambda: Solver(game, plus=True)),
         ("chance sampling, linear avg", lambda: SampledSolver(game, variant="chance")),
+        ("chance sampling, uniform avg", lambda: SampledSolver(game, variant="chance", gamma=0.0)),
         ("external sampling, linear avg", lambda: SampledSolver(game, variant="external")),
         (
             "external sampling, uniform avg",
@@ -154,12 +155,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--store", default=None)
     parser.add_argument("--algorithm", default="chance")
+    parser.add_argument("--game", default="leduc.limit.2p")
     args = parser.parse_args()
     np.set_printoptions(precision=6)
     if args.which == "leduc":
         leduc(args.iterations or 1000)
     elif args.which == "sampling":
-        sampling(args.seconds)
+        sampling(args.seconds, args.game)
     else:
         if not args.store:
             parser.error("paper needs --store")

@@ -384,7 +384,7 @@ class SampledSolver:
         tables: DealTables | None = None,
         *,
         variant: str = "chance",
-        gamma: float = 1.0,
+        gamma: float = 0.0,
         plus: bool = False,
         seed: int = 0,
         dtype: type = np.float64,
