@@ -194,7 +194,7 @@ def run(ctx: StageContext) -> dict:
     river_centroids = np.asarray(river[f"centroids_round{last}"][:], dtype=np.float64)
     ground = ground_from_centroids(river_centroids)
     # River buckets are points (OCHS centroids) with Euclidean ground distances: an embedding
-    # whose mean gives exact lower bounds for pruning. Later ground distances have none.
+    # whose mean gives exact lower bounds of the EMD for pruning (Kantorovich-Rubinstein).
     embedding: np.ndarray | None = river_centroids
     data = Path(ctx.writer.path) / DATA_DIR
     threads = os.cpu_count() or 1
@@ -252,7 +252,11 @@ def run(ctx: StageContext) -> dict:
             ground = ground_from_histograms(centroids, ground, threads)
             table_path = str(data / table)
             next_k = params.k
-            embedding = None
+            if embedding is not None:
+                # Each new bucket's mean embedding: every ground distance just computed (greedy
+                # EMD, >= exact EMD >= distance of mean embeddings) is at least the distance of
+                # these points, so they still give exact lower bounds one round earlier.
+                embedding = centroids @ embedding
     return summary
 
 
