@@ -75,7 +75,10 @@ def test_flow_run_then_cache_hit_then_inspect(tmp_path):
 def test_bad_input_gets_one_line_and_touches_nothing(tmp_path):
     store = tmp_path / "store"
     cases = [
-        (("run", "no-such-flow"), "unknown flow 'no-such-flow' (valid: lhe-abstraction)"),
+        (
+            ("run", "no-such-flow"),
+            "unknown flow 'no-such-flow' (valid: lhe-abstraction, lhe-abstraction-pa",
+        ),
         (("run", "lhe-abstraction", "--preset", "huge"), "no preset 'huge'"),
         (("stage", "run", "nope"), "unknown stage 'nope' (valid:"),
         (("run", "lhe-abstraction", "--set", "bogus=1"), "no stage of flow lhe-abstraction"),
