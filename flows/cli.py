@@ -453,6 +453,43 @@ def strategy_show(
     console.print(table)
 
 
+@strategy_app.command("lbr")
+def strategy_lbr(
+    key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
+    deals: Annotated[
+        int, typer.Option("--deals", help="Deals, each played from both seats.")
+    ] = 2000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    store: StoreOpt = Path("store"),
+) -> None:
+    """Local best response against a strategy: a lower bound of its exploitability, in mbb/g."""
+    import os
+
+    from artifacts.store import ArtifactStore
+    from stages.strategy import StrategyView
+
+    if deals < 2:
+        _fail("--deals must be at least 2")
+        return
+    try:
+        artifacts = ArtifactStore(store)
+        view = StrategyView(artifacts, artifacts.open(key))
+        with RichProgress() as progress:
+            bar = progress.start("LBR deals", deals)
+            mean, se = view.local_best_response(
+                deals, seed=seed, n_threads=os.cpu_count() or 1, progress=bar.advance
+            )
+            bar.close()
+    except (*_user_errors(), ValueError) as exc:
+        _fail(str(exc))
+        return
+    console.print(
+        f"{view.artifact.key}: LBR wins {mean:.1f} ± {1.96 * se:.1f} mbb/g (95%, {deals:,} deals "
+        "x 2 seats): the strategy's exploitability is at least about this",
+        highlight=False,
+    )
+
+
 @game_app.command("list")
 def game_list() -> None:
     """List the shipped game definitions."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -102,3 +103,31 @@ class StrategyView:
         if board:
             text += " | " + format_cards(parse_cards(board, g.num_ranks, g.num_suits), g.num_suits)
         return text
+
+    def local_best_response(
+        self, deals: int, seed: int = 0, n_threads: int = 1, progress: Any = None
+    ) -> tuple[float, float]:
+        """LBR's winnings against this strategy in the real game: (mean, standard error) in
+        mbb/g, a lower bound of its exploitability (see `engines.lbr`)."""
+        from engines.lbr import local_best_response
+        from engines.mccfr import lossless_tables
+
+        tables = (
+            self.abstraction.deal_tables()
+            if self.abstraction is not None
+            else lossless_tables(self.game)
+        )
+        wins = local_best_response(
+            self.game,
+            tables,
+            np.asarray(self.average[:]),
+            self.offsets,
+            self.ndec,
+            deals,
+            seed=seed,
+            n_threads=n_threads,
+            progress=progress,
+        )
+        scale = 1000.0 / float(max(self.game.blind))
+        se = wins.std(ddof=1) / np.sqrt(wins.size) if wins.size > 1 else float("nan")
+        return float(wins.mean() * scale), float(se * scale)

@@ -196,3 +196,15 @@ def test_strategy_show_cli(short_solve):
     assert "round 1" in ok.output and "raise/bet" in ok.output and "fold" not in ok.output
     bad = runner.invoke(app, [*args, "--hand", "As6d"])
     assert bad.exit_code == 2 and "rank must be one of" in bad.output
+
+
+def test_strategy_lbr_cli(short_solve):
+    """`gameforge strategy lbr KEY --deals N` prints LBR's winnings with a confidence interval."""
+    from flows.cli import app
+
+    store, key, _ = short_solve
+    result = CliRunner().invoke(
+        app, ["strategy", "lbr", key, "--store", str(store.root), "--deals", "40"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "LBR wins" in result.output and "mbb/g" in result.output
