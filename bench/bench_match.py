@@ -1,6 +1,8 @@
 """Match engine speed: hands per second between two solved Hold'em strategies.
 
-    python bench/bench_match.py --store S --a KEY [--b KEY] [--deals 500000] [--sets 2]
+    python bench/bench_match.py --store S --a KEY [--b KEY] [--deals 3000] [--sets 1000]
+
+The paper's structure: 3,000 deals per set, each played in every set (3,000 sets per match).
 
 Reference in the same run: OpenSpiel's universal_poker (C++ game, stepped from Python) playing
 uniform-random hands of the same ACPC game.
@@ -59,8 +61,8 @@ def main() -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--a", required=True)
     parser.add_argument("--b", default=None)
-    parser.add_argument("--deals", type=int, default=500_000)
-    parser.add_argument("--sets", type=int, default=2)
+    parser.add_argument("--deals", type=int, default=3000)
+    parser.add_argument("--sets", type=int, default=1000)
     args = parser.parse_args()
     store = ArtifactStore(args.store)
     va = StrategyView(store, store.open(args.a))

@@ -235,7 +235,7 @@ def play_match(
     sets: int = 2,
     matches: int = 1,
     n_threads: int = 1,
-    chunk: int = 4096,
+    chunk: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """Per-deal duplicate outcomes (A's mean chips per hand), matches * hands_per_set deals."""
@@ -250,6 +250,8 @@ def play_match(
     )
     pa, pb = a.packed(game), b.packed(game)
     deals = matches * hands_per_set
+    if chunk is None:  # enough pieces to keep every thread busy; results never depend on it
+        chunk = max(1, min(4096, -(-deals // (8 * max(1, n_threads)))))
     out = np.zeros(deals)
     ids = np.arange(deals, dtype=np.int64)
 
