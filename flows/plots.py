@@ -221,7 +221,35 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
     return f"{what} {final / bb * 1000:.2f} mbb/g after {int(iterations[-1]):,} iterations"
 
 
+def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Row-versus-column mbb/g heat map with 95% intervals, like the paper's league table."""
+    plt = _pyplot()
+    mbb = np.asarray(artifact["mbb_per_game"][:])
+    ci = np.asarray(artifact["ci95"][:])
+    summary = artifact.meta["summary"]
+    labels = summary["players"]
+    n = len(labels)
+    limit = max(1e-9, float(np.abs(mbb).max()))
+    fig, ax = plt.subplots(figsize=(1.6 * n + 3, 1.2 * n + 1.5))
+    ax.imshow(mbb, cmap="RdBu", vmin=-limit, vmax=limit)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                ax.text(j, i, f"{mbb[i, j]:+.1f}\n±{ci[i, j]:.1f}", ha="center", va="center")
+    ax.set_xticks(range(n), labels)
+    ax.set_yticks(range(n), labels)
+    ax.set_xlabel("column player")
+    ax.set_ylabel("row player (mbb/g won)")
+    hands = summary["hands_per_pairing"]
+    ax.set_title(f"league: {hands:,} hands per pairing, 95% intervals")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return "ranking " + " > ".join(summary["ranking"])
+
+
 PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
+    "league": plot_league,
     "cfr": plot_cfr,
     "river-hs": plot_river_hs,
     "hsd": plot_hsd,

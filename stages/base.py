@@ -80,10 +80,22 @@ class Stage:
     inputs: dict[str, str] = field(default_factory=dict)
     description: str = ""
     optional_inputs: frozenset[str] = frozenset()  # inputs a run may leave out
+    # Inputs that take one or more artifacts, given as `name.0`, `name.1`, ... (a league's players)
+    many_inputs: frozenset[str] = frozenset()
+
+    def declared(self, input_name: str) -> str | None:
+        """The declared input a given input name fills (`players.3` fills `players`), or None."""
+        base, dot, index = input_name.partition(".")
+        if dot:
+            return base if base in self.many_inputs and index.isdigit() else None
+        return (
+            input_name if input_name in self.inputs and input_name not in self.many_inputs else None
+        )
 
     def accepts(self, input_name: str, upstream_stage: str) -> bool:
         """True if `upstream_stage` may feed input `input_name`."""
-        return upstream_stage in self.inputs.get(input_name, "").split("|")
+        declared = self.declared(input_name)
+        return declared is not None and upstream_stage in self.inputs[declared].split("|")
 
     def make_params(self, values: dict[str, Any] | None = None) -> StageParams:
         """Validate parameter values; a bad one raises StageError listing the valid names."""

@@ -1,3 +1,3 @@
 """Imports every stage module so each registers itself."""
 
-from stages import buckets, cfr, hsd, ochs, opponent_clusters, potential, river_hs  # noqa: F401
+from stages import buckets, cfr, hsd, league, ochs, opponent_clusters, potential, river_hs  # noqa: F401

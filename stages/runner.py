@@ -69,19 +69,21 @@ def run_stage(
     if not isinstance(params, StageParams):
         params = stage.make_params(params)
     inputs = dict(inputs or {})
-    missing = sorted(set(stage.inputs) - stage.optional_inputs - set(inputs))
-    if missing:
-        raise StageError(f"stage {name}: missing inputs {', '.join(missing)}")
-    unknown = sorted(set(inputs) - set(stage.inputs))
+    unknown = sorted(n for n in inputs if stage.declared(n) is None)
     if unknown:
         raise StageError(f"stage {name}: unknown inputs {', '.join(unknown)}")
+    given = {stage.declared(n) for n in inputs}
+    missing = sorted(set(stage.inputs) - stage.optional_inputs - given)
+    if missing:
+        raise StageError(f"stage {name}: missing inputs {', '.join(missing)}")
     store = store or ArtifactStore()
     opened = {input_name: store.open(key) for input_name, key in inputs.items()}
     game_digest = params.key_params().get("game_digest")
     for input_name, artifact in opened.items():
         if not stage.accepts(input_name, artifact.stage):
             raise StageError(
-                f"stage {name}: input {input_name} must come from {stage.inputs[input_name]}, "
+                f"stage {name}: input {input_name} must come from "
+                f"{stage.inputs[stage.declared(input_name) or input_name]}, "
                 f"got {artifact.stage} ({artifact.key})"
             )
         upstream_digest = artifact.params.get("game_digest")

@@ -38,6 +38,7 @@ class StrategyView:
         if artifact.stage != "cfr":
             raise StageError(f"{artifact.key} is a {artifact.stage} artifact, not a cfr strategy")
         self.artifact = artifact
+        self.store = store
         self.game: GameDef = GameParams(game=artifact.params["game"]).game_def()
         self.tree = build_tree(self.game)
         layout = artifact.meta["summary"]["layout"]

@@ -1,0 +1,61 @@
+"""Stage `league`: round robin of solved strategies, variadic inputs, table and heat map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stages.base import StageError
+from stages.runner import run_stage
+
+LEDUC = "leduc.limit.2p"
+quiet = lambda _m: None  # noqa: E731
+
+
+def test_league_ranks_longer_solves_higher(store, tmp_path):
+    """CFR+ after 2, 20 and 400 iterations: an antisymmetric table, more iterations win."""
+    keys = [
+        run_stage(
+            "cfr",
+            {"game": LEDUC, "algorithm": "cfr+", "iterations": it, "evaluations": 0},
+            store=store,
+            log=quiet,
+        ).key
+        for it in (2, 20, 400)
+    ]
+    inputs = {f"players.{i}": k for i, k in enumerate(keys)}
+    params = {"game": LEDUC, "hands_per_set": 20_000, "sets": 2}
+    logs: list[str] = []
+    league = run_stage("league", params, inputs, store=store, log=logs.append)
+    art = store.open(league.key)
+    mbb = np.asarray(art["mbb_per_game"][:])
+    ci = np.asarray(art["ci95"][:])
+    assert np.allclose(mbb, -mbb.T) and np.all(np.diag(mbb) == 0)
+    assert mbb[2, 0] - ci[2, 0] > 0 and mbb[1, 0] - ci[1, 0] > 0  # beats the 2-iteration one
+    summary = art.meta["summary"]
+    assert summary["ranking"][-1] == summary["players"][0]
+    assert summary["hands_per_pairing"] == 40_000
+    assert sum(" vs " in line for line in logs) == 3
+    assert sorted(art.inputs) == ["players.0", "players.1", "players.2"]
+    assert set(store.show(keys[0])["dependents"]) == {league.key}
+    from flows.plots import plot
+
+    assert "ranking" in plot(art, tmp_path / "league.png")
+    # Same seed, same table: a rerun is a cache hit with the same key.
+    assert run_stage("league", params, inputs, store=store, log=quiet).cached
+
+
+def test_league_input_errors(store):
+    """Variadic inputs: needs players, refuses unknown names and non-cfr artifacts."""
+    key = run_stage(
+        "cfr",
+        {"game": LEDUC, "algorithm": "cfr", "iterations": 2, "evaluations": 0},
+        store=store,
+        log=quiet,
+    ).key
+    with pytest.raises(StageError, match="missing inputs players"):
+        run_stage("league", {"game": LEDUC}, {}, store=store, log=quiet)
+    with pytest.raises(StageError, match="unknown inputs player.0"):
+        run_stage("league", {"game": LEDUC}, {"player.0": key}, store=store, log=quiet)
+    with pytest.raises(StageError, match="at least two"):
+        run_stage("league", {"game": LEDUC}, {"players.0": key}, store=store, log=quiet)
