@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from artifacts import ArtifactStore
-from flows.specs import FlowSpec
+from flows.specs import FlowSpec, sweep_values
+from stages.base import StageError, get_stage
 from stages.executor import Executor
 from stages.progress import Progress
 from stages.runner import StageRun, run_stage
@@ -26,18 +27,40 @@ def run_plan(
     """Run `only` (default: every) stage of `spec` in order, feeding each its upstream keys."""
     results: dict[str, StageRun] = {}
     wanted = set(only) if only is not None else {n.stage for n in spec.nodes}
+    swept = spec.swept_stages()
+    labels: list[str] = []  # one label per sweep value, e.g. "k=8"
+    if spec.sweep is not None:
+        stage, param = spec.sweep
+        labels = [f"{param}={v[param]}" for v in sweep_values(spec, params[stage], stage)]
     for node in spec.nodes:
         if node.stage not in wanted:
             continue
-        inputs = {name: results[up].key for name, up in node.inputs.items()}
-        results[node.stage] = run_one(
-            node.stage,
-            params.get(node.stage, {}),
-            inputs,
-            store=store,
-            executor=executor,
-            force=node.stage in force,
-            progress=progress,
-            log=log,
-        )
+        many = get_stage(node.stage).many_inputs
+        variants = range(len(labels)) if node.stage in swept else [None]
+        for v in variants:
+            inputs: dict[str, str] = {}
+            for name, up in node.inputs.items():
+                if up not in swept:
+                    inputs[name] = results[up].key
+                elif v is not None:
+                    inputs[name] = results[f"{up}[{labels[v]}]"].key
+                elif name in many:  # gather every variant, in sweep order
+                    for i, label in enumerate(labels):
+                        inputs[f"{name}.{i}"] = results[f"{up}[{label}]"].key
+                else:
+                    raise StageError(f"{node.stage}: input {name} varies with the sweep")
+            values = params.get(node.stage, {})
+            if v is not None and spec.sweep is not None and node.stage == spec.sweep[0]:
+                values = sweep_values(spec, values, node.stage)[v]
+            label = node.stage if v is None else f"{node.stage}[{labels[v]}]"
+            results[label] = run_one(
+                node.stage,
+                values,
+                inputs,
+                store=store,
+                executor=executor,
+                force=node.stage in force,
+                progress=progress,
+                log=log,
+            )
     return results

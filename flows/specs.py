@@ -24,6 +24,20 @@ class FlowSpec:
     description: str
     nodes: tuple[Node, ...]
     presets: dict[str, dict[str, dict[str, Any]]]
+    # (stage, parameter) whose preset value is a list: that stage and everything downstream of
+    # it run once per value; a stage with a many-input (a league) gathers all the variants.
+    sweep: tuple[str, str] | None = None
+
+    def swept_stages(self) -> set[str]:
+        """Stages that run once per sweep value (the swept one and its regular dependents)."""
+        if self.sweep is None:
+            return set()
+        swept = {self.sweep[0]}
+        for node in self.nodes:
+            many = get_stage(node.stage).many_inputs
+            if any(up in swept for name, up in node.inputs.items() if name not in many):
+                swept.add(node.stage)
+        return swept
 
     def node(self, stage: str) -> Node:
         """The node running `stage`."""
@@ -65,8 +79,20 @@ class FlowSpec:
             for stage in takers:
                 params[stage][name] = value
         for stage, values in params.items():
-            get_stage(stage).make_params(values)  # fail now, before any flow starts
+            for variant in sweep_values(self, values, stage):
+                get_stage(stage).make_params(variant)  # fail now, before any flow starts
         return params
+
+
+def sweep_values(spec: FlowSpec, values: dict[str, Any], stage: str) -> list[dict[str, Any]]:
+    """The parameter sets a stage runs with: one, or one per value of the flow's sweep."""
+    if spec.sweep is None or spec.sweep[0] != stage:
+        return [values]
+    param = spec.sweep[1]
+    chosen = values.get(param)
+    if not isinstance(chosen, list) or not chosen:
+        raise StageError(f"flow {spec.name}: {stage}.{param} must be a non-empty list to sweep")
+    return [{**values, param: v} for v in chosen]
 
 
 def pname_in(stage: str, name: str) -> bool:
@@ -81,7 +107,9 @@ def _check_param(stage: str, name: str) -> None:
 
 
 def parse_value(raw: str) -> Any:
-    """`--set` values: integers, floats, true/false, else the string itself."""
+    """`--set` values: integers, floats, true/false, comma-separated lists, else the string."""
+    if "," in raw:
+        return [parse_value(part) for part in raw.split(",") if part]
     lowered = raw.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -195,9 +223,38 @@ SOLVE_LOSSLESS = FlowSpec(
     },
 )
 
+# The paper's experiment: one abstraction per opponent-cluster count (everything that does not
+# depend on the count is built once), one CFR solve each, then the duplicate league.
+_LEAGUE = {
+    "tiny": ({"iterations": 100_000}, {"hands_per_set": 3000, "sets": 20}),
+    "small": ({"iterations": 500_000}, {"hands_per_set": 3000, "sets": 100}),
+    "paper": ({"iterations": 300_000}, {"hands_per_set": 3000, "sets": 3000, "matches": 9}),
+}
+LHE_LEAGUE = FlowSpec(
+    name="lhe-league",
+    description="The paper's C6/C8/C10/C12 experiment: abstractions, CFR solves, duplicate league",
+    nodes=(
+        *LHE_SOLVE.nodes,
+        Node("league", inputs={"players": "cfr"}),
+    ),
+    presets={
+        name: {
+            **{stage: dict(values) for stage, values in stages.items()},
+            "opponent-clusters": {
+                **stages["opponent-clusters"],
+                "k": [6, 8, 10, 12],
+            },
+            "cfr": {**stages["cfr"], **_LEAGUE[name][0]},
+            "league": {"game": stages["cfr"]["game"], **_LEAGUE[name][1]},
+        }
+        for name, stages in LHE_SOLVE.presets.items()
+    },
+    sweep=("opponent-clusters", "k"),
+)
+
 # `stage run cfr` takes its presets from the first flow that has the stage: the lossless one.
 FLOWS: dict[str, FlowSpec] = {
-    f.name: f for f in (LHE_ABSTRACTION, LHE_ABSTRACTION_PA, SOLVE_LOSSLESS, LHE_SOLVE)
+    f.name: f for f in (LHE_ABSTRACTION, LHE_ABSTRACTION_PA, SOLVE_LOSSLESS, LHE_SOLVE, LHE_LEAGUE)
 }
 
 
