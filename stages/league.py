@@ -102,13 +102,21 @@ def run(ctx: StageContext) -> dict[str, Any]:
         ctx.writer.array(name, table.shape, np.float64, chunks=table.shape)[:] = table
     means = mbb.sum(axis=1) / (n - 1)
     order = [labels[i] for i in np.argsort(-means, kind="stable")]
-    return {
+    summary: dict[str, Any] = {
         "players": labels,
         "keys": [v.artifact.key for v in views],
         "mean_mbb_per_game": [round(float(m), 3) for m in means],
         "ranking": order,
         "hands_per_pairing": int(hands[0, 1]),
     }
+    if all(label[1:].isdigit() and label[0] == "C" for label in labels):
+        # The paper's claim: more opponent clusters win (C12 > C10 > C8 > C6).
+        by_k = np.argsort([int(label[1:]) for label in labels])
+        summary["more_clusters_rank_higher"] = bool(np.all(np.diff(means[by_k]) > 0))
+        summary["more_clusters_win_every_pairing_significantly"] = bool(
+            all(mbb[b, a] - ci[b, a] > 0 for x, a in enumerate(by_k) for b in by_k[x + 1 :])
+        )
+    return summary
 
 
 register(

@@ -38,7 +38,9 @@ def test_league_flow_sweeps_and_shares_upstream(store):
         "league",
     }
     league = store.open(results["league"].key)
-    assert league.meta["summary"]["players"] == ["C4", "C6"]
+    summary = league.meta["summary"]
+    assert summary["players"] == ["C4", "C6"]
+    assert isinstance(summary["more_clusters_rank_higher"], bool)
     assert league.inputs == {
         "players.0": results["cfr[k=4]"].key,
         "players.1": results["cfr[k=6]"].key,
