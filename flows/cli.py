@@ -453,6 +453,39 @@ def strategy_show(
     console.print(table)
 
 
+@app.command("play")
+def play_cmd(
+    strategy: Annotated[str, typer.Option("--strategy", help="cfr artifact key (or prefix).")],
+    port: Annotated[int, typer.Option("--port", help="Dealer port.")],
+    game: Annotated[
+        str | None, typer.Option("--game", help="Game name or .game path (must match).")
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Dealer host.")] = "127.0.0.1",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the action sampling.")] = 0,
+    store: StoreOpt = Path("store"),
+) -> None:
+    """Play a match at an ACPC dealer with a solved strategy (ACPC protocol 2.0.0)."""
+    from dataclasses import replace
+
+    from artifacts.store import ArtifactStore
+    from flows.acpc_client import ACPCClient, ProtocolError, strategy_chooser
+    from stages.games import load_game
+    from stages.strategy import StrategyView
+
+    try:
+        artifacts = ArtifactStore(store)
+        view = StrategyView(artifacts, artifacts.open(strategy))
+        if game is not None and replace(load_game(game), name="") != replace(view.game, name=""):
+            _fail(f"strategy {view.artifact.key} was solved for {view.game.name}, not {game}")
+            return
+        client = ACPCClient(view.game, view.tree, strategy_chooser(view, seed))
+        hands = client.play(host, port)
+    except (*_user_errors(), ProtocolError, OSError) as exc:
+        _fail(str(exc))
+        return
+    console.print(f"played {hands:,} hands at {host}:{port} with {view.artifact.key}")
+
+
 @strategy_app.command("lbr")
 def strategy_lbr(
     key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
