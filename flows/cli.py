@@ -162,7 +162,7 @@ def _run(
         table.add_column(column)
     for stage, result in results.items():
         status = "cached" if result["cached"] else "computed"
-        table.add_row(stage, result["key"], status, f"{result['seconds']:.1f}")
+        table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
 
 
