@@ -235,7 +235,15 @@ def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     for i in range(n):
         for j in range(n):
             if i != j:
-                ax.text(j, i, f"{mbb[i, j]:+.1f}\n±{ci[i, j]:.1f}", ha="center", va="center")
+                dark = abs(mbb[i, j]) > 0.6 * limit  # white text where the colour is deep
+                ax.text(
+                    j,
+                    i,
+                    f"{mbb[i, j]:+.1f}\n±{ci[i, j]:.1f}",
+                    ha="center",
+                    va="center",
+                    color="white" if dark else "black",
+                )
     ax.set_xticks(range(n), labels)
     ax.set_yticks(range(n), labels)
     ax.set_xlabel("column player")
