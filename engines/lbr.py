@@ -22,23 +22,11 @@ from numba import njit
 
 from engines.acpc import GameDef
 from engines.betting import CALL, DECISION, FOLD, FOLD_END, RAISE, build_tree
-from engines.evaluator import value_from_packed
-from engines.isomorphism import index_hand
-from engines.mccfr import DealTables, _mix, _uniform
+from engines.mccfr import DealTables, _uniform, hand_value, lookup_bucket, shuffle_deal
 
 
 def _combos(n: int, k: int) -> np.ndarray:
     return np.array(list(combinations(range(n), k)), dtype=np.int8).reshape(-1, k)
-
-
-@njit(cache=True, nogil=True)
-def _hand_value(cards: np.ndarray, n: int, card_key, card_bit, rank_table, flush_table) -> int:
-    key = np.int64(0)
-    bit_or = np.int64(0)
-    for t in range(n):
-        key += card_key[cards[t]]
-        bit_or |= card_bit[cards[t]]
-    return int(value_from_packed(key, bit_or, rank_table, flush_table))
 
 
 @njit(cache=True, nogil=True)
@@ -93,14 +81,14 @@ def _equity(
             extra |= np.uint64(1) << np.uint64(card)
         if not ok:
             continue
-        v = _hand_value(row, nh + total, card_key, card_bit, rank_table, flush_table)
+        v = hand_value(row, nh + total, card_key, card_bit, rank_table, flush_table)
         for h in range(hands.shape[0]):
             w = weight[h]
             if w <= 0.0 or (hand_bits[h] & extra) != 0:
                 continue
             for t in range(nh):
                 opp[t] = hands[h, t]
-            o = _hand_value(opp, nh + total, card_key, card_bit, rank_table, flush_table)
+            o = hand_value(opp, nh + total, card_key, card_bit, rank_table, flush_table)
             mass += w
             if v > o:
                 win += w
@@ -129,18 +117,15 @@ def _buckets_of(
     row = np.empty(nh + n_board, dtype=np.int8)
     for t in range(n_board):
         row[nh + t] = board[t]
-    blob = blobs[blob_start[r] : blob_start[r + 1]]
     for h in range(hands.shape[0]):
         if hand_bits[h] & conflict:
             out[h] = -1
             continue
         for t in range(nh):
             row[t] = hands[h, t]
-        idx = index_hand(row, index_round[r], blob)
-        if table_start[r + 1] > table_start[r]:
-            out[h] = tables[table_start[r] + idx]
-        else:
-            out[h] = idx
+        out[h] = lookup_bucket(
+            row, nh + n_board, r, blobs, blob_start, index_round, tables, table_start
+        )
 
 
 @njit(cache=True, nogil=True)
@@ -189,15 +174,8 @@ def _play(
     state = np.zeros(1, dtype=np.uint64)
     for i in range(count):
         deal = first + i
-        state[0] = _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(deal))
-        for c in range(deck_size):
-            deck[c] = c
         need = 2 * nh + total
-        for c in range(need):
-            j = c + int(_uniform(state) * (deck_size - c))
-            tmp = deck[c]
-            deck[c] = deck[j]
-            deck[j] = tmp
+        shuffle_deal(seed, deal, state, deck, need)
         for c in range(need):
             cards[c] = deck[c]
         board = cards[2 * nh :]
@@ -235,9 +213,9 @@ def _play(
                     )  # fmt: skip
                 p = player[n]
                 if p != lbr:
-                    blob = blobs[blob_start[r] : blob_start[r + 1]]
-                    idx = index_hand(their_row[: nh + nb], index_round[r], blob)
-                    b = tables[table_start[r] + idx] if table_start[r + 1] > table_start[r] else idx
+                    b = lookup_bucket(
+                        their_row, nh + nb, r, blobs, blob_start, index_round, tables, table_start
+                    )
                     row = offsets[r] + b * ndec[r] + slot[n]
                     u = _uniform(state)
                     acc = 0.0
@@ -310,8 +288,8 @@ def _play(
                     mine_row[t] = mine[t]
                 for t in range(total):
                     mine_row[nh + t] = board[t]
-                v = _hand_value(mine_row, nh + total, card_key, card_bit, rank_table, flush_table)
-                o = _hand_value(their_row, nh + total, card_key, card_bit, rank_table, flush_table)
+                v = hand_value(mine_row, nh + total, card_key, card_bit, rank_table, flush_table)
+                o = hand_value(their_row, nh + total, card_key, card_bit, rank_table, flush_table)
                 stake = float(spent[n, 0])
                 gain = stake if v > o else (-stake if v < o else 0.0)
             result += gain

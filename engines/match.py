@@ -21,9 +21,16 @@ from numba import njit
 
 from engines.acpc import GameDef
 from engines.betting import CALL, DECISION, FOLD_END, RAISE, build_tree
-from engines.evaluator import get_tables, value_from_packed
-from engines.isomorphism import index_hand
-from engines.mccfr import DealTables, _mix, _uniform, lossless_tables
+from engines.evaluator import get_tables
+from engines.mccfr import (
+    DealTables,
+    _mix,
+    _uniform,
+    hand_value,
+    lookup_bucket,
+    lossless_tables,
+    shuffle_deal,
+)
 
 STRATEGY, UNIFORM, ALWAYS_CALL, ALWAYS_RAISE = 0, 1, 2, 3
 KINDS = {"strategy": STRATEGY, "uniform": UNIFORM, "call": ALWAYS_CALL, "raise": ALWAYS_RAISE}
@@ -59,24 +66,6 @@ class Agent:
             np.ascontiguousarray(self.ndec, dtype=np.int64),
             *lookup,
         )
-
-
-@njit(cache=True, nogil=True)
-def _bucket(
-    row: np.ndarray,
-    n: int,
-    r: int,
-    blobs: np.ndarray,
-    blob_start: np.ndarray,
-    index_round: np.ndarray,
-    tables: np.ndarray,
-    table_start: np.ndarray,
-) -> int:
-    blob = blobs[blob_start[r] : blob_start[r + 1]]
-    idx = index_hand(row[:n], index_round[r], blob)
-    if table_start[r + 1] > table_start[r]:
-        return int(tables[table_start[r] + idx])
-    return int(idx)
 
 
 @njit(cache=True, nogil=True)
@@ -163,35 +152,22 @@ def _play_block(
     rng = np.zeros(1, dtype=np.uint64)
     for i in range(deal_ids.shape[0]):
         d = deal_ids[i]
-        state[0] = _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(d))
-        for c in range(deck_size):
-            deck[c] = c
-        need = 2 * num_hole + total
-        for c in range(need):
-            j = c + int(_uniform(state) * (deck_size - c))
-            tmp = deck[c]
-            deck[c] = deck[j]
-            deck[j] = tmp
+        shuffle_deal(seed, d, state, deck, 2 * num_hole + total)
         for p in range(2):
             for t in range(num_hole):
                 rows[p, t] = deck[p * num_hole + t]
             for t in range(total):
                 rows[p, num_hole + t] = deck[2 * num_hole + t]
-            key = np.int64(0)
-            bit_or = np.int64(0)
-            for t in range(n_cards):
-                key += card_key[rows[p, t]]
-                bit_or |= card_bit[rows[p, t]]
-            values[p] = np.int64(value_from_packed(key, bit_or, rank_table, flush_table))
+            values[p] = hand_value(rows[p], n_cards, card_key, card_bit, rank_table, flush_table)
             for r in range(R):
                 n = num_hole + board_through[r]
                 if a_kind == STRATEGY:
-                    buckets[0, p, r] = _bucket(
+                    buckets[0, p, r] = lookup_bucket(
                         rows[p], n, r, a_blobs, a_blob_start, a_index_round, a_tables,
                         a_table_start,
                     )  # fmt: skip
                 if b_kind == STRATEGY:
-                    buckets[1, p, r] = _bucket(
+                    buckets[1, p, r] = lookup_bucket(
                         rows[p], n, r, b_blobs, b_blob_start, b_index_round, b_tables,
                         b_table_start,
                     )  # fmt: skip

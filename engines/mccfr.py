@@ -135,9 +135,58 @@ def _uniform(state: np.ndarray) -> float:
 
 
 @njit(cache=True, nogil=True)
+def shuffle_deal(seed: int, deal: int, state: np.ndarray, deck: np.ndarray, need: int) -> None:
+    """Seed `state` from (seed, deal) and put a uniform `need`-card deal at the front of `deck`."""
+    state[0] = _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(deal))
+    size = deck.shape[0]
+    for i in range(size):
+        deck[i] = i
+    for i in range(need):  # partial Fisher-Yates
+        j = i + int(_uniform(state) * (size - i))
+        tmp = deck[i]
+        deck[i] = deck[j]
+        deck[j] = tmp
+
+
+@njit(cache=True, nogil=True)
+def lookup_bucket(
+    row: np.ndarray,
+    n: int,
+    r: int,
+    blobs: np.ndarray,
+    blob_start: np.ndarray,
+    index_round: np.ndarray,
+    tables: np.ndarray,
+    table_start: np.ndarray,
+) -> int:
+    """Bucket in round r of the first n cards of `row` (an empty table: the canonical index)."""
+    blob = blobs[blob_start[r] : blob_start[r + 1]]
+    idx = index_hand(row[:n], index_round[r], blob)
+    if table_start[r + 1] > table_start[r]:
+        return int(tables[table_start[r] + idx])
+    return int(idx)
+
+
+@njit(cache=True, nogil=True)
+def hand_value(
+    cards: np.ndarray,
+    n: int,
+    card_key: np.ndarray,
+    card_bit: np.ndarray,
+    rank_table: np.ndarray,
+    flush_table: np.ndarray,
+) -> int:
+    """Showdown value of the first n cards."""
+    key = np.int64(0)
+    bit_or = np.int64(0)
+    for t in range(n):
+        key += card_key[cards[t]]
+        bit_or |= card_bit[cards[t]]
+    return int(_value(key, bit_or, rank_table, flush_table))
+
+
+@njit(cache=True, nogil=True)
 def _deal(
-    state: np.ndarray,
-    deck_size: int,
     num_hole: int,
     board_total: int,
     num_rounds: int,
@@ -156,14 +205,6 @@ def _deal(
     buckets: np.ndarray,
 ) -> int:
     """Deal both hands and the board; fill buckets[p, r]; return +1/0/-1 (player 0 wins)."""
-    need = 2 * num_hole + board_total
-    for i in range(deck_size):
-        deck[i] = i
-    for i in range(need):  # partial Fisher-Yates
-        j = i + int(_uniform(state) * (deck_size - i))
-        tmp = deck[i]
-        deck[i] = deck[j]
-        deck[j] = tmp
     values = np.zeros(2, dtype=np.int64)
     for p in range(2):
         for t in range(num_hole):
@@ -172,18 +213,12 @@ def _deal(
             rows[p, num_hole + t] = deck[2 * num_hole + t]
         for r in range(num_rounds):
             n = num_hole + board_through[r]
-            blob = blobs[blob_start[r] : blob_start[r + 1]]
-            idx = index_hand(rows[p, :n], index_round[r], blob)
-            if table_start[r + 1] > table_start[r]:
-                buckets[p, r] = tables[table_start[r] + idx]
-            else:
-                buckets[p, r] = idx
-        key = np.int64(0)
-        bit_or = np.int64(0)
-        for t in range(num_hole + board_total):
-            key += card_key[rows[p, t]]
-            bit_or |= card_bit[rows[p, t]]
-        values[p] = np.int64(_value(key, bit_or, rank_table, flush_table))
+            buckets[p, r] = lookup_bucket(
+                rows[p], n, r, blobs, blob_start, index_round, tables, table_start
+            )
+        values[p] = hand_value(
+            rows[p], num_hole + board_total, card_key, card_bit, rank_table, flush_table
+        )
     if values[0] > values[1]:
         return 1
     if values[0] < values[1]:
@@ -256,9 +291,9 @@ def _run(
     state = np.zeros(1, dtype=np.uint64)
     visited = 0
     for t in range(start + 1, start + count + 1):
-        state[0] = _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(t))
+        shuffle_deal(seed, t, state, deck, 2 * num_hole + board_total)
         result = _deal(
-            state, deck_size, num_hole, board_total, R, board_through, blobs, blob_start,
+            num_hole, board_total, R, board_through, blobs, blob_start,
             index_round, tables, table_start, card_key, card_bit, rank_table, flush_table,
             deck, rows, buckets,
         )  # fmt: skip
