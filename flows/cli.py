@@ -175,7 +175,7 @@ def flows_cmd() -> None:
     for column in ("flow", "stages", "presets", "description"):
         table.add_column(column)
     for spec in FLOWS.values():
-        stages = " -> ".join(n.stage for n in spec.nodes)
+        stages = " -> ".join(n.name for n in spec.nodes)
         table.add_row(spec.name, stages, ", ".join(spec.presets), spec.description)
     console.print(table)
 

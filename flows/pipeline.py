@@ -24,19 +24,24 @@ def run_plan(
     log: Callable[[str], None] = print,
     run_one: Callable[..., StageRun] = run_stage,
 ) -> dict[str, StageRun]:
-    """Run `only` (default: every) stage of `spec` in order, feeding each its upstream keys."""
+    """Run `only` (default: every) node of `spec` in order, feeding each its upstream keys.
+
+    `only` and `force` name nodes; a stage name stands for every node running that stage.
+    """
     results: dict[str, StageRun] = {}
-    wanted = set(only) if only is not None else {n.stage for n in spec.nodes}
+    names = {n.name for n in spec.nodes}
+    wanted = set(only) if only is not None else names
+    forced = {n.name for n in spec.nodes if n.name in force or n.stage in force}
     swept = spec.swept_stages()
     labels: list[str] = []  # one label per sweep value, e.g. "k=8"
     if spec.sweep is not None:
         stage, param = spec.sweep
         labels = [f"{param}={v[param]}" for v in sweep_values(spec, params[stage], stage)]
     for node in spec.nodes:
-        if node.stage not in wanted:
+        if node.name not in wanted and node.stage not in wanted:
             continue
         many = get_stage(node.stage).many_inputs
-        variants = range(len(labels)) if node.stage in swept else [None]
+        variants = range(len(labels)) if node.name in swept else [None]
         for v in variants:
             inputs: dict[str, str] = {}
             for name, up in node.inputs.items():
@@ -48,18 +53,18 @@ def run_plan(
                     for i, label in enumerate(labels):
                         inputs[f"{name}.{i}"] = results[f"{up}[{label}]"].key
                 else:
-                    raise StageError(f"{node.stage}: input {name} varies with the sweep")
-            values = params.get(node.stage, {})
-            if v is not None and spec.sweep is not None and node.stage == spec.sweep[0]:
-                values = sweep_values(spec, values, node.stage)[v]
-            label = node.stage if v is None else f"{node.stage}[{labels[v]}]"
+                    raise StageError(f"{node.name}: input {name} varies with the sweep")
+            values = params.get(node.name, {})
+            if v is not None and spec.sweep is not None and node.name == spec.sweep[0]:
+                values = sweep_values(spec, values, node.name)[v]
+            label = node.name if v is None else f"{node.name}[{labels[v]}]"
             results[label] = run_one(
                 node.stage,
                 values,
                 inputs,
                 store=store,
                 executor=executor,
-                force=node.stage in force,
+                force=node.name in forced,
                 progress=progress,
                 log=log,
             )

@@ -10,15 +10,25 @@ from stages.base import StageError, get_stage
 
 @dataclass(frozen=True)
 class Node:
-    """One stage in a flow; `inputs` maps the stage's input names to earlier nodes."""
+    """One stage in a flow; `inputs` maps the stage's input names to earlier nodes' names.
+
+    A flow that runs a stage more than once (one `nlhe-train` per generation) gives each run
+    its own `id`; otherwise the node is named after its stage.
+    """
 
     stage: str
     inputs: dict[str, str] = field(default_factory=dict)
+    id: str = ""
+
+    @property
+    def name(self) -> str:
+        """The node's name in its flow (presets, overrides and results use it)."""
+        return self.id or self.stage
 
 
 @dataclass(frozen=True)
 class FlowSpec:
-    """A named chain of stages with parameter presets (preset -> stage -> parameters)."""
+    """A named chain of stages with parameter presets (preset -> node name -> parameters)."""
 
     name: str
     description: str
@@ -35,52 +45,61 @@ class FlowSpec:
         swept = {self.sweep[0]}
         for node in self.nodes:
             many = get_stage(node.stage).many_inputs
-            if any(up in swept for name, up in node.inputs.items() if name not in many):
-                swept.add(node.stage)
+            if any(
+                up in swept for name, up in node.inputs.items() if name.split(".")[0] not in many
+            ):
+                swept.add(node.name)
         return swept
 
-    def node(self, stage: str) -> Node:
-        """The node running `stage`."""
+    def node(self, name: str) -> Node:
+        """The node called `name`, else the first node running stage `name`."""
         for node in self.nodes:
-            if node.stage == stage:
+            if node.name == name:
                 return node
-        raise StageError(f"flow {self.name} has no stage {stage!r}")
+        for node in self.nodes:
+            if node.stage == name:
+                return node
+        raise StageError(f"flow {self.name} has no stage {name!r}")
 
-    def upstream(self, stage: str) -> list[str]:
-        """`stage` and every stage it depends on, in run order."""
-        wanted = {stage}
+    def upstream(self, name: str) -> list[str]:
+        """Node `name` (or the first running stage `name`) and all it depends on, in run order."""
+        wanted = {self.node(name).name}
         for node in reversed(self.nodes):
-            if node.stage in wanted:
+            if node.name in wanted:
                 wanted.update(node.inputs.values())
-        return [n.stage for n in self.nodes if n.stage in wanted]
+        return [n.name for n in self.nodes if n.name in wanted]
 
     def resolve(self, preset: str, overrides: list[str] | None = None) -> dict[str, dict]:
         """Parameters per stage for a preset with `--set` overrides applied.
 
-        An override is `stage.param=value` or `param=value` (every stage that has `param`).
+        An override is `node.param=value` (a node name, or a stage name for every node of that
+        stage) or `param=value` (every node whose stage has `param`).
         """
         if preset not in self.presets:
             valid = ", ".join(self.presets)
             raise StageError(f"flow {self.name} has no preset {preset!r} (valid: {valid})")
-        params = {n.stage: dict(self.presets[preset].get(n.stage, {})) for n in self.nodes}
+        params = {n.name: dict(self.presets[preset].get(n.name, {})) for n in self.nodes}
+        stage_of = {n.name: n.stage for n in self.nodes}
         for item in overrides or []:
             name, sep, raw = item.partition("=")
             if not sep or not name:
                 raise StageError(f"bad --set {item!r}: expected name=value or stage.name=value")
             value = parse_value(raw)
-            if "." in name and name.split(".", 1)[0] in params:
-                stage, pname = name.split(".", 1)
-                _check_param(stage, pname)
-                params[stage][pname] = value
+            prefix, dot, pname = name.partition(".")
+            targets = [n for n in params if dot and prefix in (n, stage_of[n])]
+            if targets:
+                for node in targets:
+                    _check_param(stage_of[node], pname)
+                    params[node][pname] = value
                 continue
-            takers = [s for s in params if pname_in(s, name)]
+            takers = [n for n in params if pname_in(stage_of[n], name)]
             if not takers:
                 raise StageError(f"bad --set {item!r}: no stage of flow {self.name} has {name!r}")
-            for stage in takers:
-                params[stage][name] = value
-        for stage, values in params.items():
-            for variant in sweep_values(self, values, stage):
-                get_stage(stage).make_params(variant)  # fail now, before any flow starts
+            for node in takers:
+                params[node][name] = value
+        for node, values in params.items():
+            for variant in sweep_values(self, values, node):
+                get_stage(stage_of[node]).make_params(variant)  # fail now, before any flow starts
         return params
 
 
@@ -266,7 +285,7 @@ def get_flow(name: str) -> FlowSpec:
 
 
 def flow_of_stage(stage: str) -> FlowSpec:
-    """The first flow that runs `stage` (its presets apply to `stage run`)."""
+    """The first flow that runs `stage` (its presets, for its first node, apply to `stage run`)."""
     get_stage(stage)
     for flow in FLOWS.values():
         if any(n.stage == stage for n in flow.nodes):
