@@ -120,6 +120,9 @@ class RichProgress:
             def close(self) -> None:
                 bars.refresh()
 
+            def note(self, text: str) -> None:
+                bars.update(task_id, description=f"{desc} {text}")
+
         return _Bar()
 
     def echo(self, message: str) -> None:

@@ -221,6 +221,27 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
     return f"{what} {final / bb * 1000:.2f} mbb/g after {int(iterations[-1]):,} iterations"
 
 
+def _heat_map(ax, table: np.ndarray, ci: np.ndarray, labels: list[str], digits: int) -> None:  # type: ignore[no-untyped-def]
+    n = len(labels)
+    limit = max(1e-9, float(np.abs(table).max()))
+    ax.imshow(table, cmap="RdBu", vmin=-limit, vmax=limit)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                dark = abs(table[i, j]) > 0.6 * limit  # white text where the colour is deep
+                ax.text(
+                    j,
+                    i,
+                    f"{table[i, j]:+.{digits}f}\n±{ci[i, j]:.{digits}f}",
+                    ha="center",
+                    va="center",
+                    color="white" if dark else "black",
+                )
+    ax.set_xticks(range(n), labels)
+    ax.set_yticks(range(n), labels)
+    ax.set_xlabel("column player")
+
+
 def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     """Row-versus-column mbb/g heat map with 95% intervals, like the paper's league table."""
     plt = _pyplot()
@@ -229,24 +250,8 @@ def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     summary = artifact.meta["summary"]
     labels = summary["players"]
     n = len(labels)
-    limit = max(1e-9, float(np.abs(mbb).max()))
     fig, ax = plt.subplots(figsize=(1.6 * n + 3, 1.2 * n + 1.5))
-    ax.imshow(mbb, cmap="RdBu", vmin=-limit, vmax=limit)
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                dark = abs(mbb[i, j]) > 0.6 * limit  # white text where the colour is deep
-                ax.text(
-                    j,
-                    i,
-                    f"{mbb[i, j]:+.1f}\n±{ci[i, j]:.1f}",
-                    ha="center",
-                    va="center",
-                    color="white" if dark else "black",
-                )
-    ax.set_xticks(range(n), labels)
-    ax.set_yticks(range(n), labels)
-    ax.set_xlabel("column player")
+    _heat_map(ax, mbb, ci, labels, 1)
     ax.set_ylabel("row player (mbb/g won)")
     hands = summary["hands_per_pairing"]
     ax.set_title(f"league: {hands:,} hands per pairing, 95% intervals")
@@ -256,7 +261,66 @@ def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     return "ranking " + " > ".join(summary["ranking"])
 
 
+def plot_nlhe_league(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """BB/hand heat map with 95% intervals (the paper's Table 3), action mix and raise sizes."""
+    plt = _pyplot()
+    table = np.asarray(artifact["bb_per_hand"][:])
+    ci = np.asarray(artifact["ci95"][:])
+    mix = np.asarray(artifact["action_mix"][:]).astype(float)
+    sizes = np.asarray(artifact["raise_sizes"][:]).astype(float)
+    summary = artifact.meta["summary"]
+    labels = summary["players"]
+    n = len(labels)
+    fig, axes = plt.subplots(
+        1, 3, figsize=(1.5 * n + 11, 1.1 * n + 2), gridspec_kw={"width_ratios": [1.6, 1, 1]}
+    )
+    _heat_map(axes[0], table, ci, labels, 2)
+    axes[0].set_ylabel("row player (BB/hand won)")
+    axes[0].set_title(f"{summary['hands_per_pairing']:,} hands per pairing, 95% intervals")
+    for ax, counts, names, title in (
+        (axes[1], mix, ("fold", "check/call", "bet/raise"), "action mix (Figure 2)"),
+        (axes[2], sizes, ("<=1/2 pot", "<=1 pot", "<=2 pots", ">2 pots", "all-in"),
+         "raise sizes (Figure 3)"),
+    ):  # fmt: skip
+        share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+        left = np.zeros(n)
+        for k, name in enumerate(names):
+            ax.barh(range(n), share[:, k], left=left, label=name)
+            left += share[:, k]
+        ax.set_yticks(range(n), labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_title(title)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return "ranking " + " > ".join(summary["ranking"])
+
+
+def plot_nlhe_train(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Training and validation loss per epoch."""
+    plt = _pyplot()
+    train = np.asarray(artifact["train_loss"][:])
+    valid = np.asarray(artifact["valid_loss"][:])
+    epochs = np.arange(1, len(train) + 1)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(epochs, train, marker="o", label="training")
+    ax.plot(epochs, valid, marker="s", label="validation")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("mean squared error (chips won / buy-in)")
+    ax.set_title(f"{artifact.key}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return f"validation loss {valid[-1]:.4f} after {len(train)} epochs"
+
+
 PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
+    "nlhe-league": plot_nlhe_league,
+    "nlhe-train": plot_nlhe_train,
     "league": plot_league,
     "cfr": plot_cfr,
     "river-hs": plot_river_hs,

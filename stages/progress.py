@@ -16,6 +16,9 @@ class ProgressTask(Protocol):
     def close(self) -> None:
         """Finish the bar."""
 
+    def note(self, text: str) -> None:
+        """Show a short status next to the bar (a running loss)."""
+
 
 class Progress(Protocol):
     """Starts progress bars."""
@@ -32,6 +35,9 @@ class _NullTask:
     def close(self) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        pass
+
 
 class NullProgress:
     """Reports nothing."""
@@ -45,6 +51,7 @@ class _LogTask:
     def __init__(self, log: Callable[[str], None], desc: str, total: int, every_s: float):
         self.log, self.desc, self.total, self.every_s = log, desc, total, every_s
         self.done = 0
+        self.text = ""
         self.t0 = self.last = time.monotonic()
 
     def advance(self, n: int = 1) -> None:
@@ -52,12 +59,18 @@ class _LogTask:
         now = time.monotonic()
         if now - self.last >= self.every_s:
             self.last = now
-            self.log(f"{self.desc}: {self.done}/{self.total} ({now - self.t0:.0f} s)")
+            extra = f" {self.text}" if self.text else ""
+            self.log(f"{self.desc}: {self.done}/{self.total} ({now - self.t0:.0f} s){extra}")
 
     def close(self) -> None:
+        extra = f" {self.text}" if self.text else ""
         self.log(
             f"{self.desc}: {self.done}/{self.total} done in {time.monotonic() - self.t0:.1f} s"
+            + extra
         )
+
+    def note(self, text: str) -> None:
+        self.text = text
 
 
 class LogProgress:

@@ -1,3 +1,13 @@
 """Imports every stage module so each registers itself."""
 
-from stages import buckets, cfr, hsd, league, ochs, opponent_clusters, potential, river_hs  # noqa: F401
+from stages import (  # noqa: F401
+    buckets,
+    cfr,
+    hsd,
+    league,
+    nlhe,
+    ochs,
+    opponent_clusters,
+    potential,
+    river_hs,
+)

@@ -1,0 +1,537 @@
+"""No-limit hold'em CNN players: hand histories, training one generation, and the league.
+
+- `nlhe-histories` plays every pairing of a roster (built-in players by name, CNN generations as
+  `cnn.N` inputs) for equal numbers of hands, each deal twice with seats swapped, and stores the
+  compact action records (`engines.nolimit`); planes are encoded on the fly when training.
+- `nlhe-train` fits one network (`engines.nlhe_net`) to every recorded action: the target is
+  the acting player's chips won in that hand divided by the buy-in. Checkpoints each epoch.
+- `nlhe-league` plays a duplicate round robin and writes big blinds per hand with 95% intervals,
+  plus each player's action mix and raise sizes (the paper's Figures 2 and 3).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from itertools import combinations, combinations_with_replacement
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from numba import njit
+from pydantic import Field, field_validator
+
+from artifacts import Artifact, ArtifactStore
+from engines.nlhe_encoding import N_PLANES, SIZE, encode_samples
+from engines.nlhe_net import (
+    CnnPlayer,
+    NetConfig,
+    PokerCNN,
+    evaluate_loss,
+    make_optimiser,
+    model_from_arrays,
+    optimiser_from_arrays,
+    optimiser_to_arrays,
+    pick_device,
+    train_epoch,
+    weights_to_arrays,
+)
+from engines.nolimit import KINDS, HandRecords, Player, Rules, play, rules_of
+from stages.base import Stage, StageContext, StageError, StageParams, register
+from stages.common import GameParams
+
+NLHE_GAME = "holdem.nolimit.2p.50bb"
+RECORD_FIELDS = ("cards", "seat_player", "counts", "actions", "payoff")
+WEIGHT_PREFIX = "weights."
+
+
+class NlheParams(GameParams):
+    """A heads-up no-limit game (default: the paper's 50 big blinds)."""
+
+    game: str = NLHE_GAME
+
+    def rules(self) -> Rules:
+        """The game packed for the engine (a limit or multi-player game is refused)."""
+        try:
+            return rules_of(self.game_def())
+        except ValueError as exc:
+            raise StageError(str(exc)) from None
+
+
+def _check_builtins(names: list[str] | str) -> list[str]:
+    if isinstance(names, str):  # `--set players=heuristic-cards`
+        names = [n for n in names.split(",") if n]
+    bad = [n for n in names if n not in KINDS]
+    if bad:
+        raise ValueError(f"unknown player {bad[0]!r} (built-in players: {', '.join(KINDS)})")
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# Players from the store.
+
+
+def generation(store: ArtifactStore, train: Artifact) -> int:
+    """1 + the highest generation among the CNNs whose hands trained this one."""
+    histories = store.open(train.inputs["histories"])
+    ups = [store.open(k) for n, k in histories.inputs.items() if n.startswith("cnn.")]
+    return 1 + max((generation(store, u) for u in ups), default=0)
+
+
+def cnn_label(store: ArtifactStore, train: Artifact) -> str:
+    """`CNN-<g>g` as in the paper's table."""
+    return f"CNN-{generation(store, train)}g"
+
+
+def load_cnn(train: Artifact, device: str = "cpu") -> CnnPlayer:
+    """The CNN player of an `nlhe-train` artifact."""
+    p = train.params
+    config = NetConfig(tuple(p["filters"]), p["kernel"], p["dense"], p["dropout"])  # type: ignore[arg-type]
+    arrays = {
+        name[len(WEIGHT_PREFIX) :]: np.asarray(train[name][:])
+        for name in train.array_names()
+        if name.startswith(WEIGHT_PREFIX)
+    }
+    model = model_from_arrays(arrays, config, device)
+    return CnnPlayer(model, canonical_suits=p["canonical_suits"], device=device)
+
+
+def roster(
+    ctx: StageContext, builtins: list[str], device: str = "cpu"
+) -> tuple[list[str], list[Player], list[str]]:
+    """(labels, players, artifact keys or '') of the built-in names then the `cnn.N` inputs."""
+    store = ctx.writer.store
+    labels: list[str] = list(builtins)
+    players: list[Player] = [KINDS[b] for b in builtins]
+    keys = [""] * len(builtins)
+    cnn = sorted((n for n in ctx.inputs if n.startswith("cnn.")), key=lambda n: int(n[4:]))
+    for name in cnn:
+        art = ctx.inputs[name]
+        labels.append(cnn_label(store, art))
+        players.append(load_cnn(art, device))
+        keys.append(art.key)
+    if len(set(labels)) < len(labels):
+        labels = [f"{label}#{i}" for i, label in enumerate(labels)]
+    return labels, players, keys
+
+
+# ---------------------------------------------------------------------------------------------
+# nlhe-histories
+
+
+class HistoriesParams(NlheParams):
+    """Who plays (built-ins by name; CNNs as inputs), how many hands in all, and the seed."""
+
+    players: list[str] = Field(default_factory=lambda: ["heuristic"])
+    hands: int = Field(default=200_000, ge=2)
+    seed: int = 0
+    self_play: bool = True  # also pair every player with itself
+    device: str = "auto"
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
+
+    @field_validator("players", mode="before")
+    @classmethod
+    def _known(cls, v: list[str] | str) -> list[str]:
+        return _check_builtins(v)
+
+
+def run_histories(ctx: StageContext) -> dict[str, Any]:
+    """Play every pairing for an equal share of the hands; write the records."""
+    params: HistoriesParams = ctx.params
+    rules = params.rules()
+    labels, players, _keys = roster(ctx, params.players, pick_device(params.device))
+    if not labels:
+        raise StageError("nlhe-histories: needs at least one player")
+    pairs = list(
+        combinations_with_replacement(range(len(labels)), 2)
+        if params.self_play
+        else combinations(range(len(labels)), 2)
+    )
+    if not pairs:
+        raise StageError("nlhe-histories: one player and self_play=false leave no pairing")
+    deals = params.hands // (2 * len(pairs))
+    if deals < 1:
+        raise StageError(
+            f"nlhe-histories: {params.hands} hands cannot cover {len(pairs)} pairings twice"
+        )
+    parts: list[HandRecords] = []
+    pair_of_hand = []
+    bar = ctx.progress.start("hands", deals * 2 * len(pairs))
+    stats = {}
+    for idx, (i, j) in enumerate(pairs):
+        saved = ctx.writer.load_checkpoint(f"pair{idx}")
+        if saved is not None:
+            rec = HandRecords(*(saved[f] for f in RECORD_FIELDS))
+            bar.advance(len(rec.payoff))
+        else:
+            rec = play(
+                rules,
+                (players[i], players[j]),
+                deals,
+                seed=params.seed,
+                first_deal=idx * deals,
+                n_threads=os.cpu_count() or 1,
+                on_hands=bar.advance,
+            )
+            rec.seat_player = np.where(rec.seat_player == 0, i, j).astype(np.int8)
+            ctx.writer.save_checkpoint(f"pair{idx}", {f: getattr(rec, f) for f in RECORD_FIELDS})
+        parts.append(rec)
+        pair_of_hand.append(np.full(len(rec.payoff), idx, np.int16))
+        first_player_chips = np.where(rec.seat_player[:, 0] == i, rec.payoff, -rec.payoff)
+        mean, ci = duplicate_mean(first_player_chips, rules.big_blind)
+        stats[f"{labels[i]} vs {labels[j]}"] = [round(mean, 3), round(ci, 3)]
+    bar.close()
+    rec = HandRecords.concat(parts)
+    hands = len(rec.payoff)
+    starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
+    w = ctx.writer
+    _write(w, "cards", rec.cards.astype(np.int8))
+    _write(w, "seat_player", rec.seat_player.astype(np.int16))
+    _write(w, "hand_start", starts)
+    _write(w, "actions", rec.actions.astype(np.int32))
+    _write(w, "payoff", rec.payoff.astype(np.int32))
+    _write(w, "pairing", np.concatenate(pair_of_hand))
+    mix = np.bincount(rec.actions[:, 2], minlength=3) / max(len(rec.actions), 1)
+    return {
+        "players": labels,
+        "pairings": [[labels[i], labels[j]] for i, j in pairs],
+        "hands": hands,
+        "actions": int(len(rec.actions)),
+        "actions_per_hand": round(len(rec.actions) / hands, 3),
+        "fold_call_raise": [round(float(m), 4) for m in mix],
+        "bb_per_hand_first_vs_second": stats,
+    }
+
+
+def _write(writer: Any, name: str, data: np.ndarray) -> None:
+    chunks = (min(max(len(data), 1), 1 << 20),) + data.shape[1:]
+    writer.array(name, data.shape, data.dtype, chunks=chunks)[:] = data
+
+
+def duplicate_mean(chips: np.ndarray, big_blind: int) -> tuple[float, float]:
+    """Mean big blinds per hand and its 95% half-width from duplicate pairs (rows 2d, 2d+1)."""
+    pairs = (chips[0::2] + chips[1::2]) / (2.0 * big_blind)
+    n = len(pairs)
+    if n < 2:
+        return float(pairs.mean()) if n else 0.0, float("inf")
+    return float(pairs.mean()), float(1.96 * pairs.std(ddof=1) / np.sqrt(n))
+
+
+# ---------------------------------------------------------------------------------------------
+# nlhe-train
+
+
+class TrainParams(StageParams):
+    """Network shape, epochs and batches; the game comes from the histories."""
+
+    epochs: int = Field(default=3, ge=1)
+    batch_size: int = Field(default=128, ge=1)
+    seed: int = 0
+    filters: tuple[int, int] = (32, 64)
+    kernel: int = Field(default=5, ge=1)
+    dense: int = Field(default=1024, ge=1)
+    dropout: float = Field(default=0.5, ge=0.0, lt=1.0)
+    canonical_suits: bool = False
+    valid_fraction: float = Field(default=0.05, ge=0.0, lt=1.0)
+    max_samples: int = Field(default=0, ge=0)  # 0: every recorded action
+    device: str = "auto"
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
+
+    @field_validator("kernel")
+    @classmethod
+    def _odd(cls, v: int) -> int:
+        if v % 2 == 0:
+            raise ValueError("kernel must be odd (same-size padding)")
+        return v
+
+
+class Samples:
+    """Every recorded action of a histories artifact, encoded on demand."""
+
+    def __init__(self, histories: Artifact, canonical: bool):
+        self.rules = NlheParams(game=histories.params["game"]).rules()
+        self.cards = np.asarray(histories["cards"][:]).astype(np.int64)
+        self.starts = np.asarray(histories["hand_start"][:])
+        self.actions = np.asarray(histories["actions"][:])
+        payoff = np.asarray(histories["payoff"][:]).astype(np.float64)
+        counts = np.diff(self.starts)
+        self.hand = np.repeat(np.arange(len(counts)), counts)
+        seat = self.actions[:, 1]
+        chips = np.where(seat == 0, payoff[self.hand], -payoff[self.hand])
+        self.target = np.clip(chips / self.rules.stack[seat], -1.0, 1.0).astype(np.float32)
+        self.canonical = canonical
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def batch(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Planes and targets of sample ids."""
+        r = self.rules
+        x = np.empty((len(ids), N_PLANES, SIZE, SIZE), np.float32)
+        encode_samples(
+            x,
+            np.asarray(ids, np.int64),
+            self.hand,
+            self.starts,
+            self.cards,
+            self.actions,
+            r.game.num_hole_cards,
+            r.game.num_suits,
+            r.board_through,
+            r.first,
+            r.blind,
+            r.small_blind,
+            self.canonical,
+        )
+        return x, self.target[ids]
+
+
+def run_train(ctx: StageContext) -> dict[str, Any]:
+    """Fit one generation; checkpoint after every epoch."""
+    params: TrainParams = ctx.params
+    device = pick_device(params.device)
+    samples = Samples(ctx.inputs["histories"], params.canonical_suits)
+    rng = np.random.default_rng(params.seed)
+    n_hands = len(samples.starts) - 1
+    valid_hand = rng.random(n_hands) < params.valid_fraction
+    is_valid = valid_hand[samples.hand]
+    train_ids = np.flatnonzero(~is_valid)
+    valid_ids = np.flatnonzero(is_valid)
+    if params.max_samples and len(train_ids) > params.max_samples:
+        train_ids = np.sort(rng.choice(train_ids, params.max_samples, replace=False))
+    if len(train_ids) == 0:
+        raise StageError("nlhe-train: no training samples")
+    torch.manual_seed(params.seed)
+    config = NetConfig(params.filters, params.kernel, params.dense, params.dropout)
+    model = PokerCNN(config).to(device)
+    optimiser = make_optimiser(model)
+    curves: dict[str, list[float]] = {"train_loss": [], "valid_loss": [], "samples_per_second": []}
+    start_epoch = 0
+    saved = ctx.writer.load_checkpoint("train")
+    if saved is not None:
+        start_epoch = int(saved["epoch"])
+        model.load_state_dict(
+            {k[2:]: torch.from_numpy(v) for k, v in saved.items() if k.startswith("w.")}
+        )
+        optimiser_from_arrays(optimiser, {k[2:]: v for k, v in saved.items() if k.startswith("o.")})
+        for name in curves:
+            curves[name] = list(saved[name])
+        ctx.log(f"nlhe-train: resuming after epoch {start_epoch}")
+    ctx.log(
+        f"nlhe-train: {len(train_ids):,} training and {len(valid_ids):,} validation samples "
+        f"on {device}"
+    )
+    for epoch in range(start_epoch, params.epochs):
+        bar = ctx.progress.start(f"epoch {epoch + 1}/{params.epochs}", len(train_ids))
+        running = [0.0, 0]
+
+        def on_batch(n: int, loss: float, bar: Any = bar, running: list = running) -> None:
+            running[0] += loss * n
+            running[1] += n
+            bar.advance(n)
+            bar.note(f"loss {running[0] / running[1]:.4f}")
+
+        t0 = time.perf_counter()
+        loss = train_epoch(
+            model,
+            optimiser,
+            samples.batch,
+            train_ids,
+            params.batch_size,
+            params.seed * 1000 + epoch,
+            device,
+            on_batch,
+        )
+        seconds = time.perf_counter() - t0
+        valid = evaluate_loss(model, samples.batch, valid_ids, 4 * params.batch_size, device)
+        bar.close()
+        curves["train_loss"].append(loss)
+        curves["valid_loss"].append(valid)
+        curves["samples_per_second"].append(len(train_ids) / seconds)
+        ctx.log(
+            f"nlhe-train: epoch {epoch + 1}: train loss {loss:.5f}, validation {valid:.5f}, "
+            f"{len(train_ids) / seconds:,.0f} samples/s"
+        )
+        state = {f"w.{k}": v for k, v in weights_to_arrays(model).items()}
+        state.update({f"o.{k}": v for k, v in optimiser_to_arrays(optimiser).items()})
+        state["epoch"] = np.array(epoch + 1)
+        state.update({k: np.array(v, np.float64) for k, v in curves.items()})
+        ctx.writer.save_checkpoint("train", state)
+    for name, value in weights_to_arrays(model).items():
+        ctx.writer.array(WEIGHT_PREFIX + name, value.shape, value.dtype, chunks=value.shape)[:] = (
+            value
+        )
+    for name, values in curves.items():
+        arr = np.array(values, np.float64)
+        ctx.writer.array(name, arr.shape, arr.dtype, chunks=arr.shape)[:] = arr
+    return {
+        "train_samples": int(len(train_ids)),
+        "valid_samples": int(len(valid_ids)),
+        "train_loss": round(curves["train_loss"][-1], 6),
+        "valid_loss": round(curves["valid_loss"][-1], 6),
+        "samples_per_second": round(float(np.median(curves["samples_per_second"])), 1),
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+        "device": device,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# nlhe-league
+
+RAISE_BINS = ("<=1/2 pot", "<=1 pot", "<=2 pots", ">2 pots", "all-in")
+
+
+@njit(cache=True)
+def action_profile(
+    seat_player: np.ndarray,
+    starts: np.ndarray,
+    actions: np.ndarray,
+    blind: np.ndarray,
+    stack: np.ndarray,
+    n_players: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per player: counts of fold/call/raise, and of raises by size relative to the pot."""
+    mix = np.zeros((n_players, 3), np.int64)
+    sizes = np.zeros((n_players, 5), np.int64)
+    for h in range(starts.shape[0] - 1):
+        spent = blind.copy()
+        for j in range(starts[h], starts[h + 1]):
+            seat = actions[j, 1]
+            who = seat_player[h, seat]
+            kind = actions[j, 2]
+            mix[who, kind] += 1
+            after = actions[j, 3]
+            if kind == 2:
+                pot = spent[0] + spent[1] + (max(spent[0], spent[1]) - spent[seat])
+                extra = after - max(spent[0], spent[1])
+                if after >= stack[seat]:
+                    b = 4
+                elif extra <= 0.5 * pot:
+                    b = 0
+                elif extra <= pot:
+                    b = 1
+                elif extra <= 2 * pot:
+                    b = 2
+                else:
+                    b = 3
+                sizes[who, b] += 1
+            spent[seat] = after
+    return mix, sizes
+
+
+class LeagueParams(NlheParams):
+    """Built-in players by name (CNNs as inputs), hands per pairing, seed."""
+
+    players: list[str] = Field(default_factory=lambda: ["random", "heuristic"])
+    hands: int = Field(default=100_000, ge=2)
+    seed: int = 1
+    device: str = "auto"
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
+
+    @field_validator("players", mode="before")
+    @classmethod
+    def _known(cls, v: list[str] | str) -> list[str]:
+        return _check_builtins(v)
+
+
+def run_league(ctx: StageContext) -> dict[str, Any]:
+    """Every pairing plays the same duplicate deals; write the table and action profiles."""
+    params: LeagueParams = ctx.params
+    rules = params.rules()
+    labels, players, keys = roster(ctx, params.players, pick_device(params.device))
+    n = len(labels)
+    if n < 2:
+        raise StageError("nlhe-league: needs at least two players")
+    deals = max(1, params.hands // 2)
+    table = np.zeros((n, n))
+    ci = np.zeros((n, n))
+    hands = np.zeros((n, n))
+    mix = np.zeros((n, 3), np.int64)
+    sizes = np.zeros((n, 5), np.int64)
+    pairs = list(combinations(range(n), 2))
+    bar = ctx.progress.start("league hands", len(pairs) * 2 * deals)
+    for i, j in pairs:
+        t0 = time.perf_counter()
+        rec = play(
+            rules,
+            (players[i], players[j]),
+            deals,
+            seed=params.seed,
+            n_threads=os.cpu_count() or 1,
+            on_hands=bar.advance,
+        )
+        mean, half = duplicate_mean(rec.player_payoff(), rules.big_blind)
+        table[i, j], table[j, i] = mean, -mean
+        ci[i, j] = ci[j, i] = half
+        hands[i, j] = hands[j, i] = len(rec.payoff)
+        starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
+        who = np.where(rec.seat_player == 0, i, j).astype(np.int64)
+        m, s = action_profile(who, starts, rec.actions, rules.blind, rules.stack, n)
+        mix += m
+        sizes += s
+        ctx.log(
+            f"nlhe-league: {labels[i]} vs {labels[j]}: {mean:+.3f} ± {half:.3f} BB/hand over "
+            f"{len(rec.payoff):,} hands ({time.perf_counter() - t0:.1f} s)"
+        )
+    bar.close()
+    w = ctx.writer
+    for name, data in (("bb_per_hand", table), ("ci95", ci), ("hands", hands)):
+        w.array(name, data.shape, np.float64, chunks=data.shape)[:] = data
+    w.array("action_mix", mix.shape, np.int64, chunks=mix.shape)[:] = mix
+    w.array("raise_sizes", sizes.shape, np.int64, chunks=sizes.shape)[:] = sizes
+    means = table.sum(axis=1) / (n - 1)
+    summary: dict[str, Any] = {
+        "players": labels,
+        "keys": keys,
+        "mean_bb_per_hand": [round(float(m), 4) for m in means],
+        "ranking": [labels[k] for k in np.argsort(-means, kind="stable")],
+        "hands_per_pairing": int(hands[0, 1]),
+        "fold_call_raise": {
+            labels[k]: [round(float(x), 4) for x in mix[k] / max(mix[k].sum(), 1)] for k in range(n)
+        },
+        "raise_sizes": {
+            labels[k]: dict(zip(RAISE_BINS, [int(x) for x in sizes[k]])) for k in range(n)
+        },
+    }
+    if "heuristic" in labels:
+        h = labels.index("heuristic")
+        summary["beats_heuristic_significantly"] = [
+            labels[k] for k in range(n) if k != h and table[k, h] - ci[k, h] > 0
+        ]
+    return summary
+
+
+register(
+    Stage(
+        name="nlhe-histories",
+        version=1,
+        params_model=HistoriesParams,
+        run=run_histories,
+        inputs={"cnn": "nlhe-train"},
+        many_inputs=frozenset({"cnn"}),
+        optional_inputs=frozenset({"cnn"}),
+        description="No-limit hand histories between built-in and CNN players (action records)",
+    )
+)
+register(
+    Stage(
+        name="nlhe-train",
+        version=1,
+        params_model=TrainParams,
+        run=run_train,
+        inputs={"histories": "nlhe-histories"},
+        description="Train one CNN generation on hand histories (MSE, Adadelta)",
+    )
+)
+register(
+    Stage(
+        name="nlhe-league",
+        version=1,
+        params_model=LeagueParams,
+        run=run_league,
+        inputs={"cnn": "nlhe-train"},
+        many_inputs=frozenset({"cnn"}),
+        optional_inputs=frozenset({"cnn"}),
+        description="Duplicate round robin of no-limit players in big blinds per hand",
+    )
+)

@@ -1,0 +1,356 @@
+"""The CNN paper's no-limit pipeline: plane encoding, network, scoring, stages and flow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from artifacts import ArtifactStore
+from engines import nolimit as nl
+from engines.cards import parse_cards
+from engines.nlhe_encoding import (
+    COL0,
+    ROW0,
+    encode_candidate,
+    encode_samples,
+    encode_state,
+    thermo_count,
+)
+from engines.nlhe_net import (
+    CnnPlayer,
+    NetConfig,
+    PokerCNN,
+    make_optimiser,
+    model_from_arrays,
+    train_epoch,
+    weights_to_arrays,
+)
+from stages.base import StageError
+from stages.games import load_game
+from stages.runner import run_stage
+
+RULES = nl.rules_of(load_game("holdem.nolimit.2p.50bb"))
+TINY_NET = {"filters": [4, 8], "kernel": 3, "dense": 16, "epochs": 1, "batch_size": 256}
+
+
+def _inner(plane: np.ndarray) -> np.ndarray:
+    """The 13x4 matrix inside a padded 17x17 plane."""
+    return plane[ROW0 : ROW0 + 13, COL0 : COL0 + 4]
+
+
+def _cells(plane: np.ndarray) -> list[tuple[int, int]]:
+    return [tuple(int(v) for v in x) for x in np.argwhere(_inner(plane) != 0)]
+
+
+def _thermo(n: int) -> np.ndarray:
+    m = np.zeros((13, 4), np.float32)
+    m.reshape(-1)[: min(n, 52)] = 1.0
+    return m
+
+
+def test_thermometer_code_matches_the_paper_examples():
+    out = np.zeros((33, 17, 17), np.float32)
+    encode_candidate(out, nl.CALL, 50, 50)  # 1 SB: the top-left cell only
+    assert _cells(out[32]) == [(0, 0)]
+    for chips, cells in ((200, 4), (350, 7), (2600, 52), (5000, 52), (0, 0), (49, 0)):
+        out[:] = 0
+        encode_candidate(out, nl.RAISE, chips, 50)
+        assert np.array_equal(_inner(out[32]), _thermo(cells)), chips
+        assert thermo_count(chips, 50) == cells
+        assert out[32].sum() == cells  # nothing outside the 13x4 block
+    # 4 SB fill the first rank row (four suits); the type plane is constant over the block.
+    out[:] = 0
+    encode_candidate(out, nl.RAISE, 200, 50)
+    assert _cells(out[32]) == [(0, 0), (0, 1), (0, 2), (0, 3)]
+    assert np.all(_inner(out[31]) == 1.0) and out[31].sum() == 52
+
+
+def _scripted_flop_state():
+    """SB raises to 300, BB calls; on the flop BB checks, SB bets 200: BB to act."""
+    cards = np.array(parse_cards("AsKd" + "2c3c" + "4h5h6h7s8s"), dtype=np.int64)
+    history = np.zeros((1, RULES.max_actions, 4), np.int32)
+    state = np.zeros((1, nl.STATE_WIDTH), np.int64)
+    nl.start_hand(state, 0, RULES.stack, RULES.blind, RULES.first)
+    for kind, to in ((nl.RAISE, 300), (nl.CALL, 0), (nl.CALL, 0), (nl.RAISE, 500)):
+        nl.apply_action(state, 0, kind, to, history, RULES.stack, RULES.blind, RULES.first)
+    return cards, history[0], state[0]
+
+
+def test_state_planes_of_a_hand_built_flop_decision():
+    cards, history, state = _scripted_flop_state()
+    assert state[nl.ROUND] == 1 and state[nl.ACTOR] == 0 and state[nl.N_ACTS] == 4
+    out = np.zeros((33, 17, 17), np.float32)
+    encode_state(
+        out, cards, 2, 4, 0, history, 4, 1, RULES.board_through, RULES.first, RULES.blind, 50, False
+    )
+    # ranks: 2=0 .. A=12; suits c d h s = 0..3
+    assert _cells(out[0]) == [(12, 3)]  # As
+    assert _cells(out[1]) == [(11, 1)]  # Kd
+    assert sorted(_cells(out[2])) == [(2, 2), (3, 2), (4, 2)]  # flop 4h 5h 6h
+    assert out[3].sum() == 0 and out[4].sum() == 0  # turn and river not dealt yet
+    assert sorted(_cells(out[5])) == [(2, 2), (3, 2), (4, 2), (11, 1), (12, 3)]
+    assert np.array_equal(_inner(out[6]), _thermo(16))  # pot 300 + 500 = 800 chips = 16 SB
+    assert out[7].sum() == 52 and out[8].sum() == 0 and out[9].sum() == 0  # round 1
+    assert out[10].sum() == 52  # seat 0 acts first after the flop
+    # current round, most recent first: the bet (raise, 200 chips = 4 SB), then the check
+    assert np.allclose(_inner(out[11]), 1.0) and np.array_equal(_inner(out[16]), _thermo(4))
+    assert np.allclose(_inner(out[12]), 2 / 3) and out[17].sum() == 0
+    assert all(out[p].sum() == 0 for p in (13, 14, 15, 18, 19, 20))
+    # previous round: the call (200 chips), then the raise to 300 (250 chips = 5 SB)
+    assert np.allclose(_inner(out[21]), 2 / 3) and np.array_equal(_inner(out[26]), _thermo(4))
+    assert np.allclose(_inner(out[22]), 1.0) and np.array_equal(_inner(out[27]), _thermo(5))
+    assert out[31].sum() == 0 and out[32].sum() == 0
+    # everything outside the 13x4 block is padding
+    mask = np.ones((17, 17), bool)
+    mask[ROW0 : ROW0 + 13, COL0 : COL0 + 4] = False
+    assert not out[:, mask].any()
+
+
+def test_canonical_suits_make_isomorphic_hands_encode_identically():
+    def planes(text: str, canonical: bool) -> np.ndarray:
+        cards = np.array(parse_cards(text), dtype=np.int64)
+        out = np.zeros((33, 17, 17), np.float32)
+        history = np.zeros((4, 4), np.int32)
+        bt, first, blind = RULES.board_through, RULES.first, RULES.blind
+        encode_state(out, cards, 2, 4, 0, history, 0, 3, bt, first, blind, 50, canonical)
+        return out
+
+    a = "AhKh" + "2c3c" + "Qh7d2s9h3d"
+    b = "AsKs" + "2d3d" + "Qs7c2h9s3c"  # hearts<->spades, diamonds<->clubs
+    assert not np.array_equal(planes(a, False), planes(b, False))
+    assert np.array_equal(planes(a, True), planes(b, True))
+    c = "AhKd" + "2c3c" + "Qh7d2s9h3d"  # another suit pattern stays different
+    assert not np.array_equal(planes(a, True), planes(c, True))
+
+
+def test_recorded_samples_encode_with_their_own_action_as_candidate():
+    rec = nl.play(RULES, (nl.HEURISTIC, nl.RANDOM), 50, seed=3)
+    starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
+    hand = np.repeat(np.arange(len(rec.counts)), rec.counts)
+    ids = np.arange(len(rec.actions))
+    out = np.zeros((len(ids), 33, 17, 17), np.float32)
+    cards = rec.cards.astype(np.int64)
+    r = RULES
+    args = (2, 4, r.board_through, r.first, r.blind, 50, False)
+    encode_samples(out, ids, hand, starts, cards, rec.actions, *args)
+    for j in range(0, len(ids), 7):
+        h, k = hand[j], j - starts[hand[j]]
+        seat, kind, after = rec.actions[j, 1], rec.actions[j, 2], rec.actions[j, 3]
+        mine = [a for a in rec.actions[starts[h] : j] if a[1] == seat]
+        before = mine[-1][3] if mine else r.blind[seat]
+        ref = np.zeros((33, 17, 17), np.float32)
+        acts = rec.actions[starts[h] : j + 1]
+        encode_state(ref, cards[h], 2, 4, seat, acts, k, rec.actions[j, 0], *args[2:])
+        encode_candidate(ref, kind, after - before, 50)
+        assert np.array_equal(out[j], ref)
+
+
+def test_network_shape_range_and_weights_round_trip():
+    torch.manual_seed(0)
+    config = NetConfig()
+    model = PokerCNN(config).eval()
+    x = torch.rand(5, 33, 17, 17)
+    y = model(x)
+    assert y.shape == (5,) and bool((y.abs() <= 1).all())
+    # the paper's layers: 5x5x32, 5x5x32, pool, 5x5x64, 5x5x64, pool, dense 1024, 1 output
+    shapes = [tuple(w.shape) for w in model.parameters() if w.dim() > 1]
+    assert shapes == [(32, 33, 5, 5), (32, 32, 5, 5), (64, 32, 5, 5), (64, 64, 5, 5), (1024, 1024),
+                      (1, 1024)]  # fmt: skip
+    arrays = weights_to_arrays(model)
+    assert all(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in arrays.values())
+    again = model_from_arrays(arrays, config)
+    assert torch.equal(again(x), y)
+
+
+def test_split_first_convolution_scores_equal_full_planes():
+    torch.manual_seed(1)
+    model = PokerCNN(NetConfig(filters=(8, 8), kernel=5, dense=32)).eval()
+    player = CnnPlayer(model, max_candidates=37)  # several chunks
+    batch = nl.new_batch(RULES, 40, 5, 0, (nl.EXTERNAL, nl.HEURISTIC))
+    batch.advance()
+    tables = batch.waiting(0)
+    assert len(tables) > 10
+    row, kind, raise_to, scores = player.score(batch, tables)
+    assert len(row) > 5 * len(tables)  # fold/call and many raise sizes per decision
+    full = np.zeros((len(row), 33, 17, 17), np.float32)
+    r = RULES
+    for c in range(len(row)):
+        t = tables[row[c]]
+        seat = batch.state[t, nl.ACTOR]
+        spent = batch.state[t, nl.SPENT + seat]
+        chips = 0 if kind[c] == nl.FOLD else raise_to[c] - spent
+        bt, first, blind = r.board_through, r.first, r.blind
+        n_acts, rnd = batch.state[t, nl.N_ACTS], batch.state[t, nl.ROUND]
+        encode_state(
+            full[c], batch.cards[t], 2, 4, seat, batch.history[t], n_acts, rnd, bt, first, blind,
+            50, False,
+        )  # fmt: skip
+        encode_candidate(full[c], kind[c], chips, 50)
+    with torch.no_grad():
+        direct = model(torch.from_numpy(full)).numpy()
+    assert np.allclose(scores, direct, atol=1e-5)
+    # every raise candidate is legal and the saturated sizes collapse to one
+    for j, t in enumerate(tables):
+        _f, _c, can_raise, lo, hi = nl.legal(batch.state, t, r.stack)
+        sizes = raise_to[(row == j) & (kind == nl.RAISE)]
+        assert (len(sizes) > 0) == can_raise
+        if can_raise:
+            assert sizes.min() == lo and sizes.max() <= hi and len(sizes) <= 53
+
+
+def test_training_fits_a_learnable_target():
+    """Loss falls on a target the planes determine (the pot thermometer's fill)."""
+    torch.manual_seed(2)
+    rng = np.random.default_rng(0)
+    x_all = np.zeros((512, 33, 17, 17), np.float32)
+    fill = rng.integers(0, 53, 512)
+    for i, n in enumerate(fill):
+        x_all[i, 6, ROW0 : ROW0 + 13, COL0 : COL0 + 4] = _thermo(int(n))
+    y_all = (fill / 26.0 - 1.0).astype(np.float32) * 0.8
+
+    def batches(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return x_all[ids], y_all[ids]
+
+    model = PokerCNN(NetConfig(filters=(4, 8), kernel=3, dense=32, dropout=0.0))
+    opt = make_optimiser(model)
+    ids = np.arange(512)
+    losses = [train_epoch(model, opt, batches, ids, 32, seed=e) for e in range(8)]
+    assert losses[-1] < 0.2 * losses[0]
+
+
+@pytest.fixture(scope="module")
+def tiny_chain(tmp_path_factory):
+    """Generation 1 from heuristic hands, generation 2 from {heuristic, gen 1} pairings."""
+    store = ArtifactStore(tmp_path_factory.mktemp("nlhe"))
+    h1 = run_stage("nlhe-histories", {"hands": 800, "seed": 1}, {}, store=store, log=lambda m: None)
+    g1 = run_stage("nlhe-train", TINY_NET, {"histories": h1.key}, store=store, log=lambda m: None)
+    h2 = run_stage(
+        "nlhe-histories", {"hands": 600, "seed": 2}, {"cnn.0": g1.key}, store=store,
+        log=lambda m: None,
+    )  # fmt: skip
+    return store, h1.key, g1.key, h2.key
+
+
+def test_histories_cover_every_pairing_equally(tiny_chain):
+    store, h1, g1, h2 = tiny_chain
+    first = store.open(h1)
+    assert first.meta["summary"]["pairings"] == [["heuristic", "heuristic"]]
+    assert first.meta["summary"]["hands"] == 800
+    second = store.open(h2)
+    s = second.meta["summary"]
+    assert s["pairings"] == [
+        ["heuristic", "heuristic"], ["heuristic", "CNN-1g"], ["CNN-1g", "CNN-1g"]
+    ]  # fmt: skip
+    pairing = np.asarray(second["pairing"][:])
+    assert np.bincount(pairing).tolist() == [200, 200, 200]
+    starts = np.asarray(second["hand_start"][:])
+    assert starts[-1] == second["actions"].shape[0] == s["actions"]
+    payoff = np.asarray(second["payoff"][:])
+    assert np.abs(payoff).max() <= 5000
+
+
+def _checksums(store: ArtifactStore, key: str) -> dict[str, str]:
+    return {n: a["checksum"] for n, a in store.open(key).meta["arrays"].items()}
+
+
+def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypatch):
+    """Killed after its first pairing, a rerun resumes from the pairing checkpoint; the records
+    equal the uninterrupted run's (CNN decisions and the counter-based deals are deterministic)."""
+    import stages.nlhe as stage
+
+    store, _h1, g1, h2 = tiny_chain
+    want = _checksums(store, h2)
+    real_play = stage.play
+    calls = []
+
+    def dying_play(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed")
+        return real_play(*args, **kwargs)
+
+    monkeypatch.setattr(stage, "play", dying_play)
+    params = {"hands": 600, "seed": 2}
+    store.remove(h2, force=True)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store)
+    monkeypatch.setattr(stage, "play", real_play)
+    run = run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store)
+    assert run.key == h2 and store.open(h2).meta["resumed"]
+    assert _checksums(store, h2) == want
+
+
+def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path, monkeypatch):
+    import stages.nlhe as stage
+
+    store, h1, _g1, _h2 = tiny_chain
+    params = {**TINY_NET, "epochs": 2, "seed": 5}
+    whole = run_stage("nlhe-train", params, {"histories": h1}, store=store, log=lambda m: None)
+    want = _checksums(store, whole.key)
+    real = stage.evaluate_loss
+    calls = []
+
+    def dying(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # epoch 2's validation: epoch 1 is checkpointed
+            raise KeyboardInterrupt("killed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stage, "evaluate_loss", dying)
+    store.remove(whole.key, force=True)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("nlhe-train", params, {"histories": h1}, store=store)
+    monkeypatch.setattr(stage, "evaluate_loss", real)
+    again = run_stage("nlhe-train", params, {"histories": h1}, store=store)
+    assert store.open(again.key).meta["resumed"]
+    got = _checksums(store, again.key)
+    assert {k: v for k, v in got.items() if k != "samples_per_second"} == {
+        k: v for k, v in want.items() if k != "samples_per_second"
+    }
+
+
+def test_league_table_is_antisymmetric_and_random_loses(tiny_chain):
+    store, _h1, g1, _h2 = tiny_chain
+    run = run_stage("nlhe-league", {"hands": 400}, {"cnn.0": g1}, store=store, log=lambda m: None)
+    art = store.open(run.key)
+    table = np.asarray(art["bb_per_hand"][:])
+    ci = np.asarray(art["ci95"][:])
+    assert np.allclose(table, -table.T) and np.allclose(ci, ci.T)
+    s = art.meta["summary"]
+    assert s["players"] == ["random", "heuristic", "CNN-1g"]
+    assert table[0, 1] < 0  # Random loses to the heuristic (paper: -6.82 BB/hand)
+    # the heuristic's recorded mix: raises are drawn 45% of the time where legal
+    assert abs(s["fold_call_raise"]["heuristic"][2] - 0.42) < 0.05
+    sizes = np.asarray(art["raise_sizes"][:])
+    assert sizes.sum(axis=1).tolist() == np.asarray(art["action_mix"][:])[:, 2].tolist()
+
+
+def test_bad_player_name_is_one_clear_error(tmp_path):
+    store = ArtifactStore(tmp_path)
+    with pytest.raises(StageError, match="unknown player 'shark'"):
+        run_stage("nlhe-histories", {"players": ["shark"]}, {}, store=store)
+    with pytest.raises(StageError, match="heads-up no-limit"):
+        run_stage("nlhe-histories", {"game": "leduc.limit.2p", "hands": 10}, {}, store=store)
+    assert store.keys() == []
+
+
+def test_nlhe_cnn_flow_chains_three_generations_and_reuses_them(tmp_path):
+    from flows.pipeline import run_plan
+    from flows.specs import get_flow
+
+    spec = get_flow("nlhe-cnn")
+    params = spec.resolve("tiny", ["hands=240", "epochs=1", "league.hands=200"])
+    assert params["histories-1"]["hands"] == 240 and params["league"]["hands"] == 200
+    store = ArtifactStore(tmp_path)
+    first = run_plan(spec, params, store, log=lambda m: None)
+    assert list(first) == [
+        "histories-1", "train-1", "histories-2", "train-2", "histories-3", "train-3", "league"
+    ]  # fmt: skip
+    h3 = store.open(first["histories-3"].key).meta["summary"]
+    assert h3["players"] == ["heuristic", "CNN-1g", "CNN-2g"] and len(h3["pairings"]) == 6
+    league = store.open(first["league"].key).meta["summary"]
+    assert league["players"] == ["random", "heuristic", "CNN-1g", "CNN-2g", "CNN-3g"]
+    again = run_plan(spec, params, store, log=lambda m: None)
+    assert all(r.cached for r in again.values())
+    assert {k: r.key for k, r in again.items()} == {k: r.key for k, r in first.items()}
