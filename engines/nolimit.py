@@ -508,7 +508,9 @@ def apply_many(state, tables, kinds, raise_to, history, stack, blind, first) -> 
         can_fold, _call, can_raise, lo, hi = legal(state, t, stack)
         k = kinds[j]
         if (
-            state[t, DONE] != 0
+            k < FOLD
+            or k > RAISE
+            or state[t, DONE] != 0
             or (k == FOLD and not can_fold)
             or (k == RAISE and (not can_raise or raise_to[j] < lo or raise_to[j] > hi))
         ):
@@ -572,6 +574,11 @@ class TableBatch:
     def apply(self, tables: np.ndarray, kinds: np.ndarray, raise_to: np.ndarray) -> None:
         """Apply one chosen action per listed table; an illegal one raises NoLimitError."""
         r = self.rules
+        tables = np.asarray(tables)
+        if len(tables) != len(kinds) or len(tables) != len(raise_to):
+            raise NoLimitError("apply: tables, kinds and raise_to differ in length")
+        if len(tables) and (tables.min() < 0 or tables.max() >= self.state.shape[0]):
+            raise NoLimitError(f"apply: table index outside 0..{self.state.shape[0] - 1}")
         bad = apply_many(
             self.state,
             np.ascontiguousarray(tables, dtype=np.int64),

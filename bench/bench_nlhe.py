@@ -1,0 +1,297 @@
+"""No-limit CNN pipeline speed: heuristic self-play, CNN decisions, training, paper projection.
+
+    .venv/bin/python bench/bench_nlhe.py selfplay [--deals 200000]
+    .venv/bin/python bench/bench_nlhe.py cnn [--deals 500]
+    .venv/bin/python bench/bench_nlhe.py train [--samples 20000] [--device cpu]
+    .venv/bin/python bench/bench_nlhe.py all
+    .venv/bin/python bench/bench_nlhe.py variants [--hands 8000,3000] [--league-hands 2000]
+
+`selfplay` is compared in the same run with OpenSpiel's universal_poker on the same ACPC game
+(random play stepped from Python: the reference's own speed of dealing and applying actions).
+`cnn` compares the split-first-convolution scorer with scoring every candidate's full planes.
+`all` runs the three and projects the `paper` preset of `nlhe-cnn` from the measured rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+import torch
+
+from engines import nolimit as nl
+from engines.nlhe_encoding import encode_candidate, encode_state
+from engines.nlhe_net import CnnPlayer, NetConfig, PokerCNN, make_optimiser, train_epoch
+from stages.games import game_text, load_game
+from stages.nlhe import NLHE_GAME, Samples
+
+RULES = nl.rules_of(load_game(NLHE_GAME))
+
+
+def selfplay(deals: int) -> dict[str, float]:
+    """Heuristic self-play hands per second (1 and 2 threads) and OpenSpiel's random play."""
+    nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), 2000, seed=0)  # compile
+    out = {}
+    for threads in (1, 2):
+        t0 = time.perf_counter()
+        rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), deals, seed=1, n_threads=threads)
+        dt = time.perf_counter() - t0
+        out[f"threads_{threads}"] = len(rec.payoff) / dt
+        out["actions_per_hand"] = float(rec.counts.mean())
+        print(
+            f"heuristic self-play, {threads} thread(s): {len(rec.payoff):,} hands in {dt:.2f} s "
+            f"= {len(rec.payoff) / dt:,.0f} hands/s, {rec.counts.mean():.2f} actions/hand"
+        )
+    try:
+        import pyspiel
+    except ImportError:
+        print("OpenSpiel not installed: no reference")
+        return out
+    text = game_text(NLHE_GAME)[1]
+    gamedef = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    game = pyspiel.load_game("universal_poker", {"gamedef": gamedef})
+    rng = np.random.default_rng(0)
+    hands = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 3.0:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            else:
+                legal = state.legal_actions()
+                state.apply_action(legal[rng.integers(len(legal))])
+        hands += 1
+    dt = time.perf_counter() - t0
+    out["openspiel"] = hands / dt
+    print(
+        f"OpenSpiel universal_poker, random play: {hands:,} hands in {dt:.2f} s "
+        f"= {hands / dt:,.0f} hands/s; ratio {out['threads_2'] / out['openspiel']:,.0f}x"
+    )
+    return out
+
+
+def cnn(deals: int) -> dict[str, float]:
+    """CNN decisions and candidates per second in a match against the heuristic."""
+    torch.manual_seed(0)
+    model = PokerCNN(NetConfig()).eval()
+    player = CnnPlayer(model)
+    nl.play(RULES, (player, nl.HEURISTIC), 20, seed=0)  # compile and warm up
+    player.decisions = player.scored = 0
+    t0 = time.perf_counter()
+    nl.play(RULES, (player, nl.HEURISTIC), deals, seed=2, batch_deals=deals)
+    dt = time.perf_counter() - t0
+    out = {
+        "decisions_per_s": player.decisions / dt,
+        "candidates_per_s": player.scored / dt,
+        "candidates_per_decision": player.scored / player.decisions,
+    }
+    print(
+        f"CNN vs heuristic, {2 * deals:,} hands: {player.decisions:,} CNN decisions in {dt:.1f} s "
+        f"= {out['decisions_per_s']:,.1f} decisions/s, {out['candidates_per_s']:,.0f} "
+        f"candidates/s ({out['candidates_per_decision']:.1f} per decision)"
+    )
+    # Reference: the same candidates scored from their full 33 planes.
+    batch = nl.new_batch(RULES, 200, 9, 0, (nl.EXTERNAL, nl.HEURISTIC))
+    batch.advance()
+    tables = batch.waiting(0)
+    row, kind, raise_to, _ = player.score(batch, tables)
+    t0 = time.perf_counter()
+    player.score(batch, tables)
+    split_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    full = np.zeros((len(row), 33, 17, 17), np.float32)
+    r = RULES
+    for c in range(len(row)):
+        t = tables[row[c]]
+        seat = batch.state[t, nl.ACTOR]
+        chips = 0 if kind[c] == nl.FOLD else raise_to[c] - batch.state[t, nl.SPENT + seat]
+        encode_state(
+            full[c],
+            batch.cards[t],
+            2,
+            4,
+            seat,
+            batch.history[t],
+            batch.state[t, nl.N_ACTS],
+            batch.state[t, nl.ROUND],
+            r.board_through,
+            r.first,
+            r.blind,
+            r.small_blind,
+            False,
+        )
+        encode_candidate(full[c], kind[c], chips, r.small_blind)
+    with torch.no_grad():
+        for a in range(0, len(row), 8192):
+            model(torch.from_numpy(full[a : a + 8192]))
+    full_s = time.perf_counter() - t0
+    out["split_vs_full"] = full_s / split_s
+    print(
+        f"scoring {len(row):,} candidates of {len(tables)} decisions: split {split_s:.2f} s, "
+        f"full planes {full_s:.2f} s ({full_s / split_s:.2f}x)"
+    )
+    return out
+
+
+def train(samples: int, device: str) -> dict[str, float]:
+    """Training samples per second for one epoch of the paper's network."""
+    rec_deals = samples // 12 + 1
+    rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), rec_deals, seed=3, n_threads=2)
+
+    class _Hist:  # what Samples reads from a histories artifact
+        params = {"game": NLHE_GAME}
+
+        def __getitem__(self, name: str) -> np.ndarray:
+            starts = np.concatenate([[0], np.cumsum(rec.counts)])
+            return {
+                "cards": rec.cards,
+                "hand_start": starts,
+                "actions": rec.actions,
+                "payoff": rec.payoff,
+            }[name]
+
+    data = Samples(_Hist(), canonical=False)  # type: ignore[arg-type]
+    ids = np.arange(min(samples, len(data)))
+    torch.manual_seed(0)
+    model = PokerCNN(NetConfig()).to(device)
+    opt = make_optimiser(model)
+    train_epoch(model, opt, data.batch, ids[:512], 128, seed=0, device=device)  # warm up
+    t0 = time.perf_counter()
+    train_epoch(model, opt, data.batch, ids, 128, seed=1, device=device)
+    dt = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for b in range(0, len(ids), 128):
+        data.batch(ids[b : b + 128])
+    encode_s = time.perf_counter() - t0
+    rate = len(ids) / dt
+    print(
+        f"training on {device}: {len(ids):,} samples in {dt:.1f} s = {rate:,.0f} samples/s "
+        f"(encoding alone {len(ids) / encode_s:,.0f} samples/s)"
+    )
+    return {"samples_per_s": rate}
+
+
+def project(sp: dict[str, float], cn: dict[str, float], tr: dict[str, float]) -> None:
+    """Wall time of `gameforge run nlhe-cnn --preset paper` from the measured rates."""
+    actions_per_hand = sp["actions_per_hand"]
+    samples = 200_000 * actions_per_hand
+    train_s = 3 * 3 * samples / tr["samples_per_s"]  # 3 generations x 3 epochs
+    # Share of decisions taken by CNNs in generation g's histories (pairings with replacement).
+    cnn_decisions = 0.0
+    for g in (2, 3):
+        roster = g  # heuristic + g-1 CNNs
+        pairs = roster * (roster + 1) // 2
+        seats_cnn = sum(
+            (i > 0) + (j > 0) for i in range(roster) for j in range(i, roster)
+        )  # CNN seats over all pairings
+        cnn_decisions += 200_000 * actions_per_hand * seats_cnn / (2 * pairs)
+    league_cnn = 0.0
+    players = ["random", "heuristic", "cnn", "cnn", "cnn"]
+    for i in range(5):
+        for j in range(i + 1, 5):
+            seats = (players[i] == "cnn") + (players[j] == "cnn")
+            league_cnn += 100_000 * actions_per_hand * seats / 2
+    play_s = (cnn_decisions + league_cnn) / cn["decisions_per_s"]
+    total = train_s + play_s
+    print(
+        f"paper preset projection on this machine: training {train_s / 3600:.1f} h "
+        f"({3 * 3 * samples:,.0f} samples), CNN play {play_s / 3600:.1f} h "
+        f"({cnn_decisions + league_cnn:,.0f} CNN decisions), total {total / 3600:.1f} h"
+    )
+
+
+def main() -> None:
+    """Run the chosen measurements."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("what", choices=("selfplay", "cnn", "train", "all", "variants"))
+    parser.add_argument("--store", default="/tmp/nlhe_variants")
+    parser.add_argument("--hands", default="8000,3000", help="variants: gen-1, later hands")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--league-hands", type=int, default=2000)
+    parser.add_argument("--deals", type=int, default=0)
+    parser.add_argument("--samples", type=int, default=20_000)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    torch.set_num_threads(os.cpu_count() or 1)
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
+    )
+    if args.what == "selfplay":
+        selfplay(args.deals or 200_000)
+    elif args.what == "cnn":
+        cnn(args.deals or 500)
+    elif args.what == "train":
+        train(args.samples, args.device)
+    elif args.what == "variants":
+        first, later = (int(x) for x in args.hands.split(","))
+        variants(args.store, (first, later), args.epochs, args.league_hands)
+    else:
+        sp = selfplay(args.deals or 200_000)
+        cn = cnn(500)
+        tr = train(args.samples, args.device)
+        project(sp, cn, tr)
+
+
+if __name__ == "__main__":
+    main()
+
+
+# The paper's future-work options, one at a time and all together (`variants` mode).
+VARIANTS = {
+    "paper settings": [],
+    "suit canonicalisation": ["canonical_suits=true"],
+    "20 BB stacks": ["game=holdem.nolimit.2p.20bb"],
+    "3x3 filters": ["kernel=3"],
+    "card-aware heuristic": ["nlhe-histories.players=heuristic-cards"],
+    "all four": [
+        "canonical_suits=true",
+        "game=holdem.nolimit.2p.20bb",
+        "kernel=3",
+        "nlhe-histories.players=heuristic-cards",
+    ],
+}
+
+
+def variants(store_root: str, hands: tuple[int, int], epochs: int, league_hands: int) -> None:
+    """Train three generations per variant; play generation 3 against the heuristic players."""
+    from artifacts import ArtifactStore
+    from flows.pipeline import run_plan
+    from flows.specs import get_flow
+    from stages.runner import run_stage
+
+    spec = get_flow("nlhe-cnn")
+    store = ArtifactStore(store_root)
+    scale = [f"histories-1.hands={hands[0]}", f"histories-2.hands={hands[1]}",
+             f"histories-3.hands={hands[1]}", f"epochs={epochs}"]  # fmt: skip
+    rows = []
+    for name, overrides in VARIANTS.items():
+        t0 = time.perf_counter()
+        params = spec.resolve("small", scale + overrides)
+        only = [n.name for n in spec.nodes if n.name != "league"]
+        results = run_plan(spec, params, store, only=only, log=lambda m: None)
+        game = params["league"].get("game", NLHE_GAME)
+        opponents = ["heuristic", "heuristic-cards"]
+        league = run_stage(
+            "nlhe-league",
+            {"game": game, "players": opponents, "hands": league_hands},
+            {"cnn.0": results["train-3"].key},
+            store=store,
+            log=lambda m: None,
+        )
+        art = store.open(league.key)
+        table = np.asarray(art["bb_per_hand"][:])
+        ci = np.asarray(art["ci95"][:])
+        row = (name, table[2, 0], ci[2, 0], table[2, 1], ci[2, 1], time.perf_counter() - t0)
+        rows.append(row)
+        print(f"{name}: CNN-3g vs heuristic {row[1]:+.2f} ± {row[2]:.2f}, vs card-aware "
+              f"{row[3]:+.2f} ± {row[4]:.2f} BB/hand ({row[5]:.0f} s)", flush=True)  # fmt: skip
+    print("\n| variant | CNN-3g vs heuristic | CNN-3g vs card-aware heuristic | seconds |")
+    print("|---|---:|---:|---:|")
+    for name, a, ca, b, cb, s in rows:
+        print(f"| {name} | {a:+.2f} ± {ca:.2f} | {b:+.2f} ± {cb:.2f} | {s:.0f} |")
