@@ -25,7 +25,7 @@ import torch
 from engines import nolimit as nl
 from engines.nlhe_encoding import encode_candidate, encode_state
 from engines.nlhe_net import CnnPlayer, NetConfig, PokerCNN, make_optimiser, train_epoch
-from stages.games import game_text, load_game
+from stages.games import load_game
 from stages.nlhe import NLHE_GAME, Samples
 
 RULES = nl.rules_of(load_game(NLHE_GAME))
@@ -50,9 +50,23 @@ def selfplay(deals: int) -> dict[str, float]:
     except ImportError:
         print("OpenSpiel not installed: no reference")
         return out
-    text = game_text(NLHE_GAME)[1]
-    gamedef = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
-    game = pyspiel.load_game("universal_poker", {"gamedef": gamedef})
+    g = RULES.game
+    game = pyspiel.load_game(
+        "universal_poker",
+        {
+            "betting": "nolimit",
+            "bettingAbstraction": "fullgame",
+            "numPlayers": g.num_players,
+            "numRounds": g.num_rounds,
+            "stack": " ".join(map(str, g.stack)),
+            "blind": " ".join(map(str, g.blind)),
+            "firstPlayer": " ".join(str(p + 1) for p in g.first_player),
+            "numSuits": g.num_suits,
+            "numRanks": g.num_ranks,
+            "numHoleCards": g.num_hole_cards,
+            "numBoardCards": " ".join(map(str, g.num_board_cards)),
+        },
+    )
     rng = np.random.default_rng(0)
     hands = 0
     t0 = time.perf_counter()

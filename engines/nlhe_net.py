@@ -86,7 +86,10 @@ class PokerCNN(nn.Module):
 
 def weights_to_arrays(model: nn.Module) -> dict[str, np.ndarray]:
     """The model's parameters and buffers as float32 arrays (what the store keeps)."""
-    return {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
+    return {
+        k: np.ascontiguousarray(v.detach().cpu().numpy(), dtype=np.float32)
+        for k, v in model.state_dict().items()
+    }
 
 
 def model_from_arrays(
@@ -152,13 +155,14 @@ def train_epoch(
     and dropout masks depend only on `seed`, so an epoch replays exactly after a resume.
     """
     torch.manual_seed(seed)
+    model.to(memory_format=torch.channels_last)  # in place: the optimiser's parameters stay
     model.train()
     loss_fn = nn.MSELoss()
     order = np.random.default_rng(seed).permutation(ids)
     total = 0.0
     for b in range(0, len(order), batch_size):
         x, y = batches(np.sort(order[b : b + batch_size]))
-        xt = torch.from_numpy(x).to(device)
+        xt = torch.from_numpy(x).to(device).contiguous(memory_format=torch.channels_last)
         yt = torch.from_numpy(y).to(device)
         optimiser.zero_grad()
         loss = loss_fn(model(xt), yt)
@@ -293,7 +297,8 @@ class CnnPlayer:
         device: str = "cpu",
         max_candidates: int = 8192,
     ):
-        self.model = model.to(device).eval()
+        # channels-last convolutions run about 1.4x faster on CPU (oneDNN), same arithmetic.
+        self.model = model.to(device).eval().to(memory_format=torch.channels_last)
         self.canonical = canonical_suits
         self.device = device
         self.max_candidates = max_candidates
@@ -352,13 +357,16 @@ class CnnPlayer:
         )
         scores = np.empty(m, np.float32)
         features = self.model.features
-        with torch.no_grad():
+        with torch.inference_mode():
             s1 = self.conv1(torch.from_numpy(states).to(self.device))
+            s1 = s1.contiguous(memory_format=torch.channels_last)  # gathers keep the layout
             rows = torch.from_numpy(row).to(self.device)
             pats = torch.from_numpy(pattern).to(self.device)
             for a in range(0, m, self.max_candidates):
                 b = min(a + self.max_candidates, m)
-                h = features[1](s1[rows[a:b]] + self.patterns[pats[a:b]])
+                h = s1.index_select(0, rows[a:b])
+                h.add_(self.patterns.index_select(0, pats[a:b]))
+                h = features[1](h)
                 out = self.model.head(features[2:](h)).squeeze(1)
                 scores[a:b] = out.float().cpu().numpy()
         return row, kind, raise_to, scores
