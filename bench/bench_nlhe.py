@@ -252,10 +252,6 @@ def main() -> None:
         project(sp, cn, tr)
 
 
-if __name__ == "__main__":
-    main()
-
-
 # The paper's future-work options, one at a time and all together (`variants` mode).
 VARIANTS = {
     "paper settings": [],
@@ -309,3 +305,7 @@ def variants(store_root: str, hands: tuple[int, int], epochs: int, league_hands:
     print("|---|---:|---:|---:|")
     for name, a, ca, b, cb, s in rows:
         print(f"| {name} | {a:+.2f} ± {ca:.2f} | {b:+.2f} ± {cb:.2f} | {s:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
