@@ -3,6 +3,7 @@
 from stages import (  # noqa: F401
     buckets,
     cfr,
+    hearts,
     hsd,
     league,
     nlhe,

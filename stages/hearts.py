@@ -1,0 +1,455 @@
+"""Hearts with FALCON and nu-SVR: logged games, risk models, learners and their evaluation.
+
+- `hearts-logs`: games of four Monte Carlo agents; every decision as the SVR's 27 features
+  (5 for the card played, 22 perception values), its (trick, seat in the trick) group and the
+  DegSQ label (+1 if that player takes Q♠ in this or a later trick). Chunked over Dask workers.
+- `hearts-svr`: one nu-SVR per group (52) on a label-balanced sample, as arrays.
+- `hearts-falcon`: one learner (action set, SVR guidance on or off, seed) playing against three
+  rule-based agents, with network snapshots at the learning-curve checkpoints.
+- `hearts-eval`: every snapshot of every learner against three rule-based and three Monte Carlo
+  agents (penalty ratio = points / 26), and the final learners' ranks in games to 100 points.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from artifacts import Artifact, write_chunk
+from engines.falcon import FalconParams
+from engines.hearts import RULE_BASED, Options
+from engines.hearts_actions import N_ACTIONS, N_PERCEPTION, card_features
+from engines.hearts_agents import LOG_WIDTH, MONTE_CARLO, play_games
+from engines.hearts_falcon import N_FEATURES, N_NETWORKS, action_mask, falcon_games
+from engines.hearts_svr import fit, pack
+from stages.base import Stage, StageContext, StageError, StageParams, register
+
+CHECKPOINTS = (0, 1, 100, 1000, 10_000, *range(20_000, 100_001, 10_000))
+DIM = 2 * N_PERCEPTION + N_ACTIONS + 2  # FALCON weight vector: S complement-coded, A, R
+
+
+class RuleParams(StageParams):
+    """The rule options (engines.hearts): the paper's game by default."""
+
+    passing: int = Field(default=0, ge=0, le=4)
+    moon: bool = False
+    two_clubs_leads: bool = True
+    must_break_hearts: bool = True
+    no_points_first_trick: bool = True
+
+    def options(self) -> np.ndarray:
+        """The options array."""
+        return Options(
+            self.passing,
+            self.moon,
+            self.two_clubs_leads,
+            self.must_break_hearts,
+            self.no_points_first_trick,
+        ).array()
+
+
+# ---------------------------------------------------------------------------------------------
+# hearts-logs
+
+
+class LogsParams(RuleParams):
+    """How many Monte Carlo games to log, their simulations and seed."""
+
+    games: int = Field(default=100_000, ge=1)
+    sims: int = Field(default=200, ge=1)
+    seed: int = 0
+    games_per_chunk: int = Field(default=500, ge=1)
+    # Each game's deal and decisions depend only on (seed, game number): chunking is free.
+    execution_only: ClassVar[frozenset[str]] = frozenset({"games_per_chunk"})
+
+
+def log_chunk(path: str, array: str, chunk: int, p: dict[str, Any]) -> None:
+    """Play and log one chunk of games (a Dask task)."""
+    first = chunk * p["games_per_chunk"]
+    n = min(p["games_per_chunk"], p["games"] - first)
+    log = np.zeros((52 * n, LOG_WIDTH), np.float32)
+    qs = np.zeros((n, 2), np.int64)
+    points = np.zeros((n, 4), np.int64)
+    kinds = np.full(4, MONTE_CARLO, np.int64)
+    play_games(p["seed"], first, kinds, np.asarray(p["options"]), p["sims"], points, log, qs)
+    game = log[:, 0].astype(np.int64)
+    seat = log[:, 1].astype(np.int64)
+    trick = log[:, 2].astype(np.int64)
+    position = log[:, 3].astype(np.int64)
+    card = log[:, 4].astype(np.int64)
+    label = np.where((qs[game, 0] == seat) & (qs[game, 1] >= trick), 1, -1)
+    features = np.zeros((len(log), N_FEATURES), np.float32)
+    one = np.zeros(5)
+    for i in range(len(log)):
+        card_features(one, card[i])
+        features[i, :5] = one
+    features[:, 5:] = log[:, 5:]
+    meta = np.stack([4 * trick + position, label, seat], axis=1).astype(np.int16)
+    write_chunk(path, "meta", chunk, meta)
+    write_chunk(path, "points", chunk, points.astype(np.int16))
+    write_chunk(path, array, chunk, features)
+
+
+def run_logs(ctx: StageContext) -> dict[str, Any]:
+    """Log every decision of `games` Monte Carlo games."""
+    p: LogsParams = ctx.params
+    rows = 52 * p.games
+    per = 52 * p.games_per_chunk
+    w = ctx.writer
+    w.array("features", (rows, N_FEATURES), np.float32, chunks=(per, N_FEATURES))
+    w.array("meta", (rows, 3), np.int16, chunks=(per, 3))
+    w.array("points", (p.games, 4), np.int16, chunks=(p.games_per_chunk, 4))
+    n_chunks = -(-p.games // p.games_per_chunk)
+    payload = {**p.model_dump(), "options": p.options().tolist()}
+    ctx.run_chunks(log_chunk, "features", n_chunks, (payload,), desc="Monte Carlo games")
+    meta = np.asarray(w.group["meta"][:])
+    points = np.asarray(w.group["points"][:]).astype(np.float64)
+    return {
+        "games": p.games,
+        "decisions": rows,
+        "label_share_positive": round(float((meta[:, 1] > 0).mean()), 4),
+        "mean_penalty_ratio": round(float(points.mean() / 26), 4),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# hearts-svr
+
+
+class SvrParams(StageParams):
+    """Samples per label per group and the nu-SVR's parameters (gamma 0: 1 / features)."""
+
+    per_label: int = Field(default=10_000, ge=1)
+    nu: float = Field(default=0.5, gt=0, le=1)
+    c: float = Field(default=1.0, gt=0)
+    gamma: float = Field(default=0.0, ge=0)
+    seed: int = 0
+
+
+def fit_group(path: str, group: int, p: dict[str, Any]) -> dict[str, Any]:
+    """Fit one group's model (a Dask task); returns its arrays and label counts."""
+    import zarr
+
+    root = zarr.open_group(path, mode="r")
+    meta = np.asarray(root["meta"][:])
+    rows = np.flatnonzero(meta[:, 0] == group)
+    labels = meta[rows, 1].astype(np.int64)
+    features = np.asarray(root["features"].get_orthogonal_selection((rows, slice(None))))
+    gamma = p["gamma"] or 1.0 / N_FEATURES
+    model = fit(features, labels, p["per_label"], p["nu"], p["c"], gamma, p["seed"] + group)
+    fallback = 1.0 if len(labels) and (labels > 0).all() else -1.0
+    return {
+        "model": model,
+        "fallback": fallback,
+        "positive": int((labels > 0).sum()),
+        "negative": int((labels <= 0).sum()),
+    }
+
+
+def run_svr(ctx: StageContext) -> dict[str, Any]:
+    """Fit the 52 group models and store them as arrays."""
+    p: SvrParams = ctx.params
+    logs: Artifact = ctx.inputs["logs"]
+    items = [(str(logs.path), g, p.model_dump()) for g in range(N_NETWORKS)]
+    results = ctx.executor.map(fit_group, items, desc="nu-SVR groups", progress=ctx.progress)
+    packed = pack([r["model"] for r in results], N_FEATURES, [r["fallback"] for r in results])
+    for name, data in packed.items():
+        shape = data.shape if data.size else (0,) * data.ndim
+        chunks = tuple(max(1, s) for s in data.shape)
+        ctx.writer.array(name, shape, data.dtype, chunks=chunks)[...] = data
+    return {
+        "support_vectors": int(len(packed["dual"])),
+        "groups_fitted": sum(r["model"] is not None for r in results),
+        "samples_per_group": [2 * min(r["positive"], r["negative"], p.per_label) for r in results],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# hearts-falcon
+
+
+class FalconStageParams(RuleParams):
+    """One learner: action set, SVR guidance, learning games, FALCON parameters, seed."""
+
+    actions: str = "new"  # "new": all 29 actions; "previous": the earlier papers' set
+    svr: bool = False
+    games: int = Field(default=100_000, ge=0)
+    checkpoints: list[int] = Field(default_factory=lambda: list(CHECKPOINTS))
+    seed: int = 0
+    capacity: int = Field(default=3000, ge=1)
+    rho_state: float = Field(default=0.8, ge=0, le=1)
+    rho_reward: float = Field(default=0.5, ge=0, le=1)
+    beta: float = Field(default=0.5, gt=0, le=1)
+    epsilon: float = Field(default=0.05, ge=0, le=1)
+    reward: str = "rest-of-game"  # or "trick"
+    threshold: float = 0.0  # SVR: try the next action while predicted DegSQ exceeds this
+
+    @field_validator("actions")
+    @classmethod
+    def _actions(cls, v: str) -> str:
+        if v not in ("new", "previous"):
+            raise ValueError("actions must be 'new' or 'previous'")
+        return v
+
+    @field_validator("reward")
+    @classmethod
+    def _reward(cls, v: str) -> str:
+        if v not in ("trick", "rest-of-game"):
+            raise ValueError("reward must be 'trick' or 'rest-of-game'")
+        return v
+
+
+def svr_arrays(artifact: Artifact | None) -> tuple[np.ndarray, ...]:
+    """(support, dual, sv_start, intercept, gamma, lo, hi) of a hearts-svr artifact, or empty."""
+    if artifact is None:
+        z = np.zeros((N_NETWORKS, N_FEATURES))
+        return (np.zeros((0, N_FEATURES)), np.zeros(0), np.zeros(N_NETWORKS + 1, np.int64),
+                np.zeros(N_NETWORKS), np.zeros(N_NETWORKS), z, z)  # fmt: skip
+    names = ("support", "dual", "sv_start", "intercept", "gamma", "lo", "hi")
+    return tuple(np.asarray(artifact[n][...]) for n in names)
+
+
+def run_falcon(ctx: StageContext) -> dict[str, Any]:
+    """Learn against three rule-based agents; snapshot the networks at each checkpoint."""
+    p: FalconStageParams = ctx.params
+    svr = ctx.inputs.get("svr")
+    if p.svr and svr is None:
+        raise StageError("hearts-falcon: svr=true needs a hearts-svr input")
+    checkpoints = sorted({c for c in p.checkpoints if c <= p.games} | {p.games})
+    params = FalconParams(rho=(p.rho_state, 0.0, p.rho_reward), beta=p.beta).array()
+    weights = np.ones((N_NETWORKS, p.capacity, DIM))
+    nodes = np.zeros(N_NETWORKS, np.int64)
+    mask = action_mask(p.actions == "previous")
+    model = svr_arrays(svr if p.svr else None)
+    opts = p.options()
+    done = 0
+    ratios = []
+    saved = ctx.writer.load_checkpoint("falcon")
+    if saved is not None:
+        weights, nodes, done = saved["weights"], saved["nodes"], int(saved["done"])
+        ratios = list(saved["ratios"])
+    bar = ctx.progress.start("learning games", p.games)
+    bar.advance(done)
+    w = ctx.writer
+    for c in checkpoints:
+        if c < done or (c == done and f"nodes_{c}" in w.group):
+            continue  # written before a kill: the partial artifact keeps it
+        while done < c:
+            n = min(c - done, 1000)
+            points = np.zeros((n, 4), np.int64)
+            seats = np.zeros(n, np.int64)
+            falcon_games(
+                p.seed, done, RULE_BASED, opts, 0, weights, nodes, params, mask, True,
+                p.epsilon, 0 if p.reward == "trick" else 1, p.svr, p.threshold, *model,
+                points, seats,
+            )  # fmt: skip
+            ratios.extend((points[np.arange(n), seats] / 26.0).tolist())
+            done += n
+            bar.advance(n)
+        committed = _committed(weights, nodes)
+        w.array(f"nodes_{c}", nodes.shape, np.int64, chunks=nodes.shape)[:] = nodes
+        shape = committed.shape if committed.size else (0, DIM)
+        w.array(f"weights_{c}", shape, np.float32, chunks=(max(1, shape[0]), DIM))[:] = committed
+        ctx.writer.save_checkpoint(
+            "falcon",
+            {
+                "weights": weights,
+                "nodes": nodes,
+                "done": np.array(done),
+                "ratios": np.array(ratios),
+            },
+        )
+    bar.close()
+    cps = np.array(checkpoints, np.int64)
+    w.array("checkpoints", cps.shape, np.int64, chunks=cps.shape)[:] = cps
+    curve = np.array(ratios, np.float32)
+    if curve.size:
+        w.array("training_ratio", curve.shape, np.float32, chunks=curve.shape)[:] = curve
+    return {
+        "games": p.games,
+        "nodes_total": int(nodes.sum()),
+        "training_ratio_last_1000": round(float(np.mean(ratios[-1000:])), 4) if ratios else None,
+    }
+
+
+def _committed(weights: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    parts = [weights[n, : nodes[n]] for n in range(N_NETWORKS)]
+    return np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, DIM), np.float32)
+
+
+def load_snapshot(artifact: Artifact, checkpoint: int, capacity: int) -> tuple[np.ndarray, ...]:
+    """(weights [52, capacity, DIM], nodes [52]) of a learner at a checkpoint."""
+    nodes = np.asarray(artifact[f"nodes_{checkpoint}"][:])
+    flat = np.asarray(artifact[f"weights_{checkpoint}"][...]).astype(np.float64)
+    weights = np.ones((N_NETWORKS, max(capacity, 1), DIM))
+    start = 0
+    for n in range(N_NETWORKS):
+        weights[n, : nodes[n]] = flat[start : start + nodes[n]]
+        start += nodes[n]
+    return weights, nodes
+
+
+# ---------------------------------------------------------------------------------------------
+# hearts-eval
+
+
+class EvalParams(RuleParams):
+    """Games per evaluation (the paper: 5,000), Monte Carlo simulations, rank games, seed."""
+
+    games: int = Field(default=5000, ge=1)
+    sims: int = Field(default=200, ge=1)
+    rank_matches: int = Field(default=1000, ge=0)
+    seed: int = 10_000_019
+
+
+def evaluate(
+    weights: np.ndarray,
+    nodes: np.ndarray,
+    lp: dict[str, Any],
+    opponent: int,
+    games: int,
+    seed: int,
+    sims: int,
+    opts: np.ndarray,
+) -> np.ndarray:
+    """Learner points per game against three agents (no learning, no SVR, no exploration)."""
+    params = FalconParams(rho=(lp["rho_state"], 0.0, lp["rho_reward"]), beta=lp["beta"]).array()
+    mask = action_mask(lp["actions"] == "previous")
+    model = svr_arrays(None)
+    points = np.zeros((games, 4), np.int64)
+    seats = np.zeros(games, np.int64)
+    falcon_games(
+        seed, 0, opponent, opts, sims, weights.copy(), nodes.copy(), params, mask, False, 0.0, 1,
+        False, 0.0, *model, points, seats,
+    )  # fmt: skip
+    return points[np.arange(games), seats]
+
+
+def ranks_to_100(points: np.ndarray, seats: np.ndarray, matches: int) -> np.ndarray:
+    """Learner's rank (1..4, ties shared) in consecutive matches played until someone has 100."""
+    out = []
+    i = 0
+    totals = np.zeros(4)
+    mine = 0.0
+    for g in range(len(points)):
+        totals += np.roll(points[g], -seats[g])  # learner first
+        if totals.max() >= 100:
+            mine = totals[0]
+            out.append(1 + (totals[1:] < mine).sum() + 0.5 * (totals[1:] == mine).sum())
+            totals[:] = 0
+            i += 1
+            if i == matches:
+                break
+    return np.array(out)
+
+
+def run_eval(ctx: StageContext) -> dict[str, Any]:
+    """Evaluate every snapshot of every learner; ranks for the final snapshots."""
+    p: EvalParams = ctx.params
+    names = sorted(ctx.inputs, key=lambda n: int(n.partition(".")[2]))
+    if not names:
+        raise StageError("hearts-eval: needs learners (inputs learners.0, learners.1, ...)")
+    opts = p.options()
+    labels = []
+    rows = []
+    rank_rows = []
+    bar = ctx.progress.start("evaluations", sum(
+        len(ctx.inputs[n]["checkpoints"][:]) for n in names))  # fmt: skip
+    for li, name in enumerate(names):
+        art = ctx.inputs[name]
+        lp = art.params
+        labels.append(f"{lp['actions']}{'+svr' if lp['svr'] else ''} seed {lp['seed']}")
+        for c in np.asarray(art["checkpoints"][:]):
+            weights, nodes = load_snapshot(art, int(c), lp["capacity"])
+            res = []
+            for opp in (RULE_BASED, MONTE_CARLO):
+                pts = evaluate(weights, nodes, lp, opp, p.games, p.seed, p.sims, opts)
+                res.append(pts.mean() / 26.0)
+            rows.append((li, int(c), res[0], res[1]))
+            bar.advance()
+        final = int(np.asarray(art["checkpoints"][:])[-1])
+        weights, nodes = load_snapshot(art, final, lp["capacity"])
+        if p.rank_matches:
+            for opp in (RULE_BASED, MONTE_CARLO):
+                n_games = 40 * p.rank_matches  # matches to 100 points last about 10-15 deals
+                params = FalconParams(
+                    rho=(lp["rho_state"], 0.0, lp["rho_reward"]), beta=lp["beta"]
+                ).array()
+                points = np.zeros((n_games, 4), np.int64)
+                seats = np.zeros(n_games, np.int64)
+                falcon_games(
+                    p.seed + 1, 0, opp, opts, p.sims, weights.copy(), nodes.copy(), params,
+                    action_mask(lp["actions"] == "previous"), False, 0.0, 1, False, 0.0,
+                    *svr_arrays(None), points, seats,
+                )  # fmt: skip
+                ranks = ranks_to_100(points, seats, p.rank_matches)
+                rank_rows.append((li, opp, float(ranks.mean()), len(ranks)))
+    bar.close()
+    table = np.array(rows, np.float64)
+    w = ctx.writer
+    w.array("curve", table.shape, np.float64, chunks=table.shape)[:] = table
+    if rank_rows:
+        ranks_t = np.array(rank_rows, np.float64)
+        w.array("ranks", ranks_t.shape, np.float64, chunks=ranks_t.shape)[:] = ranks_t
+    variants: dict[str, list[int]] = {}
+    for li, label in enumerate(labels):
+        variants.setdefault(label.rsplit(" seed ", 1)[0], []).append(li)
+    table_rows = {}
+    for variant, members in variants.items():
+        finals = np.array([table[table[:, 0] == li][-1] for li in members])
+        entry: dict[str, Any] = {"trials": len(members)}
+        for col, key in ((2, "vs_rule_based"), (3, "vs_monte_carlo")):
+            # below 0.25 is also below the opponents' mean: the four ratios sum to 1
+            entry[key] = round(float(finals[:, col].mean()), 4)
+            entry[key + "_trials_below_0.25"] = int((finals[:, col] < 0.25).sum())
+        for opp, key in ((RULE_BASED, "rank_vs_rule_based"), (MONTE_CARLO, "rank_vs_monte_carlo")):
+            got = [r[2] for r in rank_rows if r[0] in members and r[1] == opp]
+            if got:
+                entry[key] = round(float(np.mean(got)), 4)
+        table_rows[variant] = entry
+    return {"learners": labels, "table": table_rows}
+
+
+register(
+    Stage(
+        name="hearts-logs",
+        version=1,
+        params_model=LogsParams,
+        run=run_logs,
+        description="Hearts games of four Monte Carlo agents, every decision logged for the SVR",
+    )
+)
+register(
+    Stage(
+        name="hearts-svr",
+        version=1,
+        params_model=SvrParams,
+        run=run_svr,
+        inputs={"logs": "hearts-logs"},
+        description="One nu-SVR per (trick, seat in trick) predicting the risk of taking Q♠",
+    )
+)
+register(
+    Stage(
+        name="hearts-falcon",
+        version=1,
+        params_model=FalconStageParams,
+        run=run_falcon,
+        inputs={"svr": "hearts-svr"},
+        optional_inputs=frozenset({"svr"}),
+        description="A FALCON Hearts learner against rule-based agents, with snapshots",
+    )
+)
+register(
+    Stage(
+        name="hearts-eval",
+        version=1,
+        params_model=EvalParams,
+        run=run_eval,
+        inputs={"learners": "hearts-falcon"},
+        many_inputs=frozenset({"learners"}),
+        description="Penalty ratios of learner snapshots vs rule-based and Monte Carlo agents",
+    )
+)

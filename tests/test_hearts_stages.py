@@ -1,0 +1,126 @@
+"""Hearts stages: logged labels, the SVR as arrays against scikit-learn, learners, evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from artifacts import ArtifactStore
+from engines.hearts_falcon import N_FEATURES, net_index, svr_predict
+from engines.hearts_svr import balanced_sample, scale
+from stages.base import StageError
+from stages.runner import run_stage
+
+QUIET = {"log": lambda m: None}
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    store = ArtifactStore(tmp_path_factory.mktemp("hearts"))
+    logs = run_stage("hearts-logs", {"games": 240, "games_per_chunk": 60}, {}, store=store, **QUIET)
+    svr = run_stage("hearts-svr", {"per_label": 150}, {"logs": logs.key}, store=store, **QUIET)
+    return store, logs.key, svr.key
+
+
+def test_logs_label_who_takes_the_queen_later(chain):
+    store, logs, _ = chain
+    art = store.open(logs)
+    meta = np.asarray(art["meta"][:])
+    features = np.asarray(art["features"][:])
+    assert features.shape == (240 * 52, N_FEATURES) and meta.shape == (240 * 52, 3)
+    assert set(np.unique(meta[:, 1])) <= {-1, 1}
+    # per game, exactly one player takes Q♠; its decisions up to that trick are +1, later -1
+    for g in range(0, 240, 17):
+        rows = meta[52 * g : 52 * (g + 1)]
+        takers = {int(s) for _grp, lab, s in rows if lab > 0}
+        assert len(takers) <= 1
+        if takers:
+            seat = takers.pop()
+            mine = rows[rows[:, 2] == seat]
+            tricks = mine[:, 0] // 4
+            labels = mine[:, 1]
+            last = tricks[labels > 0].max()
+            assert (labels[tricks <= last] > 0).all() and (labels[tricks > last] < 0).all()
+    # features: one-hot suit of the card played, rank in [0, 1], perception in [0, 1]
+    assert np.allclose(features[:, :4].sum(axis=1), 1.0)
+    assert features.min() >= 0 and features.max() <= 1
+
+
+def test_svr_arrays_predict_exactly_as_scikit_learn(chain):
+    from sklearn.svm import NuSVR
+
+    store, logs, svr = chain
+    la, sa = store.open(logs), store.open(svr)
+    meta = np.asarray(la["meta"][:])
+    features = np.asarray(la["features"][:]).astype(np.float64)
+    group = net_index(2, 1)
+    rows = np.flatnonzero(meta[:, 0] == group)
+    x, y = features[rows], meta[rows, 1].astype(np.int64)
+    arrays = {n: np.asarray(sa[n][...]) for n in sa.array_names()}
+    idx = balanced_sample(y, 150, np.random.default_rng(0 + group))
+    lo, hi = x[idx].min(axis=0), x[idx].max(axis=0)
+    ref = NuSVR(kernel="rbf", nu=0.5, C=1.0, gamma=1.0 / N_FEATURES).fit(
+        scale(x[idx], lo, hi), y[idx]
+    )
+    want = ref.predict(scale(x, lo, hi))
+    args = [arrays[n] for n in ("support", "dual", "sv_start", "intercept", "gamma", "lo", "hi")]
+    got = np.array([svr_predict(row, group, *args) for row in x])
+    assert np.allclose(got, want, atol=1e-9)
+    # the model separates the labels better than chance on its own group
+    assert got[y > 0].mean() > got[y < 0].mean()
+
+
+def test_learner_resumes_after_a_kill_to_the_same_snapshots(chain, monkeypatch):
+    import stages.hearts as stage
+
+    store, _logs, svr = chain
+    params = {"games": 2500, "checkpoints": [0, 100, 1000], "actions": "new", "svr": True}
+    whole = run_stage("hearts-falcon", params, {"svr": svr}, store=store, **QUIET)
+    want = {n: a["checksum"] for n, a in store.open(whole.key).meta["arrays"].items()}
+    real = stage.falcon_games
+    calls = []
+
+    def dying(*args):
+        calls.append(1)
+        if len(calls) == 3:  # killed during the third batch: two checkpoints are saved
+            raise KeyboardInterrupt("killed")
+        return real(*args)
+
+    store.remove(whole.key, force=True)
+    monkeypatch.setattr(stage, "falcon_games", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("hearts-falcon", params, {"svr": svr}, store=store, **QUIET)
+    monkeypatch.setattr(stage, "falcon_games", real)
+    again = run_stage("hearts-falcon", params, {"svr": svr}, store=store, **QUIET)
+    got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
+    assert store.open(again.key).meta["resumed"] and got == want
+    summary = store.open(again.key).meta["summary"]
+    assert summary["games"] == 2500 and summary["nodes_total"] > 52
+
+
+def test_svr_guidance_needs_a_model(chain):
+    store, _logs, _svr = chain
+    with pytest.raises(StageError, match="needs a hearts-svr input"):
+        run_stage("hearts-falcon", {"games": 10, "svr": True}, {}, store=store, **QUIET)
+
+
+def test_eval_reports_every_snapshot_and_the_variant_table(chain):
+    store, _logs, svr = chain
+    keys = []
+    for actions in ("previous", "new"):
+        run = run_stage(
+            "hearts-falcon", {"games": 300, "checkpoints": [0, 300], "actions": actions},
+            {}, store=store, **QUIET,
+        )  # fmt: skip
+        keys.append(run.key)
+    ev = run_stage(
+        "hearts-eval", {"games": 120, "sims": 20, "rank_matches": 5},
+        {f"learners.{i}": k for i, k in enumerate(keys)}, store=store, **QUIET,
+    )  # fmt: skip
+    art = store.open(ev.key)
+    curve = np.asarray(art["curve"][:])
+    assert curve.shape == (4, 4)  # 2 learners x 2 checkpoints
+    assert ((curve[:, 2:] >= 0) & (curve[:, 2:] <= 1)).all()
+    table = art.meta["summary"]["table"]
+    assert set(table) == {"previous", "new"}
+    assert 1.0 <= table["new"]["rank_vs_rule_based"] <= 4.0
