@@ -1,0 +1,125 @@
+"""Hearts speed: rule-based games, Monte Carlo decisions, logged games, FALCON learning.
+
+    .venv/bin/python bench/bench_hearts.py [--games 200000] [--mc-games 2000]
+
+Reference in the same run: OpenSpiel's hearts (C++ engine) stepped from Python with random
+play, the way a Python pipeline would drive it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from engines.falcon import FalconParams
+from engines.hearts import RULE_BASED, Options
+from engines.hearts_agents import LOG_WIDTH, MONTE_CARLO, play_games
+from engines.hearts_falcon import action_mask, falcon_games
+from stages.hearts import DIM, N_NETWORKS, svr_arrays
+
+OPTS = Options().array()
+NO_LOG = np.zeros((0, LOG_WIDTH), np.float32)
+NO_QS = np.zeros((0, 2), np.int64)
+
+
+def _games(kinds: list[int], games: int, threads: int, first: int = 0) -> float:
+    """Seconds to play `games` games split over threads."""
+    k = np.array(kinds, np.int64)
+    per = -(-games // threads)
+
+    def work(start: int) -> None:
+        n = min(per, games - start)
+        play_games(1, first + start, k, OPTS, 200, np.zeros((n, 4), np.int64), NO_LOG, NO_QS)
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(work, range(0, games, per)))
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    """Run every measurement and print a table row per line."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--games", type=int, default=200_000)
+    parser.add_argument("--mc-games", type=int, default=2000)
+    args = parser.parse_args()
+    print(f"{os.cpu_count()} cores")
+    _games([1, 1, 1, 1], 100, 1)
+    _games([2, 2, 2, 2], 4, 1)  # compile
+    for threads in (1, 2):
+        dt = _games([RULE_BASED] * 4, args.games, threads, 10**7)
+        print(f"4 rule-based, {threads} thread(s): {args.games / dt:,.0f} games/s")
+    try:
+        import pyspiel
+
+        game = pyspiel.load_game("hearts", {"pass_cards": False})
+        rng = np.random.default_rng(0)
+        n = 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 3:
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                legal = state.legal_actions()
+                state.apply_action(legal[rng.integers(len(legal))])
+            n += 1
+        rate = n / (time.perf_counter() - t0)
+        print(f"OpenSpiel hearts, random play from Python: {rate:,.0f} games/s")
+    except ImportError:
+        print("OpenSpiel not installed")
+    for threads in (1, 2):
+        dt = _games([MONTE_CARLO] * 4, args.mc_games, threads, 2 * 10**7)
+        rate = args.mc_games / dt
+        print(
+            f"4 Monte Carlo (200 simulations), {threads} thread(s): {rate:,.0f} games/s = "
+            f"{52 * rate:,.0f} decisions/s; 100,000 logged games: {100_000 / rate / 60:.1f} min"
+        )
+    # FALCON learning against rule-based agents, without and with a (random) SVR of 5,000
+    # support vectors per group, the size a 10,000-per-label fit gives.
+    params = FalconParams().array()
+    for svr in (False, True):
+        weights = np.ones((N_NETWORKS, 3000, DIM))
+        nodes = np.zeros(N_NETWORKS, np.int64)
+        model = list(svr_arrays(None))
+        if svr:
+            rng = np.random.default_rng(1)
+            n_sv = 5000
+            model[0] = rng.uniform(-1, 1, (N_NETWORKS * n_sv, 27))
+            model[1] = rng.normal(0, 0.01, N_NETWORKS * n_sv)
+            model[2] = np.arange(0, N_NETWORKS * n_sv + 1, n_sv, dtype=np.int64)
+            model[4] = np.full(N_NETWORKS, 1 / 27)
+            model[5] = np.zeros((N_NETWORKS, 27))
+            model[6] = np.ones((N_NETWORKS, 27))
+        n = 5000 if not svr else 500
+        t0 = time.perf_counter()
+        falcon_games(
+            3,
+            0,
+            RULE_BASED,
+            OPTS,
+            0,
+            weights,
+            nodes,
+            params,
+            action_mask(False),
+            True,
+            0.05,
+            1,
+            svr,
+            0.0,
+            *model,
+            np.zeros((n, 4), np.int64),
+            np.zeros(n, np.int64),
+        )
+        dt = time.perf_counter() - t0
+        print(
+            f"FALCON learning vs rule-based, SVR {'on (5,000 SVs/group)' if svr else 'off'}: "
+            f"{n / dt:,.0f} games/s"
+        )
+
+
+if __name__ == "__main__":
+    main()
