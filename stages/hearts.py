@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -313,8 +314,8 @@ def evaluate(
     seed: int,
     sims: int,
     opts: np.ndarray,
-) -> np.ndarray:
-    """Learner points per game against three agents (no learning, no SVR, no exploration)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(points [games, 4], learner seats) against three agents (no learning, SVR, exploring)."""
     params = FalconParams(rho=(lp["rho_state"], 0.0, lp["rho_reward"]), beta=lp["beta"]).array()
     mask = action_mask(lp["actions"] == "previous")
     model = svr_arrays(None)
@@ -324,7 +325,7 @@ def evaluate(
         seed, 0, opponent, opts, sims, weights.copy(), nodes.copy(), params, mask, False, 0.0, 1,
         False, 0.0, *model, points, seats,
     )  # fmt: skip
-    return points[np.arange(games), seats]
+    return points, seats
 
 
 def ranks_to_100(points: np.ndarray, seats: np.ndarray, matches: int) -> np.ndarray:
@@ -345,48 +346,65 @@ def ranks_to_100(points: np.ndarray, seats: np.ndarray, matches: int) -> np.ndar
     return np.array(out)
 
 
+def eval_snapshot(path: str, key: str, checkpoint: int, p: dict[str, Any]) -> list[float]:
+    """Penalty ratios of one snapshot vs rule-based and vs Monte Carlo agents (a Dask task)."""
+    art = Artifact(key, Path(path))
+    lp = art.params
+    weights, nodes = load_snapshot(art, checkpoint, lp["capacity"])
+    out = []
+    for opp in (RULE_BASED, MONTE_CARLO):
+        points, seats = evaluate(
+            weights, nodes, lp, opp, p["games"], p["seed"], p["sims"], np.asarray(p["options"])
+        )
+        out.append(float(points[np.arange(len(seats)), seats].mean() / 26.0))
+    return out
+
+
+def rank_final(path: str, key: str, p: dict[str, Any]) -> list[tuple[int, float, int]]:
+    """Mean rank of a learner's last snapshot in games to 100 points, per opponent kind."""
+    art = Artifact(key, Path(path))
+    lp = art.params
+    final = int(np.asarray(art["checkpoints"][:])[-1])
+    weights, nodes = load_snapshot(art, final, lp["capacity"])
+    out = []
+    for opp in (RULE_BASED, MONTE_CARLO):
+        games = 40 * p["rank_matches"]  # a match to 100 points lasts about 10-15 deals
+        points, seats = evaluate(
+            weights, nodes, lp, opp, games, p["seed"] + 1, p["sims"], np.asarray(p["options"])
+        )
+        ranks = ranks_to_100(points, seats, p["rank_matches"])
+        out.append((opp, float(ranks.mean()), len(ranks)))
+    return out
+
+
 def run_eval(ctx: StageContext) -> dict[str, Any]:
-    """Evaluate every snapshot of every learner; ranks for the final snapshots."""
+    """Evaluate every snapshot of every learner (in parallel); ranks for the final snapshots."""
     p: EvalParams = ctx.params
     names = sorted(ctx.inputs, key=lambda n: int(n.partition(".")[2]))
     if not names:
         raise StageError("hearts-eval: needs learners (inputs learners.0, learners.1, ...)")
-    opts = p.options()
+    payload = {**p.model_dump(), "options": p.options().tolist()}
     labels = []
-    rows = []
-    rank_rows = []
-    bar = ctx.progress.start("evaluations", sum(
-        len(ctx.inputs[n]["checkpoints"][:]) for n in names))  # fmt: skip
+    items = []
     for li, name in enumerate(names):
         art = ctx.inputs[name]
         lp = art.params
         labels.append(f"{lp['actions']}{'+svr' if lp['svr'] else ''} seed {lp['seed']}")
         for c in np.asarray(art["checkpoints"][:]):
-            weights, nodes = load_snapshot(art, int(c), lp["capacity"])
-            res = []
-            for opp in (RULE_BASED, MONTE_CARLO):
-                pts = evaluate(weights, nodes, lp, opp, p.games, p.seed, p.sims, opts)
-                res.append(pts.mean() / 26.0)
-            rows.append((li, int(c), res[0], res[1]))
-            bar.advance()
-        final = int(np.asarray(art["checkpoints"][:])[-1])
-        weights, nodes = load_snapshot(art, final, lp["capacity"])
-        if p.rank_matches:
-            for opp in (RULE_BASED, MONTE_CARLO):
-                n_games = 40 * p.rank_matches  # matches to 100 points last about 10-15 deals
-                params = FalconParams(
-                    rho=(lp["rho_state"], 0.0, lp["rho_reward"]), beta=lp["beta"]
-                ).array()
-                points = np.zeros((n_games, 4), np.int64)
-                seats = np.zeros(n_games, np.int64)
-                falcon_games(
-                    p.seed + 1, 0, opp, opts, p.sims, weights.copy(), nodes.copy(), params,
-                    action_mask(lp["actions"] == "previous"), False, 0.0, 1, False, 0.0,
-                    *svr_arrays(None), points, seats,
-                )  # fmt: skip
-                ranks = ranks_to_100(points, seats, p.rank_matches)
-                rank_rows.append((li, opp, float(ranks.mean()), len(ranks)))
-    bar.close()
+            items.append((li, str(art.path), art.key, int(c)))
+    results = ctx.executor.map(
+        eval_snapshot, [(path, key, c, payload) for _li, path, key, c in items],
+        desc="snapshot evaluations", progress=ctx.progress,
+    )  # fmt: skip
+    rows = [(li, c, rb, mc) for (li, _p, _k, c), (rb, mc) in zip(items, results)]
+    rank_rows = []
+    if p.rank_matches:
+        finals = ctx.executor.map(
+            rank_final, [(str(ctx.inputs[n].path), ctx.inputs[n].key, payload) for n in names],
+            desc="games to 100", progress=ctx.progress,
+        )  # fmt: skip
+        for li, per_opp in enumerate(finals):
+            rank_rows.extend((li, opp, mean, n) for opp, mean, n in per_opp)
     table = np.array(rows, np.float64)
     w = ctx.writer
     w.array("curve", table.shape, np.float64, chunks=table.shape)[:] = table
