@@ -340,6 +340,7 @@ def plot_hearts_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
             ax.fill_between(x, y.min(axis=0), y.max(axis=0), alpha=0.15)
         ax.axhline(0.25, color="grey", linestyle="--", linewidth=1)
         ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlim(0, float(curve[:, 1].max()) * 1.5 + 1)
         ax.set_xlabel("learning games N")
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
