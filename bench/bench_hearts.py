@@ -108,6 +108,7 @@ def main() -> None:
             True,
             0.05,
             1,
+            0,
             svr,
             0.0,
             *model,

@@ -220,3 +220,91 @@ class FalconBank:
     def arrays(self) -> dict[str, np.ndarray]:
         """What the store keeps."""
         return {"weights": self.weights, "nodes": self.nodes}
+
+
+@njit(cache=True, nogil=True)
+def action_values(
+    weights: np.ndarray,
+    n_nodes: int,
+    state: np.ndarray,
+    valid: np.ndarray,
+    n_actions: int,
+    p: np.ndarray,
+    values: np.ndarray,
+) -> None:
+    """TD-FALCON readout: each valid action's predicted reward (0.5 when no node knows it).
+
+    For action a the input is (S, one-hot a, R = (1, 1)); the node that resonates on the
+    sensory and motor fields predicts r as w^R_0 / (w^R_0 + w^R_1) (its reward template,
+    complement-normalised).
+    """
+    m2 = state.shape[0] * 2
+    dim = m2 + n_actions + 2
+    x = np.empty(dim)
+    complement_code(x[:m2], state)
+    bounds = np.array([0, m2, m2 + n_actions, dim])
+    use = np.array([True, True, False])
+    q = p.copy()
+    q[7] = 1.0  # the motor field must match the action exactly
+    q[5] = 0.0  # the reward field does not take part in the choice
+    for a in range(n_actions):
+        values[a] = -1.0
+        if not valid[a]:
+            continue
+        for b in range(n_actions):
+            x[m2 + b] = 1.0 if b == a else 0.0
+        x[m2 + n_actions] = 1.0
+        x[m2 + n_actions + 1] = 1.0
+        j = resonate(weights, n_nodes, x, bounds, q, use)
+        if j < 0:
+            values[a] = 0.5
+        else:
+            w0 = weights[j, m2 + n_actions]
+            w1 = weights[j, m2 + n_actions + 1]
+            values[a] = w0 / (w0 + w1) if w0 + w1 > 0 else 0.5
+
+
+@njit(cache=True, nogil=True)
+def learn_value(
+    weights: np.ndarray,
+    n_nodes: int,
+    state: np.ndarray,
+    action: int,
+    n_actions: int,
+    reward: float,
+    p: np.ndarray,
+) -> int:
+    """TD-FALCON learning of (state, one-hot action, (r, 1 - r)); returns the node count.
+
+    The motor field must match exactly (vigilance 1), so each node predicts one action's
+    reward; the reward template moves toward (r, 1 - r) at rate beta: r is overwritten, not
+    intersected, since a value estimate must be able to rise again.
+    """
+    m2 = state.shape[0] * 2
+    dim = m2 + n_actions + 2
+    x = np.empty(dim)
+    complement_code(x[:m2], state)
+    for a in range(n_actions):
+        x[m2 + a] = 1.0 if a == action else 0.0
+    x[m2 + n_actions] = reward
+    x[m2 + n_actions + 1] = 1.0 - reward
+    bounds = np.array([0, m2, m2 + n_actions, dim])
+    q = p.copy()
+    q[7] = 1.0
+    q[5] = 0.0
+    j = resonate(weights, n_nodes, x, bounds, q, np.array([True, True, False]))
+    if j < 0 and n_nodes < weights.shape[0]:
+        weights[n_nodes, :dim] = x
+        return n_nodes + 1
+    if j < 0:
+        j = resonate(weights, n_nodes, x, bounds, q, np.array([False, True, False]))
+        if j < 0:
+            return n_nodes
+    beta = p[9]
+    for i in range(m2):
+        w = weights[j, i]
+        v = x[i] if x[i] < w else w
+        weights[j, i] = (1.0 - beta) * w + beta * v
+    for i in range(m2 + n_actions, dim):
+        weights[j, i] = (1.0 - beta) * weights[j, i] + beta * x[i]
+    return n_nodes

@@ -12,8 +12,10 @@ every decision is learned with its reward:
 - `reward_mode` 1 (rest of game): r = 1 - (points it took from that trick to the end) / 26.
 
 `action_mask` restricts the learner to a subset of the 29 actions (the "previous action set").
-The learner's seat rotates with the game number (seat = game % 4); the other seats are built-in
-agents.
+`readout` 0 is the paper's reactive FALCON (rank by the chosen node's motor template); 1 is
+TD-FALCON's value readout (rank actions by the reward their resonating nodes predict, learn
+each action's reward; `engines.falcon.action_values`). The learner's seat rotates with the
+game number (seat = game % 4); the other seats are built-in agents.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engines.falcon import learn, select_action
+from engines.falcon import action_values, learn, learn_value, select_action
 from engines.hearts import (
     HEARTS,
     PASSING,
@@ -115,6 +117,7 @@ def falcon_games(
     learning: bool,
     epsilon: float,
     reward_mode: int,
+    readout: int,
     svr_on: bool,
     threshold: float,
     sv: np.ndarray,
@@ -135,6 +138,7 @@ def falcon_games(
     named = np.zeros(N_ACTIONS, dtype=np.int64)
     valid = np.zeros(N_ACTIONS, dtype=np.bool_)
     order = np.zeros(N_ACTIONS, dtype=np.int64)
+    values = np.zeros(N_ACTIONS)
     feel = np.zeros(N_PERCEPTION)
     x = np.zeros(N_FEATURES)
     states = np.zeros((13, N_PERCEPTION))
@@ -174,9 +178,19 @@ def falcon_games(
                         perception(feel, hands[p], trick, i, t, played, broken, taken, voids, p,
                                    leader)  # fmt: skip
                         net = net_index(t, i)
-                        ranked = select_action(
-                            weights[net], nodes[net], feel, valid, N_ACTIONS, params, order
-                        )
+                        if readout == 0:
+                            ranked = select_action(
+                                weights[net], nodes[net], feel, valid, N_ACTIONS, params, order
+                            )
+                        else:
+                            action_values(
+                                weights[net], nodes[net], feel, valid, N_ACTIONS, params, values
+                            )
+                            ranked = 0
+                            for a in np.argsort(-values, kind="mergesort"):
+                                if valid[a]:
+                                    order[ranked] = a
+                                    ranked += 1
                         if ranked == 0 or (learning and _uniform(rng) < epsilon):
                             pick = int(_uniform(rng) * n_valid)
                             ranked = 0
@@ -232,6 +246,11 @@ def falcon_games(
                 trick_r = 1.0 - min(trick_pts[t], 16) / 16.0
                 r = trick_r if reward_mode == 0 else 1.0 - rest / 26.0
                 net = nets[t]
-                nodes[net] = learn(
-                    weights[net], nodes[net], states[t], acts[t], N_ACTIONS, r, params
-                )
+                if readout == 0:
+                    nodes[net] = learn(
+                        weights[net], nodes[net], states[t], acts[t], N_ACTIONS, r, params
+                    )
+                else:
+                    nodes[net] = learn_value(
+                        weights[net], nodes[net], states[t], acts[t], N_ACTIONS, r, params
+                    )

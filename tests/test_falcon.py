@@ -84,3 +84,40 @@ def test_bank_layout():
     bank = FalconBank(52, 100, 22, 29)
     assert bank.weights.shape == (52, 100, 2 * 22 + 29 + 2)
     assert bank.nodes.tolist() == [0] * 52
+
+
+# TD-FALCON value readout: node 0 predicts r = 0.9 for action 0, node 1 r = 0.3 for action 1.
+VALUE_NODES = np.array(
+    [
+        [0.2, 0.8, 1.0, 0.0, 0.9, 0.1],
+        [0.2, 0.8, 0.0, 1.0, 0.3, 0.7],
+        [1.0] * 6,
+    ]
+)
+
+
+def test_value_readout_predicts_each_actions_reward():
+    from engines.falcon import action_values
+
+    values = np.zeros(2)
+    action_values(VALUE_NODES, 2, np.array([0.2]), VALID, 2, _params(), values)
+    assert np.allclose(values, [0.9, 0.3])
+    # an unknown state (sensory match 0.3 < 0.8) is valued 0.5; invalid actions -1
+    action_values(VALUE_NODES, 2, np.array([0.9]), np.array([True, False]), 2, _params(), values)
+    assert np.allclose(values, [0.5, -1.0])
+
+
+def test_value_learning_moves_the_reward_template_toward_r():
+    from engines.falcon import action_values, learn_value
+
+    w = VALUE_NODES.copy()
+    # (0.2, action 1, r 0.7), beta 0.5: node 1's R becomes (0.5*0.3 + 0.5*0.7, 0.5*0.7 + 0.5*0.3)
+    assert learn_value(w, 2, np.array([0.2]), 1, 2, 0.7, _params()) == 2
+    assert np.allclose(w[1], [0.2, 0.8, 0.0, 1.0, 0.5, 0.5])
+    assert np.array_equal(w[0], VALUE_NODES[0])  # the other action's node is untouched
+    values = np.zeros(2)
+    action_values(w, 2, np.array([0.2]), VALID, 2, _params(), values)
+    assert np.allclose(values, [0.9, 0.5])
+    # a new state commits a new node for that action
+    assert learn_value(w, 2, np.array([0.9]), 0, 2, 0.1, _params()) == 3
+    assert np.allclose(w[2], [0.9, 0.1, 1.0, 0.0, 0.1, 0.9])
