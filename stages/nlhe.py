@@ -58,6 +58,19 @@ class NlheParams(GameParams):
             raise StageError(str(exc)) from None
 
 
+class RosterParams(NlheParams):
+    """Built-in players by name (CNNs come as `cnn.N` inputs) and the torch device."""
+
+    players: list[str] = Field(default_factory=lambda: ["heuristic"])
+    device: str = "auto"
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
+
+    @field_validator("players", mode="before")
+    @classmethod
+    def _known(cls, v: list[str] | str) -> list[str]:
+        return _check_builtins(v)
+
+
 def _check_builtins(names: list[str] | str) -> list[str]:
     if isinstance(names, str):  # `--set players=heuristic-cards`
         names = [n for n in names.split(",") if n]
@@ -119,20 +132,13 @@ def roster(
 # nlhe-histories
 
 
-class HistoriesParams(NlheParams):
+class HistoriesParams(RosterParams):
     """Who plays (built-ins by name; CNNs as inputs), how many hands in all, and the seed."""
 
     players: list[str] = Field(default_factory=lambda: ["heuristic"])
     hands: int = Field(default=200_000, ge=2)
     seed: int = 0
     self_play: bool = True  # also pair every player with itself
-    device: str = "auto"
-    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
-
-    @field_validator("players", mode="before")
-    @classmethod
-    def _known(cls, v: list[str] | str) -> list[str]:
-        return _check_builtins(v)
 
 
 def run_histories(ctx: StageContext) -> dict[str, Any]:
@@ -419,19 +425,12 @@ def action_profile(
     return mix, sizes
 
 
-class LeagueParams(NlheParams):
+class LeagueParams(RosterParams):
     """Built-in players by name (CNNs as inputs), hands per pairing, seed."""
 
     players: list[str] = Field(default_factory=lambda: ["random", "heuristic"])
     hands: int = Field(default=100_000, ge=2)
     seed: int = 1
-    device: str = "auto"
-    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
-
-    @field_validator("players", mode="before")
-    @classmethod
-    def _known(cls, v: list[str] | str) -> list[str]:
-        return _check_builtins(v)
 
 
 def run_league(ctx: StageContext) -> dict[str, Any]:
