@@ -172,6 +172,21 @@ def select_action(
 
 
 @njit(cache=True, nogil=True)
+def _learning_input(
+    state: np.ndarray, action: int, n_actions: int, reward: float, avoid: bool
+) -> np.ndarray:
+    """(S complement-coded, A, (r, 1 - r)); A is one-hot, or its complement when `avoid`."""
+    m2 = state.shape[0] * 2
+    x = np.empty(m2 + n_actions + 2)
+    complement_code(x[:m2], state)
+    for a in range(n_actions):
+        x[m2 + a] = 1.0 if (a == action) != avoid else 0.0
+    x[m2 + n_actions] = reward
+    x[m2 + n_actions + 1] = 1.0 - reward
+    return x
+
+
+@njit(cache=True, nogil=True)
 def learn(
     weights: np.ndarray,
     n_nodes: int,
@@ -184,14 +199,7 @@ def learn(
     """One learning step for (state, action, reward); returns the new node count."""
     m2 = state.shape[0] * 2
     dim = m2 + n_actions + 2
-    x = np.empty(dim)
-    complement_code(x[:m2], state)
-    good = reward >= 0.5
-    for a in range(n_actions):
-        hit = a == action
-        x[m2 + a] = 1.0 if hit == good else 0.0
-    x[m2 + n_actions] = reward
-    x[m2 + n_actions + 1] = 1.0 - reward
+    x = _learning_input(state, action, n_actions, reward, reward < 0.5)
     bounds = np.array([0, m2, m2 + n_actions, dim])
     use = np.array([True, True, True])
     j = resonate(weights, n_nodes, x, bounds, p, use)
@@ -282,12 +290,7 @@ def learn_value(
     """
     m2 = state.shape[0] * 2
     dim = m2 + n_actions + 2
-    x = np.empty(dim)
-    complement_code(x[:m2], state)
-    for a in range(n_actions):
-        x[m2 + a] = 1.0 if a == action else 0.0
-    x[m2 + n_actions] = reward
-    x[m2 + n_actions + 1] = 1.0 - reward
+    x = _learning_input(state, action, n_actions, reward, False)
     bounds = np.array([0, m2, m2 + n_actions, dim])
     q = p.copy()
     q[7] = 1.0
