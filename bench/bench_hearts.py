@@ -18,13 +18,12 @@ import numpy as np
 
 from engines.falcon import FalconParams
 from engines.hearts import RULE_BASED, Options
-from engines.hearts_agents import LOG_WIDTH, MONTE_CARLO, play_games
-from engines.hearts_falcon import action_mask, falcon_games
+from engines.hearts_agents import MONTE_CARLO
+from engines.hearts_falcon import action_mask, make_learner
+from engines.hearts_games import NO_LOG, NO_QS, falcon_games, play_games
 from stages.hearts import DIM, N_NETWORKS, svr_arrays
 
 OPTS = Options().array()
-NO_LOG = np.zeros((0, LOG_WIDTH), np.float32)
-NO_QS = np.zeros((0, 2), np.int64)
 
 
 def _games(kinds: list[int], games: int, threads: int, first: int = 0) -> float:
@@ -55,10 +54,10 @@ def learning_curve(games: int, readout: str) -> None:
     def play(n: int, first: int, learning: bool, opp: int) -> float:
         points = np.zeros((n, 4), np.int64)
         seats = np.zeros(n, np.int64)
-        falcon_games(
-            7, first, opp, OPTS, 200, weights, nodes, params, action_mask(False), learning,
-            0.05 if learning else 0.0, 0, READOUTS[readout], False, 0.0, *model, points, seats,
-        )  # fmt: skip
+        eps = 0.05 if learning else 0.0
+        learner = make_learner(weights, nodes, params, action_mask(False), learning, eps, 0,
+                               READOUTS[readout], False, 0.0, *model)  # fmt: skip
+        falcon_games(7, first, opp, OPTS, 200, learner, points, seats)
         return float(points[np.arange(n), seats].mean() / 26)
 
     done = 0
@@ -134,25 +133,11 @@ def main() -> None:
             model[6] = np.ones((N_NETWORKS, 27))
         n = 5000 if not svr else 500
         t0 = time.perf_counter()
+        learner = make_learner(
+            weights, nodes, params, action_mask(False), True, 0.05, 1, 0, svr, 0.0, *model
+        )
         falcon_games(
-            3,
-            0,
-            RULE_BASED,
-            OPTS,
-            0,
-            weights,
-            nodes,
-            params,
-            action_mask(False),
-            True,
-            0.05,
-            1,
-            0,
-            svr,
-            0.0,
-            *model,
-            np.zeros((n, 4), np.int64),
-            np.zeros(n, np.int64),
+            3, 0, RULE_BASED, OPTS, 0, learner, np.zeros((n, 4), np.int64), np.zeros(n, np.int64)
         )
         dt = time.perf_counter() - t0
         print(

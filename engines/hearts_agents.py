@@ -1,4 +1,4 @@
-"""Hearts games with every agent: random, rule-based, Monte Carlo (UCT) and logged play.
+"""The Monte Carlo (UCT) Hearts agent; games with every agent are `engines.hearts_games`.
 
 The Monte Carlo agent is the paper's: UCB1 over the cards the FALCON action set names for its
 role (`engines.hearts_actions`), each simulation dealing the unseen cards at random to the
@@ -13,17 +13,9 @@ import numpy as np
 from numba import njit
 
 from engines.hearts import (
-    HEARTS,
-    PASSING,
-    QUEEN_SPADES,
     RANDOM,
     RULE_BASED,
-    apply_passing,
-    deal,
-    final_points,
-    first_leader,
     legal_mask,
-    random_card,
     rule_based_card,
     trick_points,
     trick_winner,
@@ -31,12 +23,10 @@ from engines.hearts import (
 from engines.hearts_actions import (
     ALL_CARDS,
     N_ACTIONS,
-    N_PERCEPTION,
     fallback_card,
-    perception,
     valid_actions,
 )
-from engines.mccfr import _mix, _uniform
+from engines.mccfr import _uniform
 
 MONTE_CARLO = 2
 KIND_NAMES = {"random": RANDOM, "rule-based": RULE_BASED, "monte-carlo": MONTE_CARLO}
@@ -164,84 +154,3 @@ def monte_carlo_card(
         ):
             best_arm = b
     return arms[best_arm]
-
-
-LOG_WIDTH = 5 + N_PERCEPTION  # game, seat, trick, position, card, then the perception values
-
-
-@njit(cache=True, nogil=True)
-def play_games(
-    seed: int,
-    first_game: int,
-    kinds: np.ndarray,
-    opts: np.ndarray,
-    sims: int,
-    points: np.ndarray,
-    log: np.ndarray,
-    qs_taker: np.ndarray,
-) -> int:
-    """Play games first_game.. (`points.shape[0]` of them) with `kinds[seat]`.
-
-    Writes points[g, seat]. With a non-empty `log` (rows of `LOG_WIDTH` float32), every decision
-    is logged as (game index in this call, seat, trick, position, card, perception...) and
-    qs_taker[g] = (seat, trick) of who took Q♠; returns the number of log rows written.
-    """
-    hands = np.zeros(4, dtype=np.int64)
-    trick = np.zeros(4, dtype=np.int64)
-    taken = np.zeros(4, dtype=np.int64)
-    voids = np.zeros(4, dtype=np.int64)
-    feel = np.zeros(N_PERCEPTION)
-    rng = np.zeros(1, dtype=np.uint64)
-    rows = 0
-    logging = log.shape[0] > 0
-    for g in range(points.shape[0]):
-        game = first_game + g
-        deal(seed, game, hands)
-        direction = opts[PASSING] if opts[PASSING] < 4 else (game % 4 + 1) % 4
-        apply_passing(hands, direction)
-        rng[0] = _mix(np.uint64(seed + 77) * np.uint64(0xD1B54A32D192ED03) + np.uint64(game))
-        leader = first_leader(hands, opts)
-        played = 0
-        broken = False
-        taken[:] = 0
-        voids[:] = 0
-        for t in range(13):
-            for i in range(4):
-                p = (leader + i) % 4
-                legal = legal_mask(hands[p], trick, i, t, broken, opts)
-                kind = kinds[p]
-                if kind == RULE_BASED:
-                    c = rule_based_card(legal, trick, i, played)
-                elif kind == MONTE_CARLO:
-                    c = monte_carlo_card(
-                        hands[p], legal, trick, i, t, broken, played, voids, p, leader, opts,
-                        sims, rng,
-                    )  # fmt: skip
-                else:
-                    c = random_card(legal, rng)
-                if logging:
-                    perception(feel, hands[p], trick, i, t, played, broken, taken, voids, p, leader)
-                    log[rows, 0] = g
-                    log[rows, 1] = p
-                    log[rows, 2] = t
-                    log[rows, 3] = i
-                    log[rows, 4] = c
-                    log[rows, 5:] = feel
-                    rows += 1
-                if i > 0 and c // 13 != trick[0] // 13:
-                    voids[p] |= 1 << (trick[0] // 13)
-                trick[i] = c
-                hands[p] &= ~(1 << c)
-                played |= 1 << c
-                if c // 13 == HEARTS or c == QUEEN_SPADES:
-                    broken = True
-            w = trick_winner(trick, leader)
-            taken[w] += trick_points(trick, 4)
-            if logging:
-                for i in range(4):
-                    if trick[i] == QUEEN_SPADES:
-                        qs_taker[g, 0] = w
-                        qs_taker[g, 1] = t
-            leader = w
-        final_points(taken, opts, points[g])
-    return rows

@@ -14,41 +14,20 @@ every decision is learned with its reward:
 `action_mask` restricts the learner to a subset of the 29 actions (the "previous action set").
 `readout` 0 is the paper's reactive FALCON (rank by the chosen node's motor template); 1 is
 TD-FALCON's value readout (rank actions by the reward their resonating nodes predict, learn
-each action's reward; `engines.falcon.action_values`). The learner's seat rotates with the
-game number (seat = game % 4); the other seats are built-in agents.
+each action's reward; `engines.falcon.action_values`). The games themselves are played by
+`engines.hearts_games`, where the learner is one more seat kind.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from engines.falcon import action_values, learn, learn_value, select_action
-from engines.hearts import (
-    HEARTS,
-    PASSING,
-    QUEEN_SPADES,
-    RULE_BASED,
-    apply_passing,
-    deal,
-    final_points,
-    first_leader,
-    legal_mask,
-    random_card,
-    rule_based_card,
-    trick_points,
-    trick_winner,
-)
-from engines.hearts_actions import (
-    N_ACTIONS,
-    N_PERCEPTION,
-    card_features,
-    fallback_card,
-    perception,
-    valid_actions,
-)
-from engines.hearts_agents import MONTE_CARLO, monte_carlo_card
-from engines.mccfr import _mix, _uniform
+from engines.hearts_actions import N_ACTIONS, N_PERCEPTION, card_features
+from engines.mccfr import _uniform
 
 N_NETWORKS = 52
 N_FEATURES = 5 + N_PERCEPTION  # the SVR's inputs
@@ -103,13 +82,29 @@ def svr_predict(
     return total
 
 
-@njit(cache=True, nogil=True)
-def falcon_games(
-    seed: int,
-    first_game: int,
-    opponent: int,
-    opts: np.ndarray,
-    sims: int,
+class Learner(NamedTuple):
+    """A FALCON learner's networks, settings and (optional) SVR model, as numba takes them."""
+
+    weights: np.ndarray  # [52, capacity, DIM]
+    nodes: np.ndarray  # committed nodes per network
+    params: np.ndarray  # engines.falcon.FalconParams.array()
+    mask: np.ndarray  # the actions it may use (`action_mask`)
+    learning: bool
+    epsilon: float  # share of random valid actions while learning
+    reward_mode: int  # 0 trick, 1 rest of game
+    readout: int  # 0 reactive (motor template), 1 TD-FALCON value
+    svr_on: bool
+    threshold: float  # the SVR's DegSQ threshold
+    sv: np.ndarray  # the SVR model: support vectors of all 52 groups, stacked
+    dual: np.ndarray
+    sv_start: np.ndarray
+    intercept: np.ndarray
+    gamma: np.ndarray
+    lo: np.ndarray  # svm-scale's per-feature minimum and maximum
+    hi: np.ndarray
+
+
+def make_learner(
     weights: np.ndarray,
     nodes: np.ndarray,
     params: np.ndarray,
@@ -120,137 +115,96 @@ def falcon_games(
     readout: int,
     svr_on: bool,
     threshold: float,
-    sv: np.ndarray,
-    dual: np.ndarray,
-    sv_start: np.ndarray,
-    intercept: np.ndarray,
-    gamma: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    points: np.ndarray,
-    seats: np.ndarray,
+    *model: np.ndarray,
+) -> Learner:
+    """A Learner with its scalars cast to the types the game loop is compiled for."""
+    return Learner(
+        weights, nodes, params, mask, bool(learning), float(epsilon), int(reward_mode),
+        int(readout), bool(svr_on), float(threshold), *model,
+    )  # fmt: skip
+
+
+def no_learner() -> Learner:
+    """The placeholder for games without a learner seat."""
+    z2 = np.zeros((0, N_FEATURES))
+    scale = np.zeros((N_NETWORKS, N_FEATURES))
+    return make_learner(
+        np.ones((N_NETWORKS, 1, 2 * N_PERCEPTION + N_ACTIONS + 2)), np.zeros(N_NETWORKS, np.int64),
+        np.zeros(10), np.zeros(N_ACTIONS, np.bool_), False, 0.0, 0, 0, False, 0.0,
+        z2, np.zeros(0), np.zeros(N_NETWORKS + 1, np.int64), np.zeros(N_NETWORKS),
+        np.zeros(N_NETWORKS), scale, scale,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def choose_action(
+    lr: Learner,
+    feel: np.ndarray,
+    named: np.ndarray,
+    valid: np.ndarray,
+    n_valid: int,
+    net: int,
+    rng: np.ndarray,
+    order: np.ndarray,
+    values: np.ndarray,
+    x: np.ndarray,
+) -> int:
+    """The learner's action: its network's ranking, epsilon exploration, then the SVR filter."""
+    if lr.readout == 0:
+        ranked = select_action(lr.weights[net], lr.nodes[net], feel, valid, N_ACTIONS, lr.params,
+                               order)  # fmt: skip
+    else:
+        action_values(lr.weights[net], lr.nodes[net], feel, valid, N_ACTIONS, lr.params, values)
+        ranked = 0
+        for a in np.argsort(-values, kind="mergesort"):
+            if valid[a]:
+                order[ranked] = a
+                ranked += 1
+    if ranked == 0 or (lr.learning and _uniform(rng) < lr.epsilon):
+        pick = int(_uniform(rng) * n_valid)
+        ranked = 0
+        for a in range(N_ACTIONS):
+            if valid[a]:
+                if ranked == pick:
+                    order[0] = a
+                ranked += 1
+        ranked = 1
+    choice = order[0]
+    if lr.svr_on:
+        for r in range(ranked):
+            card_features(x[:5], named[order[r]])
+            x[5:] = feel
+            risk = svr_predict(x, net, lr.sv, lr.dual, lr.sv_start, lr.intercept, lr.gamma, lr.lo,
+                               lr.hi)  # fmt: skip
+            if risk <= lr.threshold:
+                choice = order[r]
+                break
+    return choice
+
+
+@njit(cache=True, nogil=True)
+def learn_game(
+    lr: Learner,
+    states: np.ndarray,
+    acts: np.ndarray,
+    nets: np.ndarray,
+    trick_pts: np.ndarray,
+    decided: np.ndarray,
 ) -> None:
-    """Play `points.shape[0]` games, the learner against three `opponent` agents."""
-    hands = np.zeros(4, dtype=np.int64)
-    trick = np.zeros(4, dtype=np.int64)
-    taken = np.zeros(4, dtype=np.int64)
-    voids = np.zeros(4, dtype=np.int64)
-    named = np.zeros(N_ACTIONS, dtype=np.int64)
-    valid = np.zeros(N_ACTIONS, dtype=np.bool_)
-    order = np.zeros(N_ACTIONS, dtype=np.int64)
-    values = np.zeros(N_ACTIONS)
-    feel = np.zeros(N_PERCEPTION)
-    x = np.zeros(N_FEATURES)
-    states = np.zeros((13, N_PERCEPTION))
-    acts = np.zeros(13, dtype=np.int64)
-    nets = np.zeros(13, dtype=np.int64)
-    trick_pts = np.zeros(13, dtype=np.int64)
-    decided = np.zeros(13, dtype=np.bool_)
-    rng = np.zeros(1, dtype=np.uint64)
-    for g in range(points.shape[0]):
-        game = first_game + g
-        me = game % 4
-        seats[g] = me
-        deal(seed, game, hands)
-        direction = opts[PASSING] if opts[PASSING] < 4 else (game % 4 + 1) % 4
-        apply_passing(hands, direction)
-        rng[0] = _mix(np.uint64(seed + 91) * np.uint64(0xD1B54A32D192ED03) + np.uint64(game))
-        leader = first_leader(hands, opts)
-        played = 0
-        broken = False
-        taken[:] = 0
-        voids[:] = 0
-        decided[:] = False
-        for t in range(13):
-            for i in range(4):
-                p = (leader + i) % 4
-                legal = legal_mask(hands[p], trick, i, t, broken, opts)
-                if p == me:
-                    k = valid_actions(hands[p], legal, trick, i, played, voids, p, named)
-                    n_valid = 0
-                    for a in range(N_ACTIONS):
-                        valid[a] = named[a] >= 0 and mask[a]
-                        if valid[a]:
-                            n_valid += 1
-                    if k == 0 or n_valid == 0:
-                        c = fallback_card(legal)
-                    else:
-                        perception(feel, hands[p], trick, i, t, played, broken, taken, voids, p,
-                                   leader)  # fmt: skip
-                        net = net_index(t, i)
-                        if readout == 0:
-                            ranked = select_action(
-                                weights[net], nodes[net], feel, valid, N_ACTIONS, params, order
-                            )
-                        else:
-                            action_values(
-                                weights[net], nodes[net], feel, valid, N_ACTIONS, params, values
-                            )
-                            ranked = 0
-                            for a in np.argsort(-values, kind="mergesort"):
-                                if valid[a]:
-                                    order[ranked] = a
-                                    ranked += 1
-                        if ranked == 0 or (learning and _uniform(rng) < epsilon):
-                            pick = int(_uniform(rng) * n_valid)
-                            ranked = 0
-                            for a in range(N_ACTIONS):
-                                if valid[a]:
-                                    if ranked == pick:
-                                        order[0] = a
-                                    ranked += 1
-                            ranked = 1
-                        choice = order[0]
-                        if svr_on:
-                            for r in range(ranked):
-                                card_features(x[:5], named[order[r]])
-                                x[5:] = feel
-                                risk = svr_predict(x, net, sv, dual, sv_start, intercept, gamma,
-                                                   lo, hi)  # fmt: skip
-                                if risk <= threshold:
-                                    choice = order[r]
-                                    break
-                        c = named[choice]
-                        states[t] = feel
-                        acts[t] = choice
-                        nets[t] = net
-                        decided[t] = True
-                elif opponent == RULE_BASED:
-                    c = rule_based_card(legal, trick, i, played)
-                elif opponent == MONTE_CARLO:
-                    c = monte_carlo_card(
-                        hands[p], legal, trick, i, t, broken, played, voids, p, leader, opts,
-                        sims, rng,
-                    )  # fmt: skip
-                else:
-                    c = random_card(legal, rng)
-                if i > 0 and c // 13 != trick[0] // 13:
-                    voids[p] |= 1 << (trick[0] // 13)
-                trick[i] = c
-                hands[p] &= ~(1 << c)
-                played |= 1 << c
-                if c // 13 == HEARTS or c == QUEEN_SPADES:
-                    broken = True
-            w = trick_winner(trick, leader)
-            pts = trick_points(trick, 4)
-            taken[w] += pts
-            trick_pts[t] = pts if w == me else 0
-            leader = w
-        final_points(taken, opts, points[g])
-        if learning:
-            rest = 0
-            for t in range(12, -1, -1):
-                rest += trick_pts[t]
-                if not decided[t]:
-                    continue
-                trick_r = 1.0 - min(trick_pts[t], 16) / 16.0
-                r = trick_r if reward_mode == 0 else 1.0 - rest / 26.0
-                net = nets[t]
-                if readout == 0:
-                    nodes[net] = learn(
-                        weights[net], nodes[net], states[t], acts[t], N_ACTIONS, r, params
-                    )
-                else:
-                    nodes[net] = learn_value(
-                        weights[net], nodes[net], states[t], acts[t], N_ACTIONS, r, params
-                    )
+    """Learn every decision of a finished game with its reward (see the module docstring)."""
+    rest = 0
+    for t in range(12, -1, -1):
+        rest += trick_pts[t]
+        if not decided[t]:
+            continue
+        trick_r = 1.0 - min(trick_pts[t], 16) / 16.0
+        r = trick_r if lr.reward_mode == 0 else 1.0 - rest / 26.0
+        net = nets[t]
+        if lr.readout == 0:
+            lr.nodes[net] = learn(
+                lr.weights[net], lr.nodes[net], states[t], acts[t], N_ACTIONS, r, lr.params
+            )
+        else:
+            lr.nodes[net] = learn_value(
+                lr.weights[net], lr.nodes[net], states[t], acts[t], N_ACTIONS, r, lr.params
+            )

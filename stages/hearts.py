@@ -22,8 +22,9 @@ from artifacts import Artifact, write_chunk
 from engines.falcon import FalconParams
 from engines.hearts import RULE_BASED, Options
 from engines.hearts_actions import N_ACTIONS, N_PERCEPTION, card_features
-from engines.hearts_agents import LOG_WIDTH, MONTE_CARLO, play_games
-from engines.hearts_falcon import N_FEATURES, N_NETWORKS, action_mask, falcon_games
+from engines.hearts_agents import MONTE_CARLO
+from engines.hearts_falcon import N_FEATURES, N_NETWORKS, action_mask, make_learner
+from engines.hearts_games import LOG_WIDTH, falcon_games, play_games
 from engines.hearts_svr import fit, pack
 from stages.base import Stage, StageContext, StageError, StageParams, register
 
@@ -235,6 +236,7 @@ def run_falcon(ctx: StageContext) -> dict[str, Any]:
     nodes = np.zeros(N_NETWORKS, np.int64)
     mask = action_mask(p.actions == "previous")
     model = svr_arrays(svr if p.svr else None)
+    reward_mode = 0 if p.reward == "trick" else 1
     opts = p.options()
     done = 0
     ratios = []
@@ -252,12 +254,9 @@ def run_falcon(ctx: StageContext) -> dict[str, Any]:
             n = min(c - done, 1000)
             points = np.zeros((n, 4), np.int64)
             seats = np.zeros(n, np.int64)
-            falcon_games(
-                p.seed, done, RULE_BASED, opts, 0, weights, nodes, params, mask, True,
-                p.epsilon, 0 if p.reward == "trick" else 1, READOUTS[p.readout], p.svr,
-                p.threshold, *model,
-                points, seats,
-            )  # fmt: skip
+            learner = make_learner(weights, nodes, params, mask, True, p.epsilon, reward_mode,
+                                   READOUTS[p.readout], p.svr, p.threshold, *model)  # fmt: skip
+            falcon_games(p.seed, done, RULE_BASED, opts, 0, learner, points, seats)
             ratios.extend((points[np.arange(n), seats] / 26.0).tolist())
             done += n
             bar.advance(n)
@@ -333,10 +332,9 @@ def evaluate(
     model = svr_arrays(None)
     points = np.zeros((games, 4), np.int64)
     seats = np.zeros(games, np.int64)
-    falcon_games(
-        seed, 0, opponent, opts, sims, weights.copy(), nodes.copy(), params, mask, False, 0.0, 1,
-        READOUTS[lp.get("readout", "motor")], False, 0.0, *model, points, seats,
-    )  # fmt: skip
+    learner = make_learner(weights.copy(), nodes.copy(), params, mask, False, 0.0, 1,
+                           READOUTS[lp.get("readout", "motor")], False, 0.0, *model)  # fmt: skip
+    falcon_games(seed, 0, opponent, opts, sims, learner, points, seats)
     return points, seats
 
 

@@ -55,10 +55,9 @@ from engines.hearts_actions import (
     role_range,
     valid_actions,
 )
-from engines.hearts_agents import LOG_WIDTH, MONTE_CARLO, play_games
+from engines.hearts_agents import MONTE_CARLO
+from engines.hearts_games import LOG_WIDTH, NO_LOG, NO_QS, play_games
 
-NO_LOG = np.zeros((0, LOG_WIDTH), np.float32)
-NO_QS = np.zeros((0, 2), np.int64)
 DEFAULT = Options().array()
 MOON = Options(moon=True)
 # Log rows: game, seat, trick, [position,] card, then the perception values.
