@@ -22,6 +22,7 @@ from numba import njit
 from pydantic import Field, field_validator
 
 from artifacts import Artifact, ArtifactStore
+from engines.nets import optimiser_from_arrays, optimiser_to_arrays, pick_device, weights_to_arrays
 from engines.nlhe_encoding import N_PLANES, SIZE, encode_samples
 from engines.nlhe_net import (
     CnnPlayer,
@@ -30,11 +31,7 @@ from engines.nlhe_net import (
     evaluate_loss,
     make_optimiser,
     model_from_arrays,
-    optimiser_from_arrays,
-    optimiser_to_arrays,
-    pick_device,
     train_epoch,
-    weights_to_arrays,
 )
 from engines.nolimit import KINDS, HandRecords, Player, Rules, play, rules_of
 from stages.base import Stage, StageContext, StageError, StageParams, register

@@ -9,6 +9,7 @@ import torch
 from artifacts import ArtifactStore
 from engines import nolimit as nl
 from engines.cards import parse_cards
+from engines.nets import weights_to_arrays
 from engines.nlhe_encoding import (
     COL0,
     ROW0,
@@ -24,7 +25,6 @@ from engines.nlhe_net import (
     make_optimiser,
     model_from_arrays,
     train_epoch,
-    weights_to_arrays,
 )
 from stages.base import StageError
 from stages.games import load_game

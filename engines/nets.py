@@ -1,0 +1,46 @@
+"""Torch helpers every game's networks share: weights and optimiser state as arrays, devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = ["optimiser_from_arrays", "optimiser_to_arrays", "pick_device", "weights_to_arrays"]
+
+
+def weights_to_arrays(model: nn.Module) -> dict[str, np.ndarray]:
+    """The model's parameters and buffers as float32 arrays (what the store keeps)."""
+    return {
+        k: np.ascontiguousarray(v.detach().cpu().numpy(), dtype=np.float32)
+        for k, v in model.state_dict().items()
+    }
+
+
+def pick_device(name: str) -> str:
+    """`auto` is cuda when available, else cpu."""
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but torch sees no GPU")
+    return name
+
+
+def optimiser_to_arrays(optimiser: torch.optim.Optimizer) -> dict[str, np.ndarray]:
+    """Adadelta's per-parameter state as arrays (for checkpoints), keyed `index.name`."""
+    out = {}
+    params = optimiser.param_groups[0]["params"]
+    for i, p in enumerate(params):
+        for name, value in optimiser.state.get(p, {}).items():
+            out[f"{i}.{name}"] = torch.as_tensor(value).detach().cpu().numpy()
+    return out
+
+
+def optimiser_from_arrays(optimiser: torch.optim.Optimizer, arrays: dict[str, np.ndarray]) -> None:
+    """Restore what `optimiser_to_arrays` saved."""
+    params = optimiser.param_groups[0]["params"]
+    for key, value in arrays.items():
+        i, _, name = key.partition(".")
+        p = params[int(i)]
+        tensor = torch.from_numpy(np.array(value))
+        optimiser.state[p][name] = tensor if name == "step" else tensor.to(p.device)
