@@ -368,6 +368,56 @@ HEARTS_FALCON = FlowSpec(
     },
 )
 
+# Blokus (the BlokusZero paper): self-play -> train, repeated; every generation is evaluated
+# against three MCTS-MAXN. Iteration i trains on the newest games of the last `BLOKUS_WINDOW`
+# self-play runs, continuing generation i - 1.
+BLOKUS_ITERATIONS = 10
+BLOKUS_WINDOW = 2
+_BLOKUS = {
+    # preset: (blocks, filters, sims, games per iteration, parallel, steps per iteration,
+    #          buffer games, lr drop step, eval games, final eval games, MCTS-MAXN sims)
+    "tiny": (1, 8, 2, 2, 2, 4, 100, 40_000, 1, 2, 4),
+    "small": (4, 64, 64, 60, 30, 400, 2000, 40_000, 20, 200, 64),
+    "paper": (10, 128, 800, 7000, 32, 7000, 10_000, 40_000, 300, 300, 800),
+}
+
+
+def _blokus_nodes() -> tuple[Node, ...]:
+    nodes = []
+    for i in range(1, BLOKUS_ITERATIONS + 1):
+        net = {"net": f"train-{i - 1}"} if i > 1 else {}
+        nodes.append(Node("blokus-selfplay", inputs=net, id=f"selfplay-{i}"))
+        window = range(max(1, i - BLOKUS_WINDOW + 1), i + 1)
+        inputs = {f"games.{k}": f"selfplay-{j}" for k, j in enumerate(window)}
+        if i > 1:
+            inputs["previous"] = f"train-{i - 1}"
+        nodes.append(Node("blokus-train", inputs=inputs, id=f"train-{i}"))
+    nets = {f"net.{i - 1}": f"train-{i}" for i in range(1, BLOKUS_ITERATIONS + 1)}
+    nodes.append(Node("blokus-eval", inputs=nets, id="eval"))
+    return tuple(nodes)
+
+
+def _blokus_preset(blocks, filters, sims, games, parallel, steps, buffer, drop, eval_games,
+                   final, mcts) -> dict[str, dict[str, Any]]:  # fmt: skip
+    net = {"blocks": blocks, "filters": filters}
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(1, BLOKUS_ITERATIONS + 1):
+        out[f"selfplay-{i}"] = {**net, "sims": sims, "games": games, "parallel": parallel,
+                                "seed": i}  # fmt: skip
+        out[f"train-{i}"] = {**net, "steps": steps, "buffer_games": buffer, "lr_drop_step": drop,
+                             "seed": i}  # fmt: skip
+    out["eval"] = {"games": eval_games, "final_games": final, "zero_sims": sims,
+                   "mcts_sims": mcts}  # fmt: skip
+    return out
+
+
+BLOKUS_ZERO = FlowSpec(
+    name="blokus-zero",
+    description="Blokus: BlokusZero self-play and training (10 iterations), eval vs MCTS-MAXN",
+    nodes=_blokus_nodes(),
+    presets={name: _blokus_preset(*values) for name, values in _BLOKUS.items()},
+)
+
 # `stage run cfr` takes its presets from the first flow that has the stage: the lossless one.
 FLOWS: dict[str, FlowSpec] = {
     f.name: f
@@ -379,6 +429,7 @@ FLOWS: dict[str, FlowSpec] = {
         LHE_LEAGUE,
         NLHE_CNN,
         HEARTS_FALCON,
+        BLOKUS_ZERO,
     )
 }
 

@@ -1,6 +1,7 @@
 """Imports every stage module so each registers itself."""
 
 from stages import (  # noqa: F401
+    blokus,
     buckets,
     cfr,
     hearts,

@@ -1,0 +1,467 @@
+"""BlokusZero's games and training: self-play, matches against MCTS-MAXN, the training step.
+
+Games are recorded compactly (`GameRecords`): the placements in order (a position is rebuilt
+by replaying them, passes are implied by the rules), the root visit counts of every searched
+position (the policy target pi), the final scores and outcomes. Training samples positions
+uniformly from the records, rebuilds their planes, optionally applies one of the 8 board
+symmetries to planes and pi together, and minimises (z - v)^2 - pi . log p with SGD (momentum,
+weight decay as the L2 term).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numba import njit
+
+from engines.blokus import (
+    CELLS,
+    N_PLAYERS,
+    PIECE_SIZES,
+    PLY,
+    STATE_SIZE,
+    TO_MOVE,
+    Tables,
+    advance,
+    board_symmetries,
+    legal_moves,
+    new_state,
+    outcome,
+    place,
+    scores,
+)
+from engines.blokus_mcts import History, Tree, mcts_move, seeded_rng
+from engines.blokus_zero import (
+    N_MOVES,
+    N_PLANES,
+    Evaluator,
+    Forest,
+    encode,
+    encode_batch,
+    expand_leaves,
+    pick_move,
+    reset_roots,
+    root_visits,
+    select_leaves,
+)
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class GameRecords:
+    """Finished games: placements, searched positions' visit counts, scores and outcomes."""
+
+    moves: np.ndarray  # [plies] placement per ply, games concatenated
+    game_start: np.ndarray  # [games + 1] offsets into moves
+    pi_start: np.ndarray  # [plies + 1] offsets into pi_move / pi_visits (empty: not searched)
+    pi_move: np.ndarray
+    pi_visits: np.ndarray
+    scores: np.ndarray  # [games, 4] advanced scores by colour
+    outcome: np.ndarray  # [games, 4] +1 sole winner, 0 shared top, -1 otherwise
+
+    @property
+    def games(self) -> int:
+        """Number of games."""
+        return int(self.scores.shape[0])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What the store keeps."""
+        return dict(self.__dict__)
+
+    @classmethod
+    def concat(cls, parts: list[GameRecords]) -> GameRecords:
+        """Records of several runs as one."""
+        moves = np.concatenate([p.moves for p in parts])
+        lengths = np.concatenate([np.diff(p.game_start) for p in parts])
+        game_start = np.concatenate([[0], np.cumsum(lengths)])
+        pi_counts = np.concatenate([np.diff(p.pi_start) for p in parts])
+        pi_start = np.concatenate([[0], np.cumsum(pi_counts)])
+        return cls(moves.astype(np.int64), game_start.astype(np.int64), pi_start.astype(np.int64),
+                   np.concatenate([p.pi_move for p in parts]).astype(np.int64),
+                   np.concatenate([p.pi_visits for p in parts]).astype(np.int64),
+                   np.concatenate([p.scores for p in parts]),
+                   np.concatenate([p.outcome for p in parts]))  # fmt: skip
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.moves: list[int] = []
+        self.game_start = [0]
+        self.pi_counts: list[int] = []
+        self.pi_move: list[np.ndarray] = []
+        self.pi_visits: list[np.ndarray] = []
+        self.scores: list[np.ndarray] = []
+        self.outcome: list[np.ndarray] = []
+
+    def add(
+        self, plies: list[int], pis: list[tuple[np.ndarray, np.ndarray]], final: np.ndarray
+    ) -> None:
+        self.moves.extend(plies)
+        self.game_start.append(len(self.moves))
+        for m, v in pis:
+            self.pi_counts.append(len(m))
+            self.pi_move.append(m)
+            self.pi_visits.append(v)
+        sc = np.zeros(N_PLAYERS)
+        scores(final, PIECE_SIZES, sc)
+        z = np.zeros(N_PLAYERS)
+        outcome(final, PIECE_SIZES, z)
+        self.scores.append(sc)
+        self.outcome.append(z)
+
+    def records(self) -> GameRecords:
+        cat = lambda xs: np.concatenate(xs).astype(np.int64) if xs else np.zeros(0, np.int64)  # noqa: E731
+        return GameRecords(
+            np.array(self.moves, np.int64), np.array(self.game_start, np.int64),
+            np.concatenate([[0], np.cumsum(self.pi_counts)]).astype(np.int64),
+            cat(self.pi_move), cat(self.pi_visits),
+            np.array(self.scores).reshape(-1, N_PLAYERS),
+            np.array(self.outcome).reshape(-1, N_PLAYERS),
+        )  # fmt: skip
+
+
+class ZeroSearch:
+    """The batched MAXN PUCT search of G games sharing one network."""
+
+    def __init__(
+        self,
+        t: Tables,
+        evaluator: Evaluator,
+        games: int,
+        sims: int,
+        capacity: int,
+        noise_alpha: float = 0.02,
+        noise_eps: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        self.t = t
+        self.evaluator = evaluator
+        self.sims = sims
+        self.forest = Forest(games, capacity)
+        self.noise_alpha = noise_alpha
+        self.noise_eps = noise_eps
+        self.rng = seeded_rng(seed, 1)
+        self.planes = np.zeros((games, N_PLANES, CELLS), np.float32)
+        self._moves = np.zeros(N_MOVES, np.int64)
+        self._visits = np.zeros(N_MOVES, np.int64)
+
+    def run(self, roots: np.ndarray, active: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Search every active game's root; (placements, visit counts) of each root's children."""
+        t, f = self.t, self.forest
+        reset_roots(active, f.n_children, f.visits, f.value, f.used)
+        rows = np.full(active.shape[0], -1, np.int64)
+        for _ in range(self.sims):
+            select_leaves(roots, active, t.cells, t.piece, t.by_cell, t.by_cell_start, t.edges,
+                          t.diagonals, *f.arrays())  # fmt: skip
+            need = np.flatnonzero(active & ~f.terminal & (f.n_legal > 0))
+            rows[:] = -1
+            rows[need] = np.arange(need.size)
+            if need.size:
+                encode_batch(f.leaf_states, need, self.planes)
+                logits, values = self.evaluator(self.planes[: need.size])
+            else:
+                logits = np.zeros((1, N_MOVES), np.float32)
+                values = np.zeros((1, N_PLAYERS), np.float32)
+            expand_leaves(active, logits, values, rows, self.noise_alpha, self.noise_eps,
+                          self.rng, *f.arrays()[:-1])  # fmt: skip
+        out = []
+        for g in range(active.shape[0]):
+            if not active[g]:
+                out.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
+                continue
+            n = root_visits(g, f.move, f.visits, f.first_child, f.n_children, self._moves,
+                            self._visits)  # fmt: skip
+            out.append((self._moves[:n].copy(), self._visits[:n].copy()))
+        return out
+
+
+def tree_capacity(sims: int) -> int:
+    """Nodes per game tree: room for `sims` expansions of a wide mid-game position."""
+    return 1 + sims * 1200
+
+
+def self_play(
+    t: Tables,
+    evaluator: Evaluator,
+    games: int,
+    parallel: int,
+    sims: int,
+    seed: int,
+    proportional_plies: int = 20,
+    noise_alpha: float = 0.02,
+    noise_eps: float = 0.25,
+    first_game: int = 0,
+    progress: Progress | None = None,
+) -> GameRecords:
+    """`games` self-play games, `parallel` at a time, each move searched with `sims` simulations."""
+    parallel = max(1, min(parallel, games))
+    search = ZeroSearch(t, evaluator, parallel, sims, tree_capacity(sims), noise_alpha, noise_eps,
+                        seed)  # fmt: skip
+    rng = np.random.default_rng([seed, first_game])
+    roots = np.zeros((parallel, STATE_SIZE), np.uint8)
+    active = np.zeros(parallel, np.bool_)
+    plies: list[list[int]] = [[] for _ in range(parallel)]
+    pis: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(parallel)]
+    started = 0
+    rec = _Recorder()
+    for g in range(parallel):
+        roots[g] = new_state()
+        active[g] = True
+        started += 1
+    while active.any():
+        visits = search.run(roots, active)
+        for g in np.flatnonzero(active).tolist():
+            moves, counts = visits[g]
+            m = pick_move(moves, counts, len(plies[g]) < proportional_plies, rng)
+            plies[g].append(m)
+            pis[g].append((moves, counts))
+            place(roots[g], m, t.cells, t.piece, t.edges, t.diagonals)
+            if not advance(roots[g], t.cells, t.piece, t.by_cell, t.by_cell_start):
+                rec.add(plies[g], pis[g], roots[g])
+                if progress:
+                    progress(1)
+                plies[g], pis[g] = [], []
+                if started < games:
+                    roots[g] = new_state()
+                    started += 1
+                else:
+                    active[g] = False
+    return rec.records()
+
+
+# ---------------------------------------------------------------------------------------------
+# Matches: BlokusZero (or a random player) in one seat, MCTS-MAXN in the others.
+
+
+@dataclass
+class MatchResult:
+    """Per game: the tested player's colour, the four scores, the outcome by colour."""
+
+    seat: np.ndarray
+    scores: np.ndarray
+    outcome: np.ndarray
+
+    def win_share(self) -> np.ndarray:
+        """Per game: 1 sole win, 1/k for a top score shared by k, else 0 (par = 0.25)."""
+        sc = self.scores
+        top = sc.max(axis=1, keepdims=True)
+        k = (sc == top).sum(axis=1)
+        mine = sc[np.arange(len(sc)), self.seat]
+        return np.where(mine == top[:, 0], 1.0 / k, 0.0)
+
+
+def match(
+    t: Tables,
+    evaluator: Evaluator | None,
+    games: int,
+    parallel: int,
+    zero_sims: int,
+    mcts_sims: int,
+    seed: int,
+    random_plies: int = 4,
+    threads: int = 2,
+    progress: Progress | None = None,
+) -> MatchResult:
+    """The paper's evaluation: the tested player (BlokusZero, or uniform random without an
+    evaluator) in a random seat against three MCTS-MAXN, the first `random_plies` placements
+    uniformly random, no noise, the most visited move."""
+    parallel = max(1, min(parallel, games))
+    rng = np.random.default_rng(seed)
+    seats = rng.integers(0, N_PLAYERS, games)
+    search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed)
+              if evaluator is not None else None)  # fmt: skip
+    trees = [Tree(tree_capacity(mcts_sims), t.n) for _ in range(parallel)]
+    histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]
+    roots = np.zeros((parallel, STATE_SIZE), np.uint8)
+    slot_game = -np.ones(parallel, np.int64)
+    rngs = [seeded_rng(seed, g) for g in range(parallel)]
+    draw = [np.random.default_rng(seed) for _ in range(parallel)]
+    stamp = np.zeros(t.n + 1, np.int64)
+    moves = np.zeros(t.n, np.int64)
+    out_scores = np.zeros((games, N_PLAYERS))
+    out_z = np.zeros((games, N_PLAYERS))
+    next_game = 0
+
+    lock = threading.Lock()
+
+    def start(slot: int) -> None:
+        nonlocal next_game
+        with lock:
+            g = next_game
+            next_game += 1
+        if g >= games:
+            slot_game[slot] = -1
+            return
+        slot_game[slot] = g
+        rngs[slot] = seeded_rng(seed, 1000 + g)  # a game's moves depend on its number only
+        draw[slot] = np.random.default_rng([seed, 7, g])
+        for h in histories[slot]:
+            h.total[:] = 0.0
+            h.count[:] = 0.0
+        roots[slot] = new_state()
+
+    def play(slot: int, m: int) -> None:
+        s = roots[slot]
+        place(s, m, t.cells, t.piece, t.edges, t.diagonals)
+        if not advance(s, t.cells, t.piece, t.by_cell, t.by_cell_start):
+            g = slot_game[slot]
+            sc = np.zeros(N_PLAYERS)
+            scores(s, PIECE_SIZES, sc)
+            out_scores[g] = sc
+            outcome(s, PIECE_SIZES, out_z[g])
+            if progress:
+                progress(1)
+            start(slot)
+
+    def mcts_turns(slot: int) -> None:
+        """Play the MCTS and random-opening moves of one game until the tested player moves."""
+        while slot_game[slot] >= 0:
+            s = roots[slot]
+            g = slot_game[slot]
+            p = int(s[TO_MOVE])
+            if int(s[PLY]) < random_plies:
+                n = legal_moves(s, t.cells, t.piece, t.by_cell, t.by_cell_start, stamp_of[slot],
+                                moves_of[slot], 1)  # fmt: skip
+                play(slot, int(moves_of[slot][rng_int(slot, n)]))
+            elif p == seats[g]:
+                return
+            else:
+                play(slot, mcts_move(s, t, trees[slot], histories[slot][p], mcts_sims, rngs[slot]))
+
+    stamp_of = [np.zeros(t.n + 1, np.int64) for _ in range(parallel)]
+    moves_of = [np.zeros(t.n, np.int64) for _ in range(parallel)]
+
+    def rng_int(slot: int, n: int) -> int:
+        return int(draw[slot].integers(n))
+
+    for slot in range(parallel):
+        start(slot)
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        while (slot_game >= 0).any():
+            list(pool.map(mcts_turns, range(parallel)))
+            active = slot_game >= 0
+            if not active.any():
+                break
+            if search is None:
+                for slot in np.flatnonzero(active).tolist():
+                    n = legal_moves(roots[slot], t.cells, t.piece, t.by_cell, t.by_cell_start,
+                                    stamp, moves, 1)  # fmt: skip
+                    play(slot, int(moves[rng_int(slot, n)]))
+                continue
+            visits = search.run(roots, active)
+            for slot in np.flatnonzero(active).tolist():
+                ms, counts = visits[slot]
+                play(slot, pick_move(ms, counts, False, rng))
+    return MatchResult(seats, out_scores, out_z)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training.
+
+
+@njit(cache=True, nogil=True)
+def replay_planes(
+    moves: np.ndarray,
+    game_start: np.ndarray,
+    games: np.ndarray,
+    plies: np.ndarray,
+    cells: np.ndarray,
+    piece: np.ndarray,
+    by_cell: np.ndarray,
+    by_cell_start: np.ndarray,
+    edges: np.ndarray,
+    diagonals: np.ndarray,
+    root: np.ndarray,
+    planes: np.ndarray,
+    movers: np.ndarray,
+) -> None:
+    """Planes of position plies[i] of game games[i] (replayed from `root`, the empty board)."""
+    s = root.copy()
+    for i in range(games.shape[0]):
+        s[:] = root
+        start = game_start[games[i]]
+        for k in range(plies[i]):
+            place(s, moves[start + k], cells, piece, edges, diagonals)
+            advance(s, cells, piece, by_cell, by_cell_start)
+        encode(s, planes[i])
+        movers[i] = s[TO_MOVE]
+
+
+def sample_batch(
+    t: Tables,
+    records: GameRecords,
+    batch: int,
+    rng: np.random.Generator,
+    augment: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(planes [B, 33, 400], pi [B, 30433], z [B, 4] from the mover) of random positions."""
+    searched = np.flatnonzero(np.diff(records.pi_start) > 0)
+    pick = searched[rng.integers(0, searched.size, batch)]
+    games = np.searchsorted(records.game_start, pick, side="right") - 1
+    plies = pick - records.game_start[games]
+    planes = np.zeros((batch, N_PLANES, CELLS), np.float32)
+    movers = np.zeros(batch, np.int64)
+    replay_planes(records.moves, records.game_start, games, plies, t.cells, t.piece, t.by_cell,
+                  t.by_cell_start, t.edges, t.diagonals, new_state(), planes, movers)  # fmt: skip
+    pi = np.zeros((batch, N_MOVES), np.float32)
+    for i, k in enumerate(pick):
+        a, b = records.pi_start[k], records.pi_start[k + 1]
+        v = records.pi_visits[a:b].astype(np.float32)
+        pi[i, records.pi_move[a:b]] = v / max(v.sum(), 1.0)
+    order = (movers[:, None] + np.arange(N_PLAYERS)[None, :]) % N_PLAYERS
+    z = records.outcome[games[:, None], order].astype(np.float32)
+    if augment:
+        cell_map = _cell_maps()
+        for i, k in enumerate(rng.integers(0, 8, batch)):
+            if k:
+                moved = np.empty_like(planes[i])
+                moved[:, cell_map[k]] = planes[i]
+                planes[i] = moved
+                turned = np.zeros(N_MOVES, np.float32)
+                turned[t.symmetry[k]] = pi[i]
+                pi[i] = turned
+    return planes, pi, z
+
+
+_MAPS: list[np.ndarray] = []
+
+
+def _cell_maps() -> np.ndarray:
+    if not _MAPS:
+        _MAPS.append(board_symmetries())
+    return _MAPS[0]
+
+
+def make_optimiser(
+    model: torch.nn.Module, lr: float, weight_decay: float = 1e-4
+) -> torch.optim.SGD:
+    """The paper's optimiser: SGD with momentum 0.9 and weight decay (the c ||theta||^2 term)."""
+    return torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
+
+
+def train_step(
+    model: torch.nn.Module,
+    optimiser: torch.optim.Optimizer,
+    planes: np.ndarray,
+    pi: np.ndarray,
+    z: np.ndarray,
+    device: str = "cpu",
+) -> tuple[float, float]:
+    """One SGD step on (z - v)^2 + cross-entropy(pi, p); returns (value loss, policy loss)."""
+    model.train()
+    x = torch.from_numpy(planes).to(device).view(-1, N_PLANES, 20, 20)
+    target_pi = torch.from_numpy(pi).to(device)
+    target_z = torch.from_numpy(z).to(device)
+    logits, v = model(x)
+    value_loss = ((target_z - v) ** 2).sum(dim=1).mean()
+    policy_loss = -(target_pi * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+    optimiser.zero_grad(set_to_none=True)
+    (value_loss + policy_loss).backward()
+    optimiser.step()
+    return float(value_loss), float(policy_loss)

@@ -1,0 +1,392 @@
+"""BlokusZero: the paper's network, a MAXN PUCT search batched across games, self-play records.
+
+Input (`encode`): 33 planes of 20x20, the four colours' squares ordered from the colour to move,
+for the current position and the 7 before it (a position k placements ago is the board minus
+its last k pieces), then the number of pieces on the board / 84. Output: 30,433 policy logits
+(the placement index of `engines.blokus`) and 4 tanh values, one per colour in the same order
+from the colour to move.
+
+Search (`select_leaves`, `expand_leaves`): every edge keeps its visit count and the value sum of
+each colour; at a node where colour p moves the child maximising
+
+    Q_p(s, a) + C(s) P(s, a) sqrt(N(s)) / (1 + N(s, a)),
+    C(s) = log((1 + N(s) + c_base) / c_base) + c_init
+
+is followed (Q = 0 before the first visit). A leaf is evaluated by the network (priors
+renormalised over the legal placements) or, at the end of the game, by the outcome (+1 sole
+winner, 0 shared top score, -1 otherwise); the four values are added to every edge on the path.
+Dirichlet noise (alpha, eps) mixes into the root priors during self-play. One leaf per game per
+step, so a batch holds one position of every game played in parallel. A node whose children
+would not fit in the tree's capacity stays a leaf (its value is still backed up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numba import njit
+from torch import nn
+
+from engines.blokus import (
+    CELLS,
+    N_PLAYERS,
+    OWNER,
+    PIECE_SIZES,
+    PLACED_AT,
+    PLY,
+    SIDE,
+    STATE_SIZE,
+    TO_MOVE,
+    advance,
+    legal_moves,
+    outcome,
+    place,
+)
+from engines.mccfr import _uniform
+
+N_HISTORY = 8
+N_PLANES = N_PLAYERS * N_HISTORY + 1
+N_MOVES = 30_433
+MAX_PLIES = 84
+C_BASE = 19_652.0
+C_INIT = 1.25
+
+
+# ---------------------------------------------------------------------------------------------
+# Input planes.
+
+
+@njit(cache=True, nogil=True)
+def encode(s: np.ndarray, out: np.ndarray) -> None:
+    """The 33 input planes of state s into out[33, 400] (float32)."""
+    me = s[TO_MOVE]
+    ply = s[PLY]
+    out[:] = 0.0
+    for c in range(CELLS):
+        owner = s[OWNER + c]
+        if owner == 255:
+            continue
+        rel = (owner - me) % N_PLAYERS
+        at = s[PLACED_AT + c]
+        for k in range(N_HISTORY):
+            if at + k < ply:  # on the board k placements ago
+                out[k * N_PLAYERS + rel, c] = 1.0
+    out[N_PLANES - 1, :] = ply / MAX_PLIES
+
+
+@njit(cache=True, nogil=True)
+def encode_batch(states: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """encode(states[rows[i]]) into out[i] for every i."""
+    for i in range(rows.shape[0]):
+        encode(states[rows[i]], out[i])
+
+
+# ---------------------------------------------------------------------------------------------
+# The network.
+
+
+@dataclass(frozen=True)
+class ZeroConfig:
+    """Residual blocks and filters (the paper: 10 x 128)."""
+
+    blocks: int = 10
+    filters: int = 128
+
+
+class _Residual(nn.Module):
+    def __init__(self, f: int) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(f, f, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(f)
+        self.c2 = nn.Conv2d(f, f, 3, padding=1, bias=False)
+        self.b2 = nn.BatchNorm2d(f)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.b1(self.c1(x)))
+        return torch.relu(x + self.b2(self.c2(y)))
+
+
+class BlokusNet(nn.Module):
+    """conv 3x3 + BN + ReLU, residual blocks, a policy head (30,433) and a value head (4, tanh)."""
+
+    def __init__(self, config: ZeroConfig = ZeroConfig()) -> None:
+        super().__init__()
+        f = config.filters
+        self.stem = nn.Sequential(nn.Conv2d(N_PLANES, f, 3, padding=1, bias=False),
+                                  nn.BatchNorm2d(f), nn.ReLU())  # fmt: skip
+        self.blocks = nn.Sequential(*[_Residual(f) for _ in range(config.blocks)])
+        self.policy = nn.Sequential(nn.Conv2d(f, 2, 1, bias=False), nn.BatchNorm2d(2), nn.ReLU(),
+                                    nn.Flatten(), nn.Linear(2 * CELLS, N_MOVES))  # fmt: skip
+        self.value = nn.Sequential(nn.Conv2d(f, 4, 1, bias=False), nn.BatchNorm2d(4), nn.ReLU(),
+                                   nn.Flatten(), nn.Linear(4 * CELLS, 256), nn.ReLU(),
+                                   nn.Linear(256, N_PLAYERS), nn.Tanh())  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(policy logits [B, 30433], values [B, 4]) for planes [B, 33, 20, 20]."""
+        h = self.blocks(self.stem(x))
+        return self.policy(h), self.value(h)
+
+
+def model_from_arrays(
+    arrays: dict[str, np.ndarray], config: ZeroConfig, device: str = "cpu"
+) -> BlokusNet:
+    """A network in eval mode with the given weights."""
+    model = BlokusNet(config)
+    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()})
+    return model.to(device).eval()
+
+
+class Evaluator:
+    """Batched network evaluation: planes in, (logits, values) as float32 numpy out."""
+
+    def __init__(self, model: BlokusNet, device: str = "cpu") -> None:
+        self.model = model.to(device).eval()
+        self.device = device
+        self.positions = 0
+
+    def __call__(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Evaluate planes [B, 33, 400]."""
+        self.positions += planes.shape[0]
+        with torch.inference_mode():
+            x = torch.from_numpy(planes).to(self.device).view(-1, N_PLANES, SIDE, SIDE)
+            logits, values = self.model(x)
+        return logits.float().cpu().numpy(), values.float().cpu().numpy()
+
+
+# ---------------------------------------------------------------------------------------------
+# The search, over G games at once.
+
+
+class Forest:
+    """The search trees of G games (node 0 of each is its root), with their scratch arrays."""
+
+    def __init__(self, games: int, capacity: int) -> None:
+        self.move = np.zeros((games, capacity), np.int64)
+        self.prior = np.zeros((games, capacity), np.float32)
+        self.visits = np.zeros((games, capacity), np.int64)
+        self.value = np.zeros((games, capacity, N_PLAYERS))
+        self.first_child = np.zeros((games, capacity), np.int64)
+        self.n_children = np.zeros((games, capacity), np.int64)
+        self.used = np.zeros(games, np.int64)
+        self.path = np.zeros((games, MAX_PLIES + 2), np.int64)
+        self.depth = np.zeros(games, np.int64)
+        self.leaf_states = np.zeros((games, STATE_SIZE), np.uint8)
+        self.legal = np.zeros((games, N_MOVES), np.int64)
+        self.n_legal = np.zeros(games, np.int64)
+        self.terminal = np.zeros(games, np.bool_)
+        self.stamp = np.zeros((games, N_MOVES + 1), np.int64)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays the kernels take, in their order."""
+        return (self.move, self.prior, self.visits, self.value, self.first_child,
+                self.n_children, self.used, self.path, self.depth, self.leaf_states, self.legal,
+                self.n_legal, self.terminal, self.stamp)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def reset_roots(
+    active: np.ndarray,
+    n_children: np.ndarray,
+    visits: np.ndarray,
+    value: np.ndarray,
+    used: np.ndarray,
+) -> None:
+    """Start a fresh tree for every active game."""
+    for g in range(active.shape[0]):
+        if active[g]:
+            n_children[g, 0] = -1
+            visits[g, 0] = 0
+            value[g, 0, :] = 0.0
+            used[g] = 1
+
+
+@njit(cache=True, nogil=True)
+def select_leaves(
+    roots: np.ndarray,
+    active: np.ndarray,
+    cells: np.ndarray,
+    piece: np.ndarray,
+    by_cell: np.ndarray,
+    by_cell_start: np.ndarray,
+    edges: np.ndarray,
+    diagonals: np.ndarray,
+    move: np.ndarray,
+    prior: np.ndarray,
+    visits: np.ndarray,
+    value: np.ndarray,
+    first_child: np.ndarray,
+    n_children: np.ndarray,
+    used: np.ndarray,
+    path: np.ndarray,
+    depth: np.ndarray,
+    leaf_states: np.ndarray,
+    legal: np.ndarray,
+    n_legal: np.ndarray,
+    terminal: np.ndarray,
+    stamp: np.ndarray,
+) -> None:
+    """Descend every active game's tree by PUCT to a leaf; leave its state and legal moves."""
+    for g in range(roots.shape[0]):
+        if not active[g]:
+            continue
+        s = leaf_states[g]
+        s[:] = roots[g]
+        node = 0
+        d = 0
+        path[g, 0] = 0
+        alive = True
+        while n_children[g, node] > 0:
+            p = s[TO_MOVE]
+            n_s = visits[g, node]
+            c_s = np.log((1.0 + n_s + C_BASE) / C_BASE) + C_INIT
+            scale = c_s * np.sqrt(n_s)
+            best = -1e30
+            pick = first_child[g, node]
+            for c in range(first_child[g, node], first_child[g, node] + n_children[g, node]):
+                n = visits[g, c]
+                q = value[g, c, p] / n if n > 0 else 0.0
+                v = q + scale * prior[g, c] / (1.0 + n)
+                if v > best:
+                    best = v
+                    pick = c
+            node = pick
+            d += 1
+            path[g, d] = node
+            place(s, move[g, node], cells, piece, edges, diagonals)
+            alive = advance(s, cells, piece, by_cell, by_cell_start)
+            if not alive:
+                break
+        depth[g] = d
+        terminal[g] = not alive
+        n_legal[g] = 0
+        if alive and n_children[g, node] < 0:
+            n_legal[g] = legal_moves(s, cells, piece, by_cell, by_cell_start, stamp[g],
+                                     legal[g], 1)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _gamma(alpha: float, rng: np.ndarray) -> float:
+    """A Gamma(alpha, 1) sample (Marsaglia and Tsang, boosted for alpha < 1)."""
+    boost = 1.0
+    if alpha < 1.0:
+        boost = _uniform(rng) ** (1.0 / alpha)
+        alpha += 1.0
+    d = alpha - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    while True:
+        u1 = max(_uniform(rng), 1e-300)
+        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * _uniform(rng))
+        v = (1.0 + c * z) ** 3
+        if v <= 0:
+            continue
+        u = max(_uniform(rng), 1e-300)
+        if np.log(u) < 0.5 * z * z + d - d * v + d * np.log(v):
+            return boost * d * v
+
+
+@njit(cache=True, nogil=True)
+def expand_leaves(
+    active: np.ndarray,
+    logits: np.ndarray,
+    values: np.ndarray,
+    rows: np.ndarray,
+    noise_alpha: float,
+    noise_eps: float,
+    rng: np.ndarray,
+    move: np.ndarray,
+    prior: np.ndarray,
+    visits: np.ndarray,
+    value: np.ndarray,
+    first_child: np.ndarray,
+    n_children: np.ndarray,
+    used: np.ndarray,
+    path: np.ndarray,
+    depth: np.ndarray,
+    leaf_states: np.ndarray,
+    legal: np.ndarray,
+    n_legal: np.ndarray,
+    terminal: np.ndarray,
+) -> None:
+    """Expand each active game's leaf with the network's priors and back the values up.
+
+    Game g's network output is row rows[g] of logits/values (-1: not evaluated, i.e. terminal
+    or already expanded). Root priors get Dirichlet noise when noise_eps > 0.
+    """
+    capacity = move.shape[1]
+    v_abs = np.zeros(N_PLAYERS)
+    for g in range(active.shape[0]):
+        if not active[g]:
+            continue
+        s = leaf_states[g]
+        leaf = path[g, depth[g]]
+        if terminal[g]:
+            outcome(s, PIECE_SIZES, v_abs)
+        else:
+            r = rows[g]
+            me = s[TO_MOVE]
+            for i in range(N_PLAYERS):
+                v_abs[(me + i) % N_PLAYERS] = values[r, i]
+            n = n_legal[g]
+            if n > 0 and used[g] + n <= capacity:
+                start = used[g]
+                top = -1e30
+                for j in range(n):
+                    top = max(top, logits[r, legal[g, j]])
+                total = 0.0
+                for j in range(n):
+                    e = np.exp(logits[r, legal[g, j]] - top)
+                    prior[g, start + j] = e
+                    total += e
+                for j in range(n):
+                    c = start + j
+                    move[g, c] = legal[g, j]
+                    prior[g, c] /= total
+                    visits[g, c] = 0
+                    value[g, c, :] = 0.0
+                    n_children[g, c] = -1
+                if leaf == 0 and noise_eps > 0:
+                    noise = np.zeros(n)
+                    for j in range(n):
+                        noise[j] = _gamma(noise_alpha, rng)
+                    ns = noise.sum()
+                    if ns > 0:
+                        for j in range(n):
+                            c = start + j
+                            prior[g, c] = (1 - noise_eps) * prior[g, c] + noise_eps * noise[j] / ns
+                first_child[g, leaf] = start
+                n_children[g, leaf] = n
+                used[g] = start + n
+        for k in range(depth[g] + 1):
+            nd = path[g, k]
+            visits[g, nd] += 1
+            for q in range(N_PLAYERS):
+                value[g, nd, q] += v_abs[q]
+
+
+@njit(cache=True, nogil=True)
+def root_visits(
+    g: int,
+    move: np.ndarray,
+    visits: np.ndarray,
+    first_child: np.ndarray,
+    n_children: np.ndarray,
+    out_moves: np.ndarray,
+    out_visits: np.ndarray,
+) -> int:
+    """The root's children of game g: placements and visit counts; returns how many."""
+    n = max(n_children[g, 0], 0)
+    for j in range(n):
+        out_moves[j] = move[g, first_child[g, 0] + j]
+        out_visits[j] = visits[g, first_child[g, 0] + j]
+    return n
+
+
+def pick_move(
+    moves: np.ndarray, counts: np.ndarray, proportional: bool, rng: np.random.Generator
+) -> int:
+    """Visit-proportional (early self-play moves) or the most visited placement."""
+    if proportional and counts.sum() > 0:
+        return int(rng.choice(moves, p=counts / counts.sum()))
+    return int(moves[int(np.argmax(counts))])

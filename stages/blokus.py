@@ -1,0 +1,353 @@
+"""Four-player Blokus, BlokusZero against MCTS-MAXN: self-play, training, evaluation.
+
+- `blokus-selfplay` plays games of four copies of a network (the `net` input, else a freshly
+  initialised one) with the batched MAXN PUCT search (`engines.blokus_selfplay`) and stores the
+  compact game records; resumes per chunk of games.
+- `blokus-train` continues the `previous` network (or starts one) on the most recent
+  `buffer_games` games of its `games` inputs: SGD with momentum and weight decay, the paper's
+  learning-rate drop at a global step, optional symmetry augmentation; checkpoints as it goes.
+- `blokus-eval` plays every `net.N` input against three MCTS-MAXN (the paper's protocol) and
+  writes win rates with 95% intervals, plus the policy statistics of the paper's Figure 12.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from artifacts import Artifact
+from engines.blokus import tables
+from engines.blokus_selfplay import (
+    GameRecords,
+    make_optimiser,
+    match,
+    sample_batch,
+    self_play,
+    train_step,
+)
+from engines.blokus_zero import BlokusNet, Evaluator, ZeroConfig, model_from_arrays
+from engines.nets import optimiser_from_arrays, optimiser_to_arrays, pick_device, weights_to_arrays
+from stages.base import Stage, StageContext, StageError, StageParams, register
+
+WEIGHT_PREFIX = "weights."
+OPTIMISER_PREFIX = "optimiser."
+RECORD_FIELDS = ("moves", "game_start", "pi_start", "pi_move", "pi_visits", "scores", "outcome")
+
+
+class NetParams(StageParams):
+    """The network's size (the paper: 10 residual blocks of 128 filters) and the torch device."""
+
+    blocks: int = Field(default=10, ge=0)
+    filters: int = Field(default=128, ge=1)
+    device: str = "auto"
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
+
+    def config(self) -> ZeroConfig:
+        """The network configuration."""
+        return ZeroConfig(self.blocks, self.filters)
+
+
+def load_net(train: Artifact, device: str) -> tuple[BlokusNet, ZeroConfig]:
+    """The network of a `blokus-train` artifact."""
+    config = ZeroConfig(int(train.params["blocks"]), int(train.params["filters"]))
+    arrays = {
+        n[len(WEIGHT_PREFIX) :]: np.asarray(train[n][...])
+        for n in train.array_names()
+        if n.startswith(WEIGHT_PREFIX)
+    }
+    return model_from_arrays(arrays, config, device), config
+
+
+def fresh_net(config: ZeroConfig, seed: int) -> BlokusNet:
+    """A freshly initialised network (seeded)."""
+    torch.manual_seed(seed)
+    return BlokusNet(config)
+
+
+def _write(ctx: StageContext, name: str, value: np.ndarray) -> None:
+    value = np.ascontiguousarray(value)
+    chunks = value.shape if value.size else tuple(1 for _ in value.shape)
+    ctx.writer.array(name, value.shape, value.dtype, chunks=chunks)[...] = value
+
+
+def load_records(artifact: Artifact) -> GameRecords:
+    """The game records of a `blokus-selfplay` artifact."""
+    return GameRecords(*(np.asarray(artifact[n][...]) for n in RECORD_FIELDS))
+
+
+# ---------------------------------------------------------------------------------------------
+# blokus-selfplay
+
+
+class SelfPlayParams(NetParams):
+    """Games, simulations per move, games searched at once (one network batch), noise, seed."""
+
+    games: int = Field(default=1000, ge=1)
+    sims: int = Field(default=800, ge=1)
+    parallel: int = Field(default=32, ge=1)
+    proportional_plies: int = Field(default=20, ge=0)
+    noise_alpha: float = Field(default=0.02, gt=0)
+    noise_eps: float = Field(default=0.25, ge=0, le=1)
+    seed: int = 0
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device", "parallel"})
+
+
+def run_selfplay(ctx: StageContext) -> dict[str, Any]:
+    """Self-play in chunks of games; each finished chunk is checkpointed."""
+    p: SelfPlayParams = ctx.params
+    device = pick_device(p.device)
+    if "net" in ctx.inputs:
+        model, _config = load_net(ctx.inputs["net"], device)
+    else:
+        model = fresh_net(p.config(), p.seed)
+    evaluator = Evaluator(model, device)
+    t = tables()
+    chunk = max(p.parallel, 1) * 2
+    saved = ctx.writer.load_checkpoint("selfplay")
+    parts: list[GameRecords] = []
+    done = 0
+    if saved is not None:
+        done = int(saved["done"])
+        parts.append(GameRecords(*(saved[n] for n in RECORD_FIELDS)))
+    bar = ctx.progress.start("self-play games", p.games)
+    bar.advance(done)
+    t0 = time.perf_counter()
+    plies = 0
+    while done < p.games:
+        n = min(chunk, p.games - done)
+        rec = self_play(t, evaluator, n, p.parallel, p.sims, p.seed * 1_000_003 + done,
+                        p.proportional_plies, p.noise_alpha, p.noise_eps,
+                        progress=bar.advance)  # fmt: skip
+        parts = [GameRecords.concat([*parts, rec])]
+        plies += len(rec.moves)
+        done += n
+        ctx.writer.save_checkpoint("selfplay", {"done": np.array(done), **parts[0].arrays()})
+    bar.close()
+    seconds = time.perf_counter() - t0
+    records = parts[0]
+    for name, value in records.arrays().items():
+        _write(ctx, name, value)
+    wins = (records.outcome == 1).sum(axis=0)
+    return {
+        "games": records.games,
+        "plies_per_game": round(len(records.moves) / max(records.games, 1), 2),
+        "moves_per_second": round(plies / seconds, 2) if seconds > 0 and plies else None,
+        "mean_score": [round(float(x), 2) for x in records.scores.mean(axis=0)],
+        "sole_wins_by_colour": [int(x) for x in wins],
+        "device": device,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# blokus-train
+
+
+class TrainParams(NetParams):
+    """SGD steps on the replay buffer (the newest `buffer_games` games of the inputs)."""
+
+    steps: int = Field(default=1000, ge=1)
+    batch: int = Field(default=64, ge=1)
+    lr: float = Field(default=0.001, gt=0)
+    lr_late: float = Field(default=0.0001, gt=0)
+    lr_drop_step: int = Field(default=40_000, ge=0)  # global step from which lr_late applies
+    weight_decay: float = Field(default=1e-4, ge=0)
+    buffer_games: int = Field(default=10_000, ge=1)
+    augment: bool = False  # one of the 8 board symmetries per sample (the paper's suggestion)
+    checkpoint_every: int = Field(default=200, ge=1)
+    seed: int = 0
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device", "checkpoint_every"})
+
+
+def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
+    """The newest `newest` games of the `games.N` inputs (a higher N is newer)."""
+    names = sorted((n for n in inputs if n.startswith("games")), key=lambda n: int(n[6:] or 0))
+    if not names:
+        raise StageError("blokus-train: needs at least one games input (blokus-selfplay)")
+    records = GameRecords.concat([load_records(inputs[n]) for n in names])
+    if records.games <= newest:
+        return records
+    first = records.games - newest
+    a = int(records.game_start[first])
+    pa = int(records.pi_start[a])
+    return GameRecords(
+        records.moves[a:], records.game_start[first:] - a, records.pi_start[a:] - pa,
+        records.pi_move[pa:], records.pi_visits[pa:], records.scores[first:],
+        records.outcome[first:],
+    )  # fmt: skip
+
+
+def run_train(ctx: StageContext) -> dict[str, Any]:
+    """Continue (or start) the network for `steps` SGD steps; checkpoint every few hundred."""
+    p: TrainParams = ctx.params
+    device = pick_device(p.device)
+    t = tables()
+    buffer = replay_buffer(ctx.inputs, p.buffer_games)
+    start_global = 0
+    if "previous" in ctx.inputs:
+        prev = ctx.inputs["previous"]
+        if (int(prev.params["blocks"]), int(prev.params["filters"])) != (p.blocks, p.filters):
+            raise StageError("blokus-train: the previous network has another size")
+        model, _ = load_net(prev, device)
+        start_global = int(np.asarray(prev["steps_total"][...]).ravel()[0])
+    else:
+        model = fresh_net(p.config(), p.seed).to(device)
+    optimiser = make_optimiser(model, p.lr, p.weight_decay)
+    if "previous" in ctx.inputs:
+        prev = ctx.inputs["previous"]
+        optimiser_from_arrays(optimiser, {
+            n[len(OPTIMISER_PREFIX):]: np.asarray(prev[n][...])
+            for n in prev.array_names() if n.startswith(OPTIMISER_PREFIX)
+        })  # fmt: skip
+    done = 0
+    losses = np.zeros((p.steps, 2), np.float32)
+    saved = ctx.writer.load_checkpoint("train")
+    if saved is not None:
+        done = int(saved["done"])
+        model.load_state_dict(
+            {k[2:]: torch.from_numpy(v) for k, v in saved.items() if k.startswith("w.")}
+        )
+        optimiser_from_arrays(optimiser, {k[2:]: v for k, v in saved.items() if k.startswith("o.")})
+        losses[:done] = saved["losses"][:done]
+        ctx.log(f"blokus-train: resuming after step {done}")
+    bar = ctx.progress.start("training steps", p.steps)
+    bar.advance(done)
+    t0 = time.perf_counter()
+    for step in range(done, p.steps):
+        g = start_global + step
+        lr = p.lr if g < p.lr_drop_step else p.lr_late
+        for group in optimiser.param_groups:
+            group["lr"] = lr
+        rng = np.random.default_rng([p.seed, g])  # a step's batch depends on its number only
+        planes, pi, z = sample_batch(t, buffer, p.batch, rng, p.augment)
+        losses[step] = train_step(model, optimiser, planes, pi, z, device)
+        bar.advance(1)
+        bar.note(f"value {losses[step, 0]:.3f} policy {losses[step, 1]:.3f}")
+        if (step + 1) % p.checkpoint_every == 0 and step + 1 < p.steps:
+            state = {f"w.{k}": v for k, v in weights_to_arrays(model).items()}
+            state.update({f"o.{k}": v for k, v in optimiser_to_arrays(optimiser).items()})
+            ctx.writer.save_checkpoint("train", {**state, "done": np.array(step + 1),
+                                                 "losses": losses})  # fmt: skip
+    bar.close()
+    seconds = time.perf_counter() - t0
+    for name, value in weights_to_arrays(model).items():
+        _write(ctx, WEIGHT_PREFIX + name, value)
+    for name, value in optimiser_to_arrays(optimiser).items():
+        _write(ctx, OPTIMISER_PREFIX + name, np.asarray(value))
+    _write(ctx, "losses", losses)
+    _write(ctx, "steps_total", np.array([start_global + p.steps], np.int64))
+    tail = losses[-max(1, min(100, p.steps)) :]
+    return {
+        "steps_total": start_global + p.steps,
+        "buffer_games": buffer.games,
+        "value_loss_last_100": round(float(tail[:, 0].mean()), 4),
+        "policy_loss_last_100": round(float(tail[:, 1].mean()), 4),
+        "steps_per_second": round((p.steps - done) / seconds, 2) if seconds > 0 else None,
+        "parameters": int(sum(x.numel() for x in model.parameters())),
+        "device": device,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# blokus-eval
+
+
+class EvalParams(StageParams):
+    """The paper's evaluation: games per network, simulations, random opening plies."""
+
+    games: int = Field(default=300, ge=1)
+    final_games: int = Field(default=0, ge=0)  # games for the last network (0: `games`)
+    zero_sims: int = Field(default=800, ge=1)
+    mcts_sims: int = Field(default=800, ge=1)
+    random_plies: int = Field(default=4, ge=0)
+    parallel: int = Field(default=16, ge=1)
+    threads: int = Field(default=2, ge=1)
+    seed: int = 20_000_003
+    device: str = "auto"
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device", "parallel", "threads"})
+
+
+def interval(shares: np.ndarray) -> tuple[float, float]:
+    """Mean and 95% half-width (normal approximation) of per-game win shares."""
+    n = len(shares)
+    mean = float(shares.mean()) if n else 0.0
+    half = 1.96 * float(shares.std(ddof=1)) / np.sqrt(n) if n > 1 else float("nan")
+    return mean, half
+
+
+def run_eval(ctx: StageContext) -> dict[str, Any]:
+    """Every network against three MCTS-MAXN; one checkpointed result per network."""
+    p: EvalParams = ctx.params
+    device = pick_device(p.device)
+    t = tables()
+    names = sorted((n for n in ctx.inputs if n.startswith("net.")), key=lambda n: int(n[4:]))
+    if not names:
+        raise StageError("blokus-eval: needs at least one net.N input (blokus-train)")
+    rows = []
+    for i, name in enumerate(names):
+        art = ctx.inputs[name]
+        games = p.final_games if (i == len(names) - 1 and p.final_games) else p.games
+        saved = ctx.writer.load_checkpoint(f"eval-{i}")
+        if saved is None:
+            model, _ = load_net(art, device)
+            bar = ctx.progress.start(f"{name}: games vs 3 MCTS-MAXN", games)
+            result = match(t, Evaluator(model, device), games, p.parallel, p.zero_sims,
+                           p.mcts_sims, p.seed + i, p.random_plies, p.threads,
+                           progress=bar.advance)  # fmt: skip
+            bar.close()
+            saved = {"seat": result.seat, "scores": result.scores, "outcome": result.outcome,
+                     "share": result.win_share()}  # fmt: skip
+            ctx.writer.save_checkpoint(f"eval-{i}", saved)
+        for key in ("seat", "scores", "share"):
+            _write(ctx, f"{key}_{i}", np.asarray(saved[key]))
+        mean, half = interval(np.asarray(saved["share"]))
+        steps = int(np.asarray(art["steps_total"][...]).ravel()[0])
+        rows.append({"net": name, "steps": steps, "games": int(len(saved["share"])),
+                     "win_rate": round(mean, 4), "half_width": round(half, 4),
+                     "clear_of_par": bool(mean - half > 0.25)})  # fmt: skip
+        ctx.log(f"blokus-eval: {name} ({steps:,} steps): win rate {mean:.3f} ± {half:.3f} "
+                f"over {len(saved['share'])} games")  # fmt: skip
+    steps = np.array([r["steps"] for r in rows], np.int64)
+    rates = np.array([[r["win_rate"], r["half_width"]] for r in rows], np.float64)
+    _write(ctx, "steps", steps)
+    _write(ctx, "win_rate", rates)
+    return {"table": rows, "zero_sims": p.zero_sims, "mcts_sims": p.mcts_sims}
+
+
+register(
+    Stage(
+        name="blokus-selfplay",
+        version=1,
+        params_model=SelfPlayParams,
+        run=run_selfplay,
+        inputs={"net": "blokus-train"},
+        optional_inputs=frozenset({"net"}),
+        description="BlokusZero self-play games (batched MAXN PUCT search) as compact records",
+    )
+)
+register(
+    Stage(
+        name="blokus-train",
+        version=1,
+        params_model=TrainParams,
+        run=run_train,
+        inputs={"games": "blokus-selfplay", "previous": "blokus-train"},
+        many_inputs=frozenset({"games"}),
+        optional_inputs=frozenset({"previous"}),
+        description="Train BlokusZero on the newest self-play games (SGD, momentum, decay)",
+    )
+)
+register(
+    Stage(
+        name="blokus-eval",
+        version=1,
+        params_model=EvalParams,
+        run=run_eval,
+        inputs={"net": "blokus-train"},
+        many_inputs=frozenset({"net"}),
+        description="BlokusZero networks vs three MCTS-MAXN: win rates with 95% intervals",
+    )
+)
