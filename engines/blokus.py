@@ -120,6 +120,9 @@ class Tables:
     edges: np.ndarray  # [CELLS, 4] edge neighbours, -1 padded
     diagonals: np.ndarray  # [CELLS, 4] diagonal neighbours, -1 padded
     symmetry: np.ndarray  # [8, P] placement index under each board symmetry
+    size_bound: np.ndarray  # [CELLS, 7]: index in by_cell of cell c's first placement < s squares
+    piece_bound: np.ndarray  # [CELLS, 22]: cell c's placements of piece k are
+    #                          by_cell[piece_bound[c, 20 - k] : piece_bound[c, 21 - k]]
 
     @property
     def n(self) -> int:
@@ -144,7 +147,7 @@ def tables() -> Tables:
     piece_arr = np.array(piece, np.int64)
     size = PIECE_SIZES[piece_arr]
     lists: list[list[int]] = [[] for _ in range(CELLS)]
-    for m in np.argsort(-size, kind="stable"):
+    for m in np.argsort(-piece_arr, kind="stable"):  # largest piece first, one piece together
         for c in cell_arr[m]:
             if c >= 0:
                 lists[c].append(int(m))
@@ -167,7 +170,18 @@ def tables() -> Tables:
     for k in range(8):
         for m, row in enumerate(cell_arr):
             symmetry[k, m] = index[frozenset(int(cell_map[k, c]) for c in row if c >= 0)]
-    return Tables(cell_arr, piece_arr, size, by_cell, start, edges, diagonals, symmetry)
+    size_bound = np.zeros((CELLS, 7), np.int64)
+    for c in range(CELLS):
+        sizes = size[by_cell[start[c] : start[c + 1]]]  # descending
+        for s in range(7):
+            size_bound[c, s] = start[c] + int((sizes >= s).sum())
+    piece_bound = np.zeros((CELLS, N_PIECES + 1), np.int64)
+    for c in range(CELLS):
+        pieces = piece_arr[by_cell[start[c] : start[c + 1]]]  # descending
+        for j in range(N_PIECES + 1):
+            piece_bound[c, j] = start[c] + int((pieces > N_PIECES - 1 - j).sum())
+    return Tables(cell_arr, piece_arr, size, by_cell, start, edges, diagonals, symmetry,
+                  size_bound, piece_bound)  # fmt: skip
 
 
 def board_symmetries() -> np.ndarray:
@@ -213,37 +227,59 @@ def is_legal(s: np.ndarray, m: int, cells: np.ndarray, piece: np.ndarray) -> boo
     return anchored
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fits(s: np.ndarray, base: int, m: int, cells: np.ndarray) -> bool:
+    """No square of m is blocked for the colour whose flags start at `base`."""
+    for j in range(5):
+        c = cells[m, j]
+        if c < 0:
+            break
+        if s[base + c] & BLOCKED:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def legal_moves(
     s: np.ndarray,
     cells: np.ndarray,
     piece: np.ndarray,
     by_cell: np.ndarray,
-    by_cell_start: np.ndarray,
+    piece_bound: np.ndarray,
     stamp: np.ndarray,
     out: np.ndarray,
     min_size: int = 1,
 ) -> int:
     """Write the legal placements of the colour to move (of at least `min_size` squares) to
-    `out`, return how many. `stamp` is an int64 [P + 1] scratch array (last entry: the counter)."""
+    `out`, return how many. `stamp` is an int64 [P + 1] scratch array (last entry: the counter).
+
+    Every anchor (a CORNER cell that is not BLOCKED) is tried with the placements covering it
+    of the pieces still in hand, largest first; a placement through several anchors is kept
+    once.
+    """
     p = s[TO_MOVE]
     base = FLAGS + p * CELLS
+    hand = REMAINING + p * N_PIECES
     stamp[-1] += 1
     token = stamp[-1]
     n = 0
     for c in range(CELLS):
-        if s[base + c] != CORNER:  # an anchor: corner and not blocked
+        if s[base + c] != CORNER:
             continue
-        for k in range(by_cell_start[c], by_cell_start[c + 1]):
-            m = by_cell[k]
-            if PIECE_SIZES[piece[m]] < min_size:
-                break  # the lists run largest first
-            if stamp[m] == token:
+        for j in range(N_PIECES):
+            k = N_PIECES - 1 - j
+            if PIECE_SIZES[k] < min_size:
+                break
+            if s[hand + k] == 0:
                 continue
-            stamp[m] = token
-            if is_legal(s, m, cells, piece):
-                out[n] = m
-                n += 1
+            for i in range(piece_bound[c, j], piece_bound[c, j + 1]):
+                m = by_cell[i]
+                if stamp[m] == token:
+                    continue
+                stamp[m] = token
+                if _fits(s, base, m, cells):
+                    out[n] = m
+                    n += 1
     return n
 
 
@@ -253,17 +289,21 @@ def has_move(
     cells: np.ndarray,
     piece: np.ndarray,
     by_cell: np.ndarray,
-    by_cell_start: np.ndarray,
+    piece_bound: np.ndarray,
 ) -> bool:
     """Whether the colour to move has any legal placement."""
     p = s[TO_MOVE]
     base = FLAGS + p * CELLS
+    hand = REMAINING + p * N_PIECES
     for c in range(CELLS):
         if s[base + c] != CORNER:
             continue
-        for k in range(by_cell_start[c], by_cell_start[c + 1]):
-            if is_legal(s, by_cell[k], cells, piece):
-                return True
+        for j in range(N_PIECES):
+            if s[hand + N_PIECES - 1 - j] == 0:
+                continue
+            for i in range(piece_bound[c, j], piece_bound[c, j + 1]):
+                if _fits(s, base, by_cell[i], cells):
+                    return True
     return False
 
 
@@ -310,7 +350,7 @@ def advance(
     cells: np.ndarray,
     piece: np.ndarray,
     by_cell: np.ndarray,
-    by_cell_start: np.ndarray,
+    piece_bound: np.ndarray,
 ) -> bool:
     """Pass the turn to the next colour that can move, marking the stuck ones out; False when
     the game is over. Call after `place` (and once on a state whose mover may be stuck)."""
@@ -320,7 +360,7 @@ def advance(
         if s[OUT + q]:
             continue
         s[TO_MOVE] = q
-        if has_move(s, cells, piece, by_cell, by_cell_start):
+        if has_move(s, cells, piece, by_cell, piece_bound):
             return True
         s[OUT + q] = 1
     return False

@@ -22,11 +22,15 @@ import numpy as np
 from numba import njit
 
 from engines.blokus import (
+    CELLS,
+    CORNER,
+    FLAGS,
     N_PLAYERS,
     PIECE_SIZES,
     TO_MOVE,
     Tables,
     advance,
+    is_legal,
     legal_moves,
     outcome,
     place,
@@ -57,30 +61,95 @@ class History:
         self.count = np.zeros((N_PLAYERS, n_moves))
 
 
+SAMPLE_TRIES = 48  # rejection-sampling draws per size class before enumerating it exactly
+
+
+@njit(cache=True, nogil=True)
+def _sample_class(
+    s: np.ndarray,
+    lo_size: int,
+    hi_size: int,
+    anchors: np.ndarray,
+    n_anchors: int,
+    cells: np.ndarray,
+    piece: np.ndarray,
+    by_cell: np.ndarray,
+    size_bound: np.ndarray,
+    rng: np.ndarray,
+) -> int:
+    """A uniformly random legal placement of lo_size..hi_size squares by rejection sampling,
+    or -1 after `SAMPLE_TRIES` failed draws (which proves nothing).
+
+    A draw is a uniform (anchor, placement in the anchor's list) pair; a placement covering k
+    anchors is drawn k times as often, so a legal one is accepted with probability 1 / k.
+    """
+    cum = np.empty(n_anchors + 1, np.int64)  # cumulative segment widths over the anchors
+    cum[0] = 0
+    for i in range(n_anchors):
+        c = anchors[i]
+        cum[i + 1] = cum[i] + size_bound[c, lo_size] - size_bound[c, hi_size + 1]
+    total = cum[n_anchors]
+    if total == 0:
+        return -1
+    base = FLAGS + s[TO_MOVE] * CELLS
+    m = -1
+    for _ in range(SAMPLE_TRIES):
+        u = int(_uniform(rng) * total)
+        i = np.searchsorted(cum, u, side="right") - 1
+        m = by_cell[size_bound[anchors[i], hi_size + 1] + u - cum[i]]
+        if not is_legal(s, m, cells, piece):
+            continue
+        k = 0
+        for j in range(5):
+            d = cells[m, j]
+            if d >= 0 and s[base + d] == CORNER:
+                k += 1
+        if k == 1 or _uniform(rng) * k < 1.0:
+            return m
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def rollout_move(
     s: np.ndarray,
     cells: np.ndarray,
     piece: np.ndarray,
     by_cell: np.ndarray,
-    by_cell_start: np.ndarray,
+    piece_bound: np.ndarray,
+    size_bound: np.ndarray,
     stamp: np.ndarray,
     moves: np.ndarray,
+    anchors: np.ndarray,
     epsilon: float,
     rng: np.ndarray,
 ) -> int:
-    """The epsilon-greedy rollout policy's placement for the colour to move, -1 if stuck."""
+    """The epsilon-greedy rollout policy's placement for the colour to move, -1 if stuck.
+
+    Exactly the policy of the module docstring; rejection sampling finds the move without
+    listing every legal placement, and a size class is enumerated only when sampling fails.
+    """
+    base = FLAGS + s[TO_MOVE] * CELLS
+    n_anchors = 0
+    for c in range(CELLS):
+        if s[base + c] == CORNER:
+            anchors[n_anchors] = c
+            n_anchors += 1
     if _uniform(rng) < epsilon:
-        n = legal_moves(s, cells, piece, by_cell, by_cell_start, stamp, moves, 1)
-    else:
-        n = 0
-        for size in range(5, 0, -1):
-            n = legal_moves(s, cells, piece, by_cell, by_cell_start, stamp, moves, size)
-            if n > 0:
-                break
-    if n == 0:
-        return -1
-    return moves[int(_uniform(rng) * n)]
+        m = _sample_class(s, 1, 5, anchors, n_anchors, cells, piece, by_cell, size_bound, rng)
+        if m >= 0:
+            return m
+        n = legal_moves(s, cells, piece, by_cell, piece_bound, stamp, moves, 1)
+        return moves[int(_uniform(rng) * n)] if n > 0 else -1
+    for size in range(5, 0, -1):
+        m = _sample_class(s, size, size, anchors, n_anchors, cells, piece, by_cell, size_bound,
+                          rng)  # fmt: skip
+        if m >= 0:
+            return m
+        # No pentomino etc. fits unless enumeration finds one: larger classes are known empty.
+        n = legal_moves(s, cells, piece, by_cell, piece_bound, stamp, moves, size)
+        if n > 0:
+            return moves[int(_uniform(rng) * n)]
+    return -1
 
 
 @njit(cache=True, nogil=True)
@@ -101,7 +170,8 @@ def search(
     cells: np.ndarray,
     piece: np.ndarray,
     by_cell: np.ndarray,
-    by_cell_start: np.ndarray,
+    piece_bound: np.ndarray,
+    size_bound: np.ndarray,
     edges: np.ndarray,
     diagonals: np.ndarray,
     move: np.ndarray,
@@ -122,6 +192,7 @@ def search(
     path = np.zeros(MAX_PLIES + 2, np.int64)  # tree nodes of this simulation
     played = np.zeros((MAX_PLIES + 1, 2), np.int64)  # (colour, placement) of every move
     r = np.zeros(N_PLAYERS)
+    anchors = np.zeros(CELLS, np.int64)
     visits[0] = 0
     reward[0, :] = 0.0
     n_children[0] = -1
@@ -137,7 +208,7 @@ def search(
             if n_children[node] < 0:
                 if visits[node] == 0 and node != 0:
                     break  # a fresh leaf: roll out from here
-                n = legal_moves(s, cells, piece, by_cell, by_cell_start, stamp, moves, 1)
+                n = legal_moves(s, cells, piece, by_cell, piece_bound, stamp, moves, 1)
                 if used + n > capacity:
                     break
                 first_child[node] = used
@@ -175,15 +246,16 @@ def search(
             played[n_played, 1] = move[node]
             n_played += 1
             place(s, move[node], cells, piece, edges, diagonals)
-            alive = advance(s, cells, piece, by_cell, by_cell_start)
+            alive = advance(s, cells, piece, by_cell, piece_bound)
         while alive:
             p = s[TO_MOVE]
-            m = rollout_move(s, cells, piece, by_cell, by_cell_start, stamp, moves, epsilon, rng)
+            m = rollout_move(s, cells, piece, by_cell, piece_bound, size_bound, stamp, moves,
+                             anchors, epsilon, rng)  # fmt: skip
             played[n_played, 0] = p
             played[n_played, 1] = m
             n_played += 1
             place(s, m, cells, piece, edges, diagonals)
-            alive = advance(s, cells, piece, by_cell, by_cell_start)
+            alive = advance(s, cells, piece, by_cell, piece_bound)
         rewards(s, r)
         for d in range(depth + 1):
             nd = path[d]
@@ -234,7 +306,8 @@ def mcts_move(
             t.cells,
             t.piece,
             t.by_cell,
-            t.by_cell_start,
+            t.piece_bound,
+            t.size_bound,
             t.edges,
             t.diagonals,
             tree.move,

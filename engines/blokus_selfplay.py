@@ -157,7 +157,7 @@ class ZeroSearch:
         reset_roots(active, f.n_children, f.visits, f.value, f.used)
         rows = np.full(active.shape[0], -1, np.int64)
         for _ in range(self.sims):
-            select_leaves(roots, active, t.cells, t.piece, t.by_cell, t.by_cell_start, t.edges,
+            select_leaves(roots, active, t.cells, t.piece, t.by_cell, t.piece_bound, t.edges,
                           t.diagonals, *f.arrays())  # fmt: skip
             need = np.flatnonzero(active & ~f.terminal & (f.n_legal > 0))
             rows[:] = -1
@@ -222,7 +222,7 @@ def self_play(
             plies[g].append(m)
             pis[g].append((moves, counts))
             place(roots[g], m, t.cells, t.piece, t.edges, t.diagonals)
-            if not advance(roots[g], t.cells, t.piece, t.by_cell, t.by_cell_start):
+            if not advance(roots[g], t.cells, t.piece, t.by_cell, t.piece_bound):
                 rec.add(plies[g], pis[g], roots[g])
                 if progress:
                     progress(1)
@@ -309,7 +309,7 @@ def match(
     def play(slot: int, m: int) -> None:
         s = roots[slot]
         place(s, m, t.cells, t.piece, t.edges, t.diagonals)
-        if not advance(s, t.cells, t.piece, t.by_cell, t.by_cell_start):
+        if not advance(s, t.cells, t.piece, t.by_cell, t.piece_bound):
             g = slot_game[slot]
             sc = np.zeros(N_PLAYERS)
             scores(s, PIECE_SIZES, sc)
@@ -326,7 +326,7 @@ def match(
             g = slot_game[slot]
             p = int(s[TO_MOVE])
             if int(s[PLY]) < random_plies:
-                n = legal_moves(s, t.cells, t.piece, t.by_cell, t.by_cell_start, stamp_of[slot],
+                n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp_of[slot],
                                 moves_of[slot], 1)  # fmt: skip
                 play(slot, int(moves_of[slot][rng_int(slot, n)]))
             elif p == seats[g]:
@@ -350,7 +350,7 @@ def match(
                 break
             if search is None:
                 for slot in np.flatnonzero(active).tolist():
-                    n = legal_moves(roots[slot], t.cells, t.piece, t.by_cell, t.by_cell_start,
+                    n = legal_moves(roots[slot], t.cells, t.piece, t.by_cell, t.piece_bound,
                                     stamp, moves, 1)  # fmt: skip
                     play(slot, int(moves[rng_int(slot, n)]))
                 continue
@@ -374,7 +374,7 @@ def replay_planes(
     cells: np.ndarray,
     piece: np.ndarray,
     by_cell: np.ndarray,
-    by_cell_start: np.ndarray,
+    piece_bound: np.ndarray,
     edges: np.ndarray,
     diagonals: np.ndarray,
     root: np.ndarray,
@@ -388,7 +388,7 @@ def replay_planes(
         start = game_start[games[i]]
         for k in range(plies[i]):
             place(s, moves[start + k], cells, piece, edges, diagonals)
-            advance(s, cells, piece, by_cell, by_cell_start)
+            advance(s, cells, piece, by_cell, piece_bound)
         encode(s, planes[i])
         movers[i] = s[TO_MOVE]
 
@@ -408,7 +408,7 @@ def sample_batch(
     planes = np.zeros((batch, N_PLANES, CELLS), np.float32)
     movers = np.zeros(batch, np.int64)
     replay_planes(records.moves, records.game_start, games, plies, t.cells, t.piece, t.by_cell,
-                  t.by_cell_start, t.edges, t.diagonals, new_state(), planes, movers)  # fmt: skip
+                  t.piece_bound, t.edges, t.diagonals, new_state(), planes, movers)  # fmt: skip
     pi = np.zeros((batch, N_MOVES), np.float32)
     for i, k in enumerate(pick):
         a, b = records.pi_start[k], records.pi_start[k + 1]

@@ -209,7 +209,7 @@ def select_leaves(
     cells: np.ndarray,
     piece: np.ndarray,
     by_cell: np.ndarray,
-    by_cell_start: np.ndarray,
+    piece_bound: np.ndarray,
     edges: np.ndarray,
     diagonals: np.ndarray,
     move: np.ndarray,
@@ -255,14 +255,14 @@ def select_leaves(
             d += 1
             path[g, d] = node
             place(s, move[g, node], cells, piece, edges, diagonals)
-            alive = advance(s, cells, piece, by_cell, by_cell_start)
+            alive = advance(s, cells, piece, by_cell, piece_bound)
             if not alive:
                 break
         depth[g] = d
         terminal[g] = not alive
         n_legal[g] = 0
         if alive and n_children[g, node] < 0:
-            n_legal[g] = legal_moves(s, cells, piece, by_cell, by_cell_start, stamp[g],
+            n_legal[g] = legal_moves(s, cells, piece, by_cell, piece_bound, stamp[g],
                                      legal[g], 1)  # fmt: skip
 
 

@@ -82,7 +82,7 @@ def engine_legal(s: np.ndarray, colour: int | None = None, min_size: int = 1) ->
         s = s.copy()
         s[TO_MOVE] = colour
     stamp, out = scratch()
-    n = legal_moves(s, t.cells, t.piece, t.by_cell, t.by_cell_start, stamp, out, min_size)
+    n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, out, min_size)
     return {int(m) for m in out[:n]}
 
 
@@ -149,13 +149,13 @@ def step(s: np.ndarray, m: int) -> bool:
     """Place m for the colour to move and pass the turn; False when the game is over."""
     t = T()
     place(s, m, t.cells, t.piece, t.edges, t.diagonals)
-    return bool(advance(s, t.cells, t.piece, t.by_cell, t.by_cell_start))
+    return bool(advance(s, t.cells, t.piece, t.by_cell, t.piece_bound))
 
 
 def random_move(s: np.ndarray, rng: np.random.Generator) -> int:
     t = T()
     stamp, out = scratch()
-    n = legal_moves(s, t.cells, t.piece, t.by_cell, t.by_cell_start, stamp, out, 1)
+    n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, out, 1)
     assert n > 0
     return int(out[rng.integers(n)])
 
@@ -369,6 +369,14 @@ def test_by_cell_index():
         lst = t.by_cell[t.by_cell_start[c] : t.by_cell_start[c + 1]]
         assert sorted(lst.tolist()) == covering[c]
         assert np.all(np.diff(t.size[lst]) <= 0)
+        # piece k's segment holds exactly the covering placements of piece k
+        for k in range(21):
+            seg = t.by_cell[t.piece_bound[c, 20 - k] : t.piece_bound[c, 21 - k]]
+            assert sorted(seg.tolist()) == [m for m in covering[c] if t.piece[m] == k]
+        # size class s's segment holds exactly the covering placements of s squares
+        for size in range(1, 6):
+            seg = t.by_cell[t.size_bound[c, size + 1] : t.size_bound[c, size]]
+            assert sorted(seg.tolist()) == [m for m in covering[c] if t.size[m] == size]
 
 
 def test_neighbour_tables():
@@ -415,7 +423,7 @@ def test_58_first_moves(colour):
     assert all(corner in T().cells[m] for m in moves)
     assert moves == state_reference_legal(s, colour)
     t = T()
-    assert has_move(s, t.cells, t.piece, t.by_cell, t.by_cell_start)
+    assert has_move(s, t.cells, t.piece, t.by_cell, t.piece_bound)
 
 
 def test_reference_generator_hand_case():
@@ -461,7 +469,7 @@ def test_legal_moves_match_reference_whole_games(seed):
                     assert engine_legal(s, p, k) == want
             sp = s.copy()
             sp[TO_MOVE] = p
-            assert has_move(sp, t.cells, t.piece, t.by_cell, t.by_cell_start) == bool(ref)
+            assert has_move(sp, t.cells, t.piece, t.by_cell, t.piece_bound) == bool(ref)
 
 
 @pytest.mark.parametrize("seed,plies", [(5, 6), (6, 30), (7, 55)])
@@ -635,7 +643,7 @@ def test_random_game_flow(seed):
         assert sorted(changed.tolist()) == sorted(cells)
         can = [bool(state_reference_legal(s, q)) for q in range(N_PLAYERS)]
         was_out = s[OUT : OUT + N_PLAYERS].copy()
-        alive = advance(s, t.cells, t.piece, t.by_cell, t.by_cell_start)
+        alive = advance(s, t.cells, t.piece, t.by_cell, t.piece_bound)
         # The expected next colour: the first one after p (p itself last) not out that can move.
         order = [(p + i) % N_PLAYERS for i in range(1, N_PLAYERS + 1)]
         live = [q for q in order if not was_out[q]]
@@ -790,3 +798,37 @@ def test_mcts_beats_random():
     random colours (par: 2 of 8; 8 of 8 when written)."""
     wins = sum(play_vs_random(100 + seed, 100)[0] == 1.0 for seed in range(8))
     assert wins >= 6
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 1.0])
+def test_rollout_policy_is_uniform(epsilon):
+    """The rollout move is uniform over the legal moves of the largest size that fits
+    (epsilon 0) or over all legal moves (epsilon 1): chi-square on 40 draws per move."""
+    from scipy.stats import chisquare
+
+    from engines.blokus_mcts import rollout_move, seeded_rng
+
+    t = T()
+    rng = np.random.default_rng(5)
+    for plies in (12, 30, 44):
+        s = new_state()
+        for _ in range(plies):
+            if not step(s, random_move(s, rng)):
+                break
+        else:
+            stamp, out = scratch()
+            n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, out, 1)
+            legal = out[:n]
+            top = t.size[legal].max()
+            want = sorted(legal[t.size[legal] == top].tolist()) if epsilon == 0 else sorted(legal)
+            anchors = np.zeros(CELLS, np.int64)
+            r = seeded_rng(plies, 3)
+            draws = 40 * len(want)
+            got = np.array([
+                rollout_move(s, t.cells, t.piece, t.by_cell, t.piece_bound, t.size_bound, stamp,
+                             out.copy(), anchors, epsilon, r)
+                for _ in range(draws)
+            ])  # fmt: skip
+            assert set(got.tolist()) <= set(want)
+            counts = np.array([(got == m).sum() for m in want])
+            assert chisquare(counts).pvalue > 1e-4, (plies, len(want))

@@ -1,0 +1,179 @@
+"""Blokus speed: legal-move generation, MCTS-MAXN simulations, BlokusZero network and self-play.
+
+    .venv/bin/python bench/bench_blokus.py [moves|mcts|net|selfplay|all]
+
+Reference in the same run for legal moves: the rules applied to all 30,433 placements at once
+with numpy (what a vectorised Python engine would do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+from engines.blokus import (
+    CELLS,
+    EMPTY,
+    N_PLAYERS,
+    OWNER,
+    REMAINING,
+    SIDE,
+    START,
+    TO_MOVE,
+    advance,
+    legal_moves,
+    new_state,
+    place,
+    tables,
+)
+from engines.blokus_mcts import History, Tree, mcts_move, seeded_rng
+from engines.blokus_selfplay import self_play, tree_capacity
+from engines.blokus_zero import N_PLANES, BlokusNet, Evaluator, ZeroConfig
+
+
+def mid_game_positions(n: int, seed: int = 0) -> list[np.ndarray]:
+    """Positions after 8..48 random placements."""
+    t = tables()
+    rng = np.random.default_rng(seed)
+    stamp = np.zeros(t.n + 1, np.int64)
+    moves = np.zeros(t.n, np.int64)
+    out = []
+    while len(out) < n:
+        s = new_state()
+        target = int(rng.integers(8, 49))
+        alive = True
+        for _ in range(target):
+            k = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, moves, 1)
+            place(s, int(moves[rng.integers(k)]), t.cells, t.piece, t.edges, t.diagonals)
+            alive = advance(s, t.cells, t.piece, t.by_cell, t.piece_bound)
+            if not alive:
+                break
+        if alive:
+            out.append(s)
+    return out
+
+
+def numpy_legal(s: np.ndarray) -> np.ndarray:
+    """The vectorised reference: every placement tested against the owner grid."""
+    t = tables()
+    p = int(s[TO_MOVE])
+    grid = s[OWNER : OWNER + CELLS].reshape(SIDE, SIDE)
+    own = grid == p
+    pad = np.pad(own, 1)
+    edge = pad[:-2, 1:-1] | pad[2:, 1:-1] | pad[1:-1, :-2] | pad[1:-1, 2:]
+    diag = pad[:-2, :-2] | pad[:-2, 2:] | pad[2:, :-2] | pad[2:, 2:]
+    anchor = (diag & ~edge).ravel()
+    if not own.any():
+        anchor = np.zeros(CELLS, bool)
+        anchor[START[p]] = True
+    ok = np.append((grid == EMPTY).ravel() & ~edge.ravel(), True)
+    anchor = np.append(anchor, False)
+    remaining = s[REMAINING + p * 21 : REMAINING + (p + 1) * 21]
+    c = t.cells
+    return np.flatnonzero((remaining[t.piece] != 0) & ok[c].all(axis=1) & anchor[c].any(axis=1))
+
+
+def bench_moves() -> None:
+    """Legal-move generation over random mid-game positions, numba vs the numpy reference."""
+    t = tables()
+    positions = mid_game_positions(400)
+    stamp = np.zeros(t.n + 1, np.int64)
+    moves = np.zeros(t.n, np.int64)
+    legal_moves(positions[0], t.cells, t.piece, t.by_cell, t.piece_bound, stamp, moves, 1)
+    counts = []
+    t0 = time.perf_counter()
+    reps = 20
+    for _ in range(reps):
+        for s in positions:
+            counts.append(
+                legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, moves, 1)
+            )
+    ours = reps * len(positions) / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    for s in positions:
+        numpy_legal(s)
+    ref = len(positions) / (time.perf_counter() - t0)
+    print(f"legal moves: {ours:,.0f} positions/s (mean {np.mean(counts):.0f} legal moves); "
+          f"numpy reference {ref:,.0f} positions/s; ratio {ours / ref:.0f}x",
+          flush=True)  # fmt: skip
+
+
+def bench_mcts(sims: int = 200, threads: int = 2) -> None:
+    """MCTS-MAXN simulations per second over mid-game positions, 1 and `threads` threads."""
+    t = tables()
+    positions = mid_game_positions(16, seed=1)
+    trees = [Tree(tree_capacity(sims), t.n) for _ in range(threads)]
+    hists = [History(t.n) for _ in range(threads)]
+    mcts_move(positions[0], t, trees[0], hists[0], 4, seeded_rng(0, 0))
+
+    def work(k: int, todo: list[np.ndarray]) -> None:
+        for i, s in enumerate(todo):
+            mcts_move(s, t, trees[k], hists[k], sims, seeded_rng(k, i))
+
+    for n in (1, threads):
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(n) as pool:
+            list(pool.map(work, range(n), [positions[k::n] for k in range(n)]))
+        rate = len(positions) * sims / (time.perf_counter() - t0)
+        print(f"MCTS-MAXN ({sims} sims/move, mid-game): {rate:,.0f} simulations/s on {n} "
+              f"thread(s) ({rate / n:,.0f} per core)", flush=True)  # fmt: skip
+
+
+def bench_net(config: ZeroConfig, batches: tuple[int, ...] = (1, 8, 32, 64)) -> None:
+    """Network evaluations per second by batch size (CPU, torch threads as set)."""
+    ev = Evaluator(BlokusNet(config))
+    for b in batches:
+        planes = np.random.default_rng(0).random((b, N_PLANES, CELLS)).astype(np.float32)
+        ev(planes)
+        reps = max(2, 64 // b)
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            ev(planes)
+        rate = reps * b / (time.perf_counter() - t0)
+        print(f"network {config.blocks}x{config.filters}, batch {b}: {rate:,.0f} evaluations/s",
+              flush=True)  # fmt: skip
+
+
+def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int) -> None:
+    """Self-play moves per second with a fresh network."""
+    t = tables()
+    ev = Evaluator(BlokusNet(config))
+    self_play(t, ev, 1, 1, 2, seed=0)
+    t0 = time.perf_counter()
+    rec = self_play(t, ev, games, parallel, sims, seed=1)
+    dt = time.perf_counter() - t0
+    print(f"self-play {config.blocks}x{config.filters}, {sims} sims, {parallel} games at once: "
+          f"{len(rec.moves) / dt:.2f} moves/s ({ev.positions / dt:,.0f} evaluations/s, "
+          f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
+
+
+def main() -> None:
+    """Run the chosen benchmarks."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", nargs="?", default="all")
+    ap.add_argument("--sims", type=int, default=64)
+    ap.add_argument("--games", type=int, default=8)
+    ap.add_argument("--parallel", type=int, default=8)
+    ap.add_argument("--blocks", type=int, default=4)
+    ap.add_argument("--filters", type=int, default=64)
+    args = ap.parse_args()
+    print(f"torch threads {torch.get_num_threads()}, players {N_PLAYERS}", flush=True)
+    config = ZeroConfig(args.blocks, args.filters)
+    if args.what in ("moves", "all"):
+        bench_moves()
+    if args.what in ("mcts", "all"):
+        bench_mcts()
+    if args.what in ("net", "all"):
+        bench_net(config)
+        if args.what == "net":
+            bench_net(ZeroConfig(10, 128))
+    if args.what in ("selfplay", "all"):
+        bench_selfplay(config, args.sims, args.games, args.parallel)
+
+
+if __name__ == "__main__":
+    main()
