@@ -95,7 +95,7 @@ def _sample_class(
     m = -1
     for _ in range(SAMPLE_TRIES):
         u = int(_uniform(rng) * total)
-        i = np.searchsorted(cum, u, side="right") - 1
+        i = int(np.searchsorted(cum, u, side="right")) - 1
         m = by_cell[size_bound[anchors[i], hi_size + 1] + u - cum[i]]
         if not is_legal(s, m, cells, piece):
             continue
