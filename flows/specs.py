@@ -373,13 +373,20 @@ HEARTS_FALCON = FlowSpec(
 # self-play runs, continuing generation i - 1.
 BLOKUS_ITERATIONS = 10
 BLOKUS_WINDOW = 2
-_BLOKUS = {
-    # preset: (blocks, filters, sims, games per iteration, parallel, steps per iteration,
-    #          buffer games, lr drop step, eval games, final eval games, MCTS-MAXN sims)
-    "tiny": (1, 8, 2, 2, 2, 4, 100, 40_000, 1, 2, 4),
-    "small": (4, 64, 64, 60, 30, 400, 2000, 40_000, 20, 200, 64),
-    "paper": (10, 128, 800, 7000, 32, 7000, 10_000, 40_000, 300, 300, 800),
-}
+_BLOKUS: dict[str, dict[str, Any]] = {
+    # net: blocks x filters; sims: BlokusZero simulations per move (and MCTS-MAXN's rollouts
+    # unless mcts_sims); games and steps per iteration; the small preset trains faster with a
+    # larger learning rate and symmetry augmentation (the paper's suggestion).
+    "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
+             "buffer": 100, "lr": 0.001, "drop": 40_000, "augment": False, "eval_games": 1,
+             "final_games": 2, "mcts_sims": 4},
+    "small": {"blocks": 4, "filters": 64, "sims": 64, "games": 48, "parallel": 48,
+              "steps": 300, "buffer": 2000, "lr": 0.01, "drop": 1700, "augment": True,
+              "eval_games": 12, "final_games": 120, "mcts_sims": 64},
+    "paper": {"blocks": 10, "filters": 128, "sims": 800, "games": 7000, "parallel": 32,
+              "steps": 7000, "buffer": 10_000, "lr": 0.001, "drop": 40_000, "augment": False,
+              "eval_games": 300, "final_games": 300, "mcts_sims": 800},
+}  # fmt: skip
 
 
 def _blokus_nodes() -> tuple[Node, ...]:
@@ -397,17 +404,17 @@ def _blokus_nodes() -> tuple[Node, ...]:
     return tuple(nodes)
 
 
-def _blokus_preset(blocks, filters, sims, games, parallel, steps, buffer, drop, eval_games,
-                   final, mcts) -> dict[str, dict[str, Any]]:  # fmt: skip
-    net = {"blocks": blocks, "filters": filters}
+def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    net = {"blocks": v["blocks"], "filters": v["filters"]}
     out: dict[str, dict[str, Any]] = {}
     for i in range(1, BLOKUS_ITERATIONS + 1):
-        out[f"selfplay-{i}"] = {**net, "sims": sims, "games": games, "parallel": parallel,
-                                "seed": i}  # fmt: skip
-        out[f"train-{i}"] = {**net, "steps": steps, "buffer_games": buffer, "lr_drop_step": drop,
-                             "seed": i}  # fmt: skip
-    out["eval"] = {"games": eval_games, "final_games": final, "zero_sims": sims,
-                   "mcts_sims": mcts}  # fmt: skip
+        out[f"selfplay-{i}"] = {**net, "sims": v["sims"], "games": v["games"],
+                                "parallel": v["parallel"], "seed": i}  # fmt: skip
+        out[f"train-{i}"] = {**net, "steps": v["steps"], "buffer_games": v["buffer"],
+                             "lr": v["lr"], "lr_late": v["lr"] / 10, "lr_drop_step": v["drop"],
+                             "augment": v["augment"], "seed": i}  # fmt: skip
+    out["eval"] = {"games": v["eval_games"], "final_games": v["final_games"],
+                   "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"]}  # fmt: skip
     return out
 
 
@@ -415,7 +422,7 @@ BLOKUS_ZERO = FlowSpec(
     name="blokus-zero",
     description="Blokus: BlokusZero self-play and training (10 iterations), eval vs MCTS-MAXN",
     nodes=_blokus_nodes(),
-    presets={name: _blokus_preset(*values) for name, values in _BLOKUS.items()},
+    presets={name: _blokus_preset(values) for name, values in _BLOKUS.items()},
 )
 
 # `stage run cfr` takes its presets from the first flow that has the stage: the lossless one.
