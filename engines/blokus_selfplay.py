@@ -22,6 +22,7 @@ from numba import njit
 from engines.blokus import (
     CELLS,
     N_PLAYERS,
+    OWNER,
     PIECE_SIZES,
     PLY,
     STATE_SIZE,
@@ -180,10 +181,22 @@ class ZeroSearch:
             out.append((self._moves[:n].copy(), self._visits[:n].copy()))
         return out
 
+    def root_policy_stats(self, g: int) -> tuple[float, float, float, float, float]:
+        """(legal moves, entropy, top-1, top-10, top-100 mass) of game g's root priors."""
+        f = self.forest
+        n = int(max(f.n_children[g, 0], 0))
+        start = int(f.first_child[g, 0])
+        p = np.sort(f.prior[g, start : start + n].astype(np.float64))[::-1]
+        if n == 0:
+            return 0.0, 0.0, 0.0, 0.0, 0.0
+        entropy = float(-(p[p > 0] * np.log(p[p > 0])).sum())
+        return float(n), entropy, float(p[:1].sum()), float(p[:10].sum()), float(p[:100].sum())
+
 
 def tree_capacity(sims: int) -> int:
-    """Nodes per game tree: room for `sims` expansions of a wide mid-game position."""
-    return 1 + sims * 1200
+    """Nodes per game tree: room for any root (a few thousand moves at most) and `sims`
+    expansions of a wide mid-game position."""
+    return 1 + 4000 + sims * 1200
 
 
 def self_play(
@@ -239,13 +252,19 @@ def self_play(
 # Matches: BlokusZero (or a random player) in one seat, MCTS-MAXN in the others.
 
 
+POLICY_STATS = ("ply", "legal", "entropy", "top1", "top10", "top100")
+
+
 @dataclass
 class MatchResult:
-    """Per game: the tested player's colour, the four scores, the outcome by colour."""
+    """Per game: the tested player's colour, the four scores, the outcome by colour and the
+    final board; per BlokusZero decision: `POLICY_STATS` of its network's root priors."""
 
     seat: np.ndarray
     scores: np.ndarray
     outcome: np.ndarray
+    boards: np.ndarray  # [games, 400] owner of each cell at the end (255 empty)
+    policy: np.ndarray  # [decisions, len(POLICY_STATS)]
 
     def win_share(self) -> np.ndarray:
         """Per game: 1 sole win, 1/k for a top score shared by k, else 0 (par = 0.25)."""
@@ -286,6 +305,8 @@ def match(
     moves = np.zeros(t.n, np.int64)
     out_scores = np.zeros((games, N_PLAYERS))
     out_z = np.zeros((games, N_PLAYERS))
+    out_boards = np.zeros((games, CELLS), np.uint8)
+    policy: list[list[float]] = []
     next_game = 0
 
     lock = threading.Lock()
@@ -315,6 +336,7 @@ def match(
             scores(s, PIECE_SIZES, sc)
             out_scores[g] = sc
             outcome(s, PIECE_SIZES, out_z[g])
+            out_boards[g] = s[OWNER : OWNER + CELLS]
             if progress:
                 progress(1)
             start(slot)
@@ -356,9 +378,11 @@ def match(
                 continue
             visits = search.run(roots, active)
             for slot in np.flatnonzero(active).tolist():
+                policy.append([float(roots[slot][PLY]), *search.root_policy_stats(slot)])
                 ms, counts = visits[slot]
                 play(slot, pick_move(ms, counts, False, rng))
-    return MatchResult(seats, out_scores, out_z)
+    stats = np.array(policy, np.float64).reshape(-1, len(POLICY_STATS))
+    return MatchResult(seats, out_scores, out_z, out_boards, stats)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,4 +488,4 @@ def train_step(
     optimiser.zero_grad(set_to_none=True)
     (value_loss + policy_loss).backward()
     optimiser.step()
-    return float(value_loss), float(policy_loss)
+    return value_loss.item(), policy_loss.item()

@@ -355,7 +355,112 @@ def plot_hearts_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
     )
 
 
+BLOKUS_COLOURS = ("#1f5fbf", "#e8c31a", "#c8322c", "#2f9a3f")  # blue, yellow, red, green
+
+
+def plot_blokus_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Win rate against three MCTS-MAXN per training step (95% intervals), the policy
+    network's statistics by pieces on the board (the paper's Figure 12) and a final board of
+    the last network's games (`--hand N` picks game N)."""
+    plt = _pyplot()
+    steps = np.asarray(artifact["steps"][:])
+    rates = np.asarray(artifact["win_rate"][:])
+    last = len(steps) - 1
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5))
+    ax = axes[0]
+    ax.errorbar(steps, rates[:, 0], yerr=rates[:, 1], marker="o", capsize=3)
+    ax.axhline(0.25, color="grey", linestyle="--", linewidth=1, label="par (1 of 4)")
+    ax.set_xlabel("training steps")
+    ax.set_ylabel("BlokusZero win rate vs 3 MCTS-MAXN")
+    ax.set_ylim(0, 1)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    ax = axes[1]
+    policy = (
+        np.asarray(artifact[f"policy_{last}"][...])
+        if f"policy_{last}" in artifact.array_names()
+        else np.zeros((0, 6))
+    )
+    if len(policy):
+        pieces = policy[:, 0]
+        bins = np.arange(0, 88, 4)
+        centre, cols = [], []
+        for lo in bins:
+            sel = (pieces >= lo) & (pieces < lo + 4)
+            if sel.any():
+                centre.append(lo + 2)
+                cols.append(policy[sel].mean(axis=0))
+        mean = np.array(cols)
+        for j, label in ((3, "top-1 mass"), (4, "top-10 mass"), (5, "top-100 mass")):
+            ax.plot(centre, mean[:, j], marker=".", label=label)
+        ax.set_ylim(0, 1.02)
+        ax.set_ylabel("policy mass on the top moves")
+        twin = ax.twinx()
+        twin.plot(centre, mean[:, 1], color="black", linestyle=":", label="legal moves")
+        twin.plot(centre, mean[:, 2] * 100, color="grey", linestyle="--", label="entropy x 100")
+        twin.set_ylabel("legal moves / entropy x 100")
+        twin.legend(loc="upper right")
+        ax.legend(loc="lower right")
+    ax.set_xlabel("pieces on the board")
+    ax.set_title("policy network at the last checkpoint (Figure 12)")
+    ax = axes[2]
+    boards = (
+        np.asarray(artifact[f"boards_{last}"][...])
+        if f"boards_{last}" in artifact.array_names()
+        else np.zeros((0, 400))
+    )
+    if len(boards):
+        g = int(hand) if hand and hand.isdigit() else 0
+        g = min(g, len(boards) - 1)
+        grid = boards[g].reshape(20, 20).astype(int)
+        image = np.ones((20, 20, 3))
+        for colour, hexcode in enumerate(BLOKUS_COLOURS):
+            rgb = [int(hexcode[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+            image[grid == colour] = rgb
+        ax.imshow(image, interpolation="nearest")
+        ax.set_xticks(np.arange(-0.5, 20, 1), minor=True)
+        ax.set_yticks(np.arange(-0.5, 20, 1), minor=True)
+        ax.grid(which="minor", color="#cccccc", linewidth=0.5)
+        ax.tick_params(which="both", length=0, labelbottom=False, labelleft=False)
+        scores = np.asarray(artifact[f"scores_{last}"][...])[g]
+        seat = int(np.asarray(artifact[f"seat_{last}"][...])[g])
+        names = ("blue", "yellow", "red", "green")
+        parts = [f"{n}{'*' if i == seat else ''} {int(scores[i]):+d}" for i, n in enumerate(names)]
+        ax.set_title(f"game {g}: {', '.join(parts)}  (* BlokusZero)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return f"win rate {rates[last, 0]:.3f} ± {rates[last, 1]:.3f} after {int(steps[last]):,} steps"
+
+
+def plot_blokus_train(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Value and policy loss per training step (running mean over 50 steps)."""
+    plt = _pyplot()
+    losses = np.asarray(artifact["losses"][...])
+    total = int(np.asarray(artifact["steps_total"][...]).ravel()[0])
+    x = np.arange(total - len(losses) + 1, total + 1)
+    w = max(1, min(50, len(losses)))
+    kernel = np.ones(w) / w
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for j, label in ((0, "value loss (z - v)^2"), (1, "policy loss -pi . log p")):
+        smooth = np.convolve(losses[:, j], kernel, mode="valid")
+        ax.plot(x[w - 1 :], smooth, label=label)
+    ax.set_xlabel("global training step")
+    ax.set_ylabel(f"loss (mean of {w} steps)")
+    ax.set_title(artifact.key)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return (
+        f"value {losses[-w:, 0].mean():.3f}, policy {losses[-w:, 1].mean():.3f} at step {total:,}"
+    )
+
+
 PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
+    "blokus-eval": plot_blokus_eval,
+    "blokus-train": plot_blokus_train,
     "hearts-eval": plot_hearts_eval,
     "nlhe-league": plot_nlhe_league,
     "nlhe-train": plot_nlhe_train,

@@ -22,6 +22,7 @@ from pydantic import Field
 from artifacts import Artifact
 from engines.blokus import tables
 from engines.blokus_selfplay import (
+    POLICY_STATS,
     GameRecords,
     make_optimiser,
     match,
@@ -271,10 +272,11 @@ class EvalParams(StageParams):
 
 
 def interval(shares: np.ndarray) -> tuple[float, float]:
-    """Mean and 95% half-width (normal approximation) of per-game win shares."""
+    """Mean and 95% half-width (normal approximation) of per-game win shares; a single game
+    gets the widest possible half-width, 1."""
     n = len(shares)
     mean = float(shares.mean()) if n else 0.0
-    half = 1.96 * float(shares.std(ddof=1)) / np.sqrt(n) if n > 1 else float("nan")
+    half = 1.96 * float(shares.std(ddof=1)) / np.sqrt(n) if n > 1 else 1.0
     return mean, half
 
 
@@ -299,9 +301,10 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                            progress=bar.advance)  # fmt: skip
             bar.close()
             saved = {"seat": result.seat, "scores": result.scores, "outcome": result.outcome,
-                     "share": result.win_share()}  # fmt: skip
+                     "share": result.win_share(), "boards": result.boards,
+                     "policy": result.policy}  # fmt: skip
             ctx.writer.save_checkpoint(f"eval-{i}", saved)
-        for key in ("seat", "scores", "share"):
+        for key in ("seat", "scores", "share", "boards", "policy"):
             _write(ctx, f"{key}_{i}", np.asarray(saved[key]))
         mean, half = interval(np.asarray(saved["share"]))
         steps = int(np.asarray(art["steps_total"][...]).ravel()[0])
@@ -314,7 +317,8 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
     rates = np.array([[r["win_rate"], r["half_width"]] for r in rows], np.float64)
     _write(ctx, "steps", steps)
     _write(ctx, "win_rate", rates)
-    return {"table": rows, "zero_sims": p.zero_sims, "mcts_sims": p.mcts_sims}
+    return {"table": rows, "zero_sims": p.zero_sims, "mcts_sims": p.mcts_sims,
+            "policy_stats": list(POLICY_STATS)}  # fmt: skip
 
 
 register(

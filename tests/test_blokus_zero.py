@@ -1,0 +1,476 @@
+"""BlokusZero (engines.blokus_zero, engines.blokus_selfplay, stages.blokus).
+
+The input planes are rebuilt from the list of placements made, the search is driven by constant
+networks whose outputs are known, self-play records are replayed through the rules engine, and
+the training samples are matched against positions rebuilt independently. The stages run with a
+tiny network (1 block of 8 filters; the policy head is still 30,433 wide) and 2 simulations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from test_blokus import engine_legal, one_winning_move_position, outcome_of, score_of, step
+from torch import nn
+
+from artifacts import ArtifactStore
+from engines.blokus import (
+    CELLS,
+    N_PLAYERS,
+    OUT,
+    TO_MOVE,
+    board_symmetries,
+    new_state,
+    tables,
+)
+from engines.blokus_selfplay import GameRecords, ZeroSearch, sample_batch, self_play, tree_capacity
+from engines.blokus_zero import (
+    MAX_PLIES,
+    N_HISTORY,
+    N_MOVES,
+    N_PLANES,
+    BlokusNet,
+    Evaluator,
+    ZeroConfig,
+    encode,
+)
+from stages.base import StageError
+from stages.runner import run_stage
+
+torch.set_num_threads(1)
+
+QUIET = {"log": lambda m: None}
+TINY = ZeroConfig(blocks=1, filters=8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers.
+
+
+class Constant(nn.Module):
+    """A stand-in network: the same logits and values (mover first) for every position."""
+
+    def __init__(self, logits: np.ndarray | None = None, values=(0.0, 0.0, 0.0, 0.0)) -> None:
+        super().__init__()
+        lg = np.zeros(N_MOVES, np.float32) if logits is None else logits.astype(np.float32)
+        self.register_buffer("logits", torch.from_numpy(lg))
+        self.register_buffer("values", torch.tensor(values, dtype=torch.float32))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b = x.shape[0]
+        return self.logits.expand(b, -1).clone(), self.values.expand(b, -1).clone()
+
+
+def search_root(state, sims, module=None, noise_eps=0.0, noise_alpha=0.3, seed=0):
+    """One game's search from `state`; (search, root child placements, their visits)."""
+    search = ZeroSearch(tables(), Evaluator(module or Constant()), 1, sims, tree_capacity(sims),
+                        noise_alpha, noise_eps, seed)  # fmt: skip
+    ((moves, visits),) = search.run(state[None].copy(), np.ones(1, np.bool_))
+    return search, moves, visits
+
+
+def root_children(search: ZeroSearch, node: int = 0) -> np.ndarray:
+    f = search.forest
+    a, n = int(f.first_child[0, node]), int(f.n_children[0, node])
+    assert n > 0
+    return np.arange(a, a + n)
+
+
+def cells_of(m: int) -> list[int]:
+    return [int(c) for c in tables().cells[m] if c >= 0]
+
+
+def expected_planes(placed: list[tuple[int, int]], mover: int) -> np.ndarray:
+    """The 33 planes from the list of (colour, placement) made so far, independently."""
+    out = np.zeros((N_PLANES, CELLS), np.float32)
+    n = len(placed)
+    for k in range(N_HISTORY):
+        for colour, m in placed[: max(n - k, 0)]:
+            out[k * N_PLAYERS + (colour - mover) % N_PLAYERS, cells_of(m)] = 1.0
+    out[-1] = n / MAX_PLIES
+    return out
+
+
+def replay_game(rec: GameRecords, g: int, sims: int) -> tuple[np.ndarray, list]:
+    """Replay game g through the rules, checking every move and every searched position;
+    returns the final state and, per ply, (state before the move, legal set)."""
+    s = new_state()
+    a, b = int(rec.game_start[g]), int(rec.game_start[g + 1])
+    assert b > a
+    positions = []
+    for k in range(a, b):
+        legal = engine_legal(s)
+        m = int(rec.moves[k])
+        assert m in legal, (g, k - a)
+        pm = rec.pi_move[rec.pi_start[k] : rec.pi_start[k + 1]]
+        pv = rec.pi_visits[rec.pi_start[k] : rec.pi_start[k + 1]]
+        assert len(set(pm.tolist())) == len(pm) and set(pm.tolist()) == legal, (g, k - a)
+        assert pv.min() >= 0 and pv.sum() == sims - 1, (g, k - a)
+        if sims > 1:
+            assert pv[pm == m][0] > 0  # the played move was searched
+        positions.append((s.copy(), legal))
+        alive = step(s, m)
+        assert alive == (k < b - 1), (g, k - a)  # the game ends on its last recorded move
+    assert s[OUT : OUT + N_PLAYERS].all()
+    return s, positions
+
+
+# ---------------------------------------------------------------------------------------------
+# Input planes.
+
+
+def test_encode_planes_are_the_boards_of_the_last_eight_placements():
+    """Plane 4k + rel holds the squares of colour (mover + rel) % 4 as they were k placements
+    ago; planes beyond the history are empty; plane 32 is ply / 84 everywhere."""
+    rng = np.random.default_rng(4)
+    s = new_state()
+    placed: list[tuple[int, int]] = []
+    out = np.zeros((N_PLANES, CELLS), np.float32)
+    for n in range(12):
+        encode(s, out)
+        mover = int(s[TO_MOVE])
+        assert np.array_equal(out, expected_planes(placed, mover)), n
+        assert np.all(out[-1] == n / MAX_PLIES)
+        if n == 6:
+            assert not out[6 * N_PLAYERS : 8 * N_PLAYERS].any()  # before the first placement
+            assert out[:N_PLAYERS].sum() == sum(len(cells_of(m)) for _, m in placed)
+            # rel 0 is the mover's own squares (colour 2 moves at ply 6)
+            assert mover == 2 and np.array_equal(
+                np.flatnonzero(out[0]),
+                sorted(c for col, m in placed if col == 2 for c in cells_of(m)),
+            )
+        legal = np.array(sorted(engine_legal(s)))
+        size = tables().size[legal]
+        largest = legal[size == size.max()]  # a big piece of the colour to move, at random
+        m = int(largest[rng.integers(len(largest))])
+        placed.append((mover, m))
+        assert step(s, m)
+    # after 12 placements every history plane is occupied
+    encode(s, out)
+    assert all(out[k * N_PLAYERS : (k + 1) * N_PLAYERS].any() for k in range(N_HISTORY))
+
+
+# ---------------------------------------------------------------------------------------------
+# The search.
+
+
+def test_search_children_are_the_legal_moves_and_visits_add_up():
+    s = new_state()
+    for _ in range(3):
+        step(s, sorted(engine_legal(s))[0])
+    for sims in (2, 17):
+        search, moves, visits = search_root(s, sims)
+        assert len(set(moves.tolist())) == len(moves)
+        assert set(moves.tolist()) == engine_legal(s)
+        assert visits.sum() == sims - 1 and visits.min() >= 0
+        assert search.forest.visits[0, 0] == sims
+
+
+def test_search_backs_up_values_rotated_from_the_mover():
+    """Values come out mover first: at the root colour 0 moves, at its child colour 1; after
+    two simulations the root holds [a + d, b + a, c + b, d + c] and the child [d, a, b, c]."""
+    a, b, c, d = 0.1, 0.2, 0.3, 0.4
+    search, moves, visits = search_root(new_state(), 2, Constant(values=(a, b, c, d)))
+    f = search.forest
+    assert np.allclose(f.value[0, 0], [a + d, b + a, c + b, d + c], atol=1e-6)
+    child = root_children(search)[visits > 0]
+    assert len(child) == 1
+    assert np.allclose(f.value[0, child[0]], [d, a, b, c], atol=1e-6)
+
+
+def test_search_priors_are_the_softmax_over_legal_moves():
+    rng = np.random.default_rng(9)
+    logits = rng.normal(0, 2, N_MOVES).astype(np.float32)
+    s = new_state()
+    step(s, sorted(engine_legal(s))[-1])
+    search, moves, _ = search_root(s, 1, Constant(logits))
+    kids = root_children(search)
+    priors = search.forest.prior[0, kids].astype(np.float64)
+    lg = logits[search.forest.move[0, kids]].astype(np.float64)
+    want = np.exp(lg - lg.max()) / np.exp(lg - lg.max()).sum()
+    assert np.allclose(priors, want, rtol=1e-4, atol=1e-7)
+
+
+def test_search_finds_the_only_winning_move():
+    """Colour 0 has two moves, one wins outright (+1 for the sole winner), the other makes
+    colour 1 the sole winner; the zero network knows nothing, the terminal outcomes decide."""
+    s, win, loss = one_winning_move_position()
+    search, moves, visits = search_root(s, 30)
+    assert set(moves.tolist()) == {win, loss}
+    assert int(moves[np.argmax(visits)]) == win
+    f = search.forest
+    kids = root_children(search)
+    by_move = {int(f.move[0, k]): k for k in kids}
+    lk, wk = by_move[loss], by_move[win]
+    assert f.visits[0, lk] >= 1
+    # the losing move ends the game: colour 0 -1, colour 1 +1 (sole top score), every visit
+    assert np.allclose(f.value[0, lk] / f.visits[0, lk], [-1, 1, -1, -1])
+    assert f.value[0, wk, 0] / f.visits[0, wk] > 0.5
+
+
+def test_dirichlet_noise_mixes_into_root_priors_only():
+    s = new_state()
+    n_legal = len(engine_legal(s))  # 58
+    plain, _, _ = search_root(s, 2, noise_eps=0.0)
+    p0 = plain.forest.prior[0, root_children(plain)]
+    assert np.allclose(p0, 1.0 / n_legal, atol=1e-7)
+    eps = 0.25
+    noisy, moves, visits = search_root(s, 2, noise_eps=eps, noise_alpha=0.3, seed=1)
+    kids = root_children(noisy)
+    p1 = noisy.forest.prior[0, kids].astype(np.float64)
+    assert abs(p1.sum() - 1.0) < 1e-5
+    assert not np.allclose(p1, 1.0 / n_legal, atol=1e-4)
+    assert p1.min() >= (1 - eps) / n_legal - 1e-6  # the rest is eps times a distribution
+    # the same seed draws the same noise, another seed other noise
+    again, _, _ = search_root(s, 2, noise_eps=eps, noise_alpha=0.3, seed=1)
+    assert np.array_equal(again.forest.prior[0, root_children(again)], noisy.forest.prior[0, kids])
+    other, _, _ = search_root(s, 2, noise_eps=eps, noise_alpha=0.3, seed=2)
+    assert not np.allclose(other.forest.prior[0, root_children(other)], p1)
+    # the child expanded by the second simulation gets the plain (uniform) priors
+    child = kids[noisy.forest.visits[0, kids] > 0][0]
+    grand = noisy.forest.prior[0, root_children(noisy, child)]
+    assert np.allclose(grand, grand[0]) and abs(grand.sum() - 1.0) < 1e-5
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-play records and training samples.
+
+
+@pytest.fixture(scope="module")
+def records() -> GameRecords:
+    torch.manual_seed(0)
+    evaluator = Evaluator(BlokusNet(TINY))
+    return self_play(tables(), evaluator, games=2, parallel=2, sims=3, seed=11)
+
+
+def test_self_play_records_replay_legally(records):
+    rec = records
+    assert rec.games == 2 and rec.game_start.tolist()[0] == 0 and len(rec.game_start) == 3
+    assert rec.game_start[-1] == len(rec.moves)
+    assert len(rec.pi_start) == len(rec.moves) + 1 and rec.pi_start[0] == 0
+    assert rec.pi_start[-1] == len(rec.pi_move) == len(rec.pi_visits)
+    assert (np.diff(rec.pi_start) > 0).all()  # every ply was searched
+    for g in range(rec.games):
+        final, positions = replay_game(rec, g, sims=3)
+        assert np.array_equal(rec.scores[g], score_of(final))
+        assert np.array_equal(rec.outcome[g], outcome_of(final))
+        # after the proportional opening (20 plies) the most visited move is played
+        a = int(rec.game_start[g])
+        for k in range(a + 20, int(rec.game_start[g + 1])):
+            pm = rec.pi_move[rec.pi_start[k] : rec.pi_start[k + 1]]
+            pv = rec.pi_visits[rec.pi_start[k] : rec.pi_start[k + 1]]
+            assert rec.moves[k] == pm[np.argmax(pv)]
+
+
+def test_records_concat_shifts_offsets(records):
+    torch.manual_seed(1)
+    other = self_play(tables(), Evaluator(BlokusNet(TINY)), games=1, parallel=1, sims=2, seed=5)
+    both = GameRecords.concat([records, other])
+    n0, p0 = len(records.moves), len(records.pi_move)
+    assert both.games == 3
+    assert both.game_start.tolist() == [*records.game_start.tolist(), n0 + len(other.moves)]
+    assert np.array_equal(both.pi_start[: n0 + 1], records.pi_start)
+    assert np.array_equal(both.pi_start[n0:], other.pi_start + p0)
+    for g, sims in ((0, 3), (1, 3), (2, 2)):
+        final, _ = replay_game(both, g, sims)
+        assert np.array_equal(both.scores[g], score_of(final))
+        assert np.array_equal(both.outcome[g], outcome_of(final))
+
+
+@pytest.fixture(scope="module")
+def all_positions(records):
+    """Every recorded position rebuilt independently: planes, pi, z (mover first), legal set."""
+    planes, pis, zs, legals = [], [], [], []
+    out = np.zeros((N_PLANES, CELLS), np.float32)
+    for g in range(records.games):
+        _final, positions = replay_game(records, g, sims=3)
+        a = int(records.game_start[g])
+        for j, (s, legal) in enumerate(positions):
+            k = a + j
+            encode(s, out)
+            planes.append(out.copy())
+            pi = np.zeros(N_MOVES, np.float32)
+            pm = records.pi_move[records.pi_start[k] : records.pi_start[k + 1]]
+            pv = records.pi_visits[records.pi_start[k] : records.pi_start[k + 1]]
+            pi[pm] = pv / pv.sum()
+            pis.append(pi)
+            mover = int(s[TO_MOVE])
+            zs.append(records.outcome[g, (mover + np.arange(N_PLAYERS)) % N_PLAYERS])
+            legals.append(legal)
+    return np.array(planes), np.array(pis), np.array(zs, np.float32), legals
+
+
+def test_sample_batch_rebuilds_positions_pi_and_z(records, all_positions):
+    planes_all, pi_all, z_all, legals = all_positions
+    planes, pi, z = sample_batch(tables(), records, 24, np.random.default_rng(3), augment=False)
+    assert (
+        planes.shape == (24, N_PLANES, CELLS) and pi.shape == (24, N_MOVES) and z.shape == (24, 4)
+    )
+    picked = set()
+    for i in range(24):
+        same = np.flatnonzero(
+            (planes_all == planes[i]).all(axis=(1, 2)) & np.isclose(pi_all, pi[i]).all(axis=1)
+        )
+        # (the empty board of both games may come with the same pi: any match will do)
+        same = [int(k) for k in same if np.array_equal(z[i], z_all[k])]
+        assert same, i
+        k = same[0]
+        picked.add(k)
+        assert abs(pi[i].sum() - 1.0) < 1e-5
+        assert set(np.flatnonzero(pi[i]).tolist()) <= legals[k]
+    assert len(picked) > 8  # the batch spreads over many positions
+
+
+def test_augmentation_is_one_symmetry_of_planes_and_pi_together(records):
+    t = tables()
+    maps = board_symmetries()
+    base = sample_batch(t, records, 32, np.random.default_rng(6), augment=False)
+    aug = sample_batch(t, records, 32, np.random.default_rng(6), augment=True)
+    assert np.array_equal(base[2], aug[2])  # z is unchanged
+    turned = 0
+    for i in range(32):
+        fits = []
+        for k in range(8):
+            moved = np.empty_like(base[0][i])
+            moved[:, maps[k]] = base[0][i]
+            pi = np.zeros(N_MOVES, np.float32)
+            pi[t.symmetry[k]] = base[1][i]
+            if np.array_equal(moved, aug[0][i]) and np.array_equal(pi, aug[1][i]):
+                fits.append(k)
+        assert fits, i
+        turned += 0 not in fits
+    assert turned > 16  # about 7 in 8 samples are transformed
+
+
+# ---------------------------------------------------------------------------------------------
+# Stages.
+
+SELFPLAY = {"blocks": 1, "filters": 8, "games": 2, "sims": 2, "parallel": 2, "device": "cpu"}
+TRAIN = {"blocks": 1, "filters": 8, "steps": 6, "batch": 8, "checkpoint_every": 2,
+         "device": "cpu"}  # fmt: skip
+EVAL = {"games": 1, "zero_sims": 2, "mcts_sims": 2, "parallel": 1, "threads": 1, "device": "cpu"}
+
+
+def _checksums(store: ArtifactStore, key: str) -> dict[str, str]:
+    return {n: a["checksum"] for n, a in store.open(key).meta["arrays"].items()}
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    store = ArtifactStore(tmp_path_factory.mktemp("blokus") / "store")
+    sp = run_stage("blokus-selfplay", SELFPLAY, {}, store=store, **QUIET)
+    tr1 = run_stage("blokus-train", TRAIN, {"games.0": sp.key}, store=store, **QUIET)
+    tr2 = run_stage(
+        "blokus-train", TRAIN, {"games.0": sp.key, "previous": tr1.key}, store=store, **QUIET
+    )
+    ev = run_stage(
+        "blokus-eval", EVAL, {"net.0": tr1.key, "net.1": tr2.key}, store=store, **QUIET
+    )  # fmt: skip
+    return store, sp.key, tr1.key, tr2.key, ev.key
+
+
+def test_selfplay_stage_records_replay_legally(chain):
+    from stages.blokus import load_records
+
+    store, sp, *_ = chain
+    art = store.open(sp)
+    rec = load_records(art)
+    assert rec.games == 2 and art.meta["summary"]["games"] == 2
+    for g in range(2):
+        final, _ = replay_game(rec, g, sims=2)
+        assert np.array_equal(rec.scores[g], score_of(final))
+
+
+def test_train_stage_continues_the_previous_network(chain):
+    store, sp, tr1, tr2, _ = chain
+    first, second = store.open(tr1), store.open(tr2)
+    assert first.meta["summary"]["steps_total"] == 6
+    assert second.meta["summary"]["steps_total"] == 12
+    assert np.asarray(second["steps_total"][...]).tolist() == [12]
+    losses = np.asarray(second["losses"][...])
+    assert losses.shape == (6, 2) and np.isfinite(losses).all() and (losses > 0).all()
+    w1 = np.asarray(first["weights.policy.4.weight"][...])
+    w2 = np.asarray(second["weights.policy.4.weight"][...])
+    assert w1.shape == (N_MOVES, 2 * CELLS) and not np.array_equal(w1, w2)
+    # 6 steps, then 6 more from the saved weights and momentum, equal 12 steps in one go
+    whole = run_stage("blokus-train", {**TRAIN, "steps": 12, "checkpoint_every": 100},
+                      {"games.0": sp}, store=store, **QUIET)  # fmt: skip
+    got = _checksums(store, whole.key)
+    want = _checksums(store, tr2)
+    weights = [n for n in want if n.startswith(("weights.", "optimiser."))]
+    assert weights and {n: got[n] for n in weights} == {n: want[n] for n in weights}
+
+
+def test_eval_stage_reports_every_network(chain):
+    store, *_, ev = chain
+    art = store.open(ev)
+    assert np.asarray(art["steps"][...]).tolist() == [6, 12]
+    rates = np.asarray(art["win_rate"][...])
+    assert rates.shape == (2, 2) and ((rates[:, 0] >= 0) & (rates[:, 0] <= 1)).all()
+    table = art.meta["summary"]["table"]
+    assert [r["net"] for r in table] == ["net.0", "net.1"]
+    assert [r["steps"] for r in table] == [6, 12] and all(r["games"] == 1 for r in table)
+    for i in range(2):
+        seat = np.asarray(art[f"seat_{i}"][...])
+        scores = np.asarray(art[f"scores_{i}"][...])
+        share = np.asarray(art[f"share_{i}"][...])
+        assert seat.shape == (1,) and scores.shape == (1, 4) and share.shape == (1,)
+        top = scores[0].max()
+        want = 1.0 / (scores[0] == top).sum() if scores[0, seat[0]] == top else 0.0
+        assert share[0] == pytest.approx(want) == rates[i, 0]
+        # the final board holds 89 squares less the unplaced ones of every colour
+        board = np.asarray(art[f"boards_{i}"][...])
+        assert board.shape == (1, CELLS)
+        for p in range(N_PLAYERS):
+            owned = int((board[0] == p).sum())
+            if scores[0, p] < 0:
+                assert owned == 89 + scores[0, p]
+            else:
+                assert owned == 89 and scores[0, p] in (15, 20)
+        # BlokusZero's decisions: ply (after the 4 random ones), legal moves, root priors
+        policy = np.asarray(art[f"policy_{i}"][...])
+        assert policy.ndim == 2 and policy.shape[1] == 6 and len(policy) >= 1
+        ply, legal, entropy, top1, top10, top100 = policy.T
+        assert (ply >= 4).all() and (ply < 84).all() and (legal >= 1).all()
+        assert ((entropy >= -1e-9) & (entropy <= np.log(legal) + 1e-6)).all()
+        assert (top1 >= 1 / legal - 1e-6).all()
+        assert ((top1 <= top10 + 1e-9) & (top10 <= top100 + 1e-9) & (top100 <= 1 + 1e-5)).all()
+
+
+def test_train_resumes_after_a_kill_to_the_same_weights(chain, monkeypatch):
+    import stages.blokus as stage
+
+    store, sp, tr1, _tr2, _ev = chain
+    want = _checksums(store, tr1)
+    real = stage.train_step
+    calls = []
+
+    def dying(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:  # step 5: the checkpoints after steps 2 and 4 are saved
+            raise KeyboardInterrupt("killed")
+        return real(*args, **kwargs)
+
+    store.remove(tr1, force=True)
+    monkeypatch.setattr(stage, "train_step", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("blokus-train", TRAIN, {"games.0": sp}, store=store, **QUIET)
+    monkeypatch.setattr(stage, "train_step", real)
+    logs = []
+    again = run_stage("blokus-train", TRAIN, {"games.0": sp}, store=store, log=logs.append)
+    assert again.key == tr1 and store.open(tr1).meta["resumed"]
+    assert any("resuming after step 4" in m for m in logs)
+    assert _checksums(store, tr1) == want
+
+
+def test_train_refuses_a_previous_network_of_another_size(chain):
+    store, sp, tr1, *_ = chain
+    before = sorted(store.keys())
+    with pytest.raises(StageError, match="another size") as err:
+        run_stage(
+            "blokus-train", {**TRAIN, "filters": 4}, {"games.0": sp, "previous": tr1},
+            store=store, **QUIET,
+        )  # fmt: skip
+    assert "\n" not in str(err.value)
+    assert sorted(store.keys()) == before
