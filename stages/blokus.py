@@ -107,7 +107,7 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
         model = fresh_net(p.config(), p.seed)
     evaluator = Evaluator(model, device)
     t = tables()
-    chunk = max(p.parallel, 1) * 2
+    chunk = max(p.parallel, 1)  # a chunk is one batch of games played side by side
     saved = ctx.writer.load_checkpoint("selfplay")
     parts: list[GameRecords] = []
     done = 0
