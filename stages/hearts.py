@@ -25,7 +25,7 @@ from engines.hearts_actions import N_ACTIONS, N_PERCEPTION, card_features
 from engines.hearts_agents import MONTE_CARLO
 from engines.hearts_falcon import N_FEATURES, N_NETWORKS, action_mask, make_learner
 from engines.hearts_games import LOG_WIDTH, falcon_games, play_games
-from engines.hearts_svr import fit, pack
+from engines.hearts_svr import SvrModel, fit, pack
 from stages.base import Stage, StageContext, StageError, StageParams, register
 
 CHECKPOINTS = (0, 1, 100, 1000, 10_000, *range(20_000, 100_001, 10_000))
@@ -151,12 +151,57 @@ def fit_group(path: str, group: int, p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+SVR_BATCH = 4  # groups fitted between checkpoints
+
+
+def _groups_to_arrays(results: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Fitted groups as flat arrays for a checkpoint."""
+    out: dict[str, np.ndarray] = {"groups": np.array(len(results))}
+    for g, r in enumerate(results):
+        out[f"{g}.counts"] = np.array([r["positive"], r["negative"]], np.int64)
+        out[f"{g}.fallback"] = np.array(r["fallback"])
+        m = r["model"]
+        if m is not None:
+            out[f"{g}.support"] = m.support
+            out[f"{g}.dual"] = m.dual
+            out[f"{g}.scalars"] = np.array([m.intercept, m.gamma])
+            out[f"{g}.lo"] = m.lo
+            out[f"{g}.hi"] = m.hi
+    return out
+
+
+def _group_from_arrays(a: dict[str, np.ndarray], g: int) -> dict[str, Any]:
+    """One group's result back from `_groups_to_arrays`."""
+    model = None
+    if f"{g}.support" in a:
+        intercept, gamma = a[f"{g}.scalars"]
+        model = SvrModel(a[f"{g}.support"], a[f"{g}.dual"], float(intercept), float(gamma),
+                         a[f"{g}.lo"], a[f"{g}.hi"])  # fmt: skip
+    positive, negative = a[f"{g}.counts"]
+    return {"model": model, "fallback": float(a[f"{g}.fallback"]), "positive": int(positive),
+            "negative": int(negative)}  # fmt: skip
+
+
 def run_svr(ctx: StageContext) -> dict[str, Any]:
     """Fit the 52 group models and store them as arrays."""
     p: SvrParams = ctx.params
     logs: Artifact = ctx.inputs["logs"]
-    items = [(str(logs.path), g, p.model_dump()) for g in range(N_NETWORKS)]
-    results = ctx.executor.map(fit_group, items, desc="nu-SVR groups", progress=ctx.progress)
+    results: list[dict[str, Any]] = []
+    saved = ctx.writer.load_checkpoint("svr")
+    if saved is not None:  # groups fitted before a kill
+        results = [_group_from_arrays(saved, g) for g in range(int(saved["groups"]))]
+        ctx.log(f"hearts-svr: resuming after {len(results)} groups")
+    bar = ctx.progress.start("nu-SVR groups", N_NETWORKS)
+    bar.advance(len(results))
+    batch = SVR_BATCH
+    while len(results) < N_NETWORKS:
+        first = len(results)
+        items = [(str(logs.path), g, p.model_dump())
+                 for g in range(first, min(first + batch, N_NETWORKS))]  # fmt: skip
+        results.extend(ctx.executor.map(fit_group, items, desc=""))
+        bar.advance(len(items))
+        ctx.writer.save_checkpoint("svr", _groups_to_arrays(results))
+    bar.close()
     packed = pack([r["model"] for r in results], N_FEATURES, [r["fallback"] for r in results])
     for name, data in packed.items():
         shape = data.shape if data.size else (0,) * data.ndim

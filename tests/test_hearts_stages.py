@@ -124,3 +124,32 @@ def test_eval_reports_every_snapshot_and_the_variant_table(chain):
     table = art.meta["summary"]["table"]
     assert set(table) == {"previous", "new"}
     assert 1.0 <= table["new"]["rank_vs_rule_based"] <= 4.0
+
+
+def test_svr_resumes_after_a_kill_to_the_same_models(chain, monkeypatch):
+    """A hearts-svr run killed after some groups resumes from its checkpoint and commits the
+    same arrays as an uninterrupted run."""
+    import stages.hearts as stage
+
+    store, logs, svr = chain
+    want = {n: a["checksum"] for n, a in store.open(svr).meta["arrays"].items()}
+    real = stage.fit_group
+    calls = []
+
+    def dying(*args):
+        calls.append(1)
+        if len(calls) == 2 * stage.SVR_BATCH + 1:  # two batches are checkpointed
+            raise KeyboardInterrupt("killed")
+        return real(*args)
+
+    store.remove(svr, force=True)
+    monkeypatch.setattr(stage, "fit_group", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("hearts-svr", {"per_label": 150}, {"logs": logs}, store=store, **QUIET)
+    calls.clear()
+    monkeypatch.setattr(stage, "fit_group", lambda *a: calls.append(1) or real(*a))
+    again = run_stage("hearts-svr", {"per_label": 150}, {"logs": logs}, store=store, **QUIET)
+    assert again.key == svr
+    assert len(calls) == stage.N_NETWORKS - 2 * stage.SVR_BATCH
+    got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
+    assert got == want
