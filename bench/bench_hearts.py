@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_hearts.py [--games 200000] [--mc-games 2000]
     .venv/bin/python bench/bench_hearts.py --curve 100000 [--readout value|motor]
+        [--opponent rule-based|monte-carlo]
 
 Reference in the same run: OpenSpiel's hearts (C++ engine) stepped from Python with random
 play, the way a Python pipeline would drive it.
@@ -18,12 +19,13 @@ import numpy as np
 
 from engines.falcon import FalconParams
 from engines.hearts import RULE_BASED, Options
-from engines.hearts_agents import MONTE_CARLO
+from engines.hearts_agents import KIND_NAMES, MONTE_CARLO
 from engines.hearts_falcon import action_mask, make_learner
 from engines.hearts_games import NO_LOG, NO_QS, falcon_games, play_games
 from stages.hearts import DIM, N_NETWORKS, svr_arrays
 
 OPTS = Options().array()
+OPPONENTS = {kind: name for name, kind in KIND_NAMES.items()}
 
 
 def _games(kinds: list[int], games: int, threads: int, first: int = 0) -> float:
@@ -41,9 +43,9 @@ def _games(kinds: list[int], games: int, threads: int, first: int = 0) -> float:
     return time.perf_counter() - t0
 
 
-def learning_curve(games: int, readout: str) -> None:
-    """One learner (all 29 actions, per-trick rewards) vs 3 rule-based agents; evaluations of
-    3,000 games vs rule-based and 1,000 vs Monte Carlo agents along the way."""
+def learning_curve(games: int, readout: str, opponent: int = RULE_BASED) -> None:
+    """One learner (all 29 actions, per-trick rewards) vs 3 `opponent` agents (the paper:
+    rule-based); evaluations of 3,000 games vs rule-based and 1,000 vs Monte Carlo agents."""
     from stages.hearts import READOUTS
 
     params = FalconParams(rho=(0.8, 0.0, 0.5), beta=0.5).array()
@@ -65,11 +67,12 @@ def learning_curve(games: int, readout: str) -> None:
     for n in (1000, 10_000, 30_000, 60_000, 100_000):
         if n > games:
             break
-        play(n - done, 10**6 + done, True, RULE_BASED)
+        play(n - done, 10**6 + done, True, opponent)
         done = n
         rb = play(3000, 10**8, False, RULE_BASED)
         mc = play(1000, 10**8, False, MONTE_CARLO)
-        print(f"{readout} readout, N = {n:,}: vs rule-based {rb:.4f}, vs Monte Carlo {mc:.4f}, "
+        print(f"{readout} readout, learning vs {OPPONENTS[opponent]}, N = {n:,}: "
+              f"vs rule-based {rb:.4f}, vs Monte Carlo {mc:.4f}, "
               f"{nodes.mean():.0f} nodes per network ({time.perf_counter() - t0:.0f} s)",
               flush=True)  # fmt: skip
 
@@ -81,9 +84,10 @@ def main() -> None:
     parser.add_argument("--mc-games", type=int, default=2000)
     parser.add_argument("--curve", type=int, default=0, help="learning games for one learner")
     parser.add_argument("--readout", default="value")
+    parser.add_argument("--opponent", default="rule-based", choices=["rule-based", "monte-carlo"])
     args = parser.parse_args()
     if args.curve:
-        learning_curve(args.curve, args.readout)
+        learning_curve(args.curve, args.readout, KIND_NAMES[args.opponent])
         return
     print(f"{os.cpu_count()} cores")
     _games([1, 1, 1, 1], 100, 1)
