@@ -474,3 +474,32 @@ def test_train_refuses_a_previous_network_of_another_size(chain):
         )  # fmt: skip
     assert "\n" not in str(err.value)
     assert sorted(store.keys()) == before
+
+
+def test_blokus_zero_flow_wiring_and_paper_preset():
+    """The flow chains self-play -> train ten times (each train on the last two self-play runs,
+    continuing the previous network), evaluates every generation, and its paper preset is the
+    paper's setting."""
+    from flows.specs import BLOKUS_ITERATIONS, get_flow
+
+    spec = get_flow("blokus-zero")
+    for i in range(1, BLOKUS_ITERATIONS + 1):
+        sp = spec.node(f"selfplay-{i}")
+        assert sp.inputs == ({"net": f"train-{i - 1}"} if i > 1 else {})
+        tr = spec.node(f"train-{i}")
+        games = sorted(v for k, v in tr.inputs.items() if k.startswith("games."))
+        assert games == sorted({f"selfplay-{max(1, i - 1)}", f"selfplay-{i}"})
+        assert tr.inputs.get("previous") == (f"train-{i - 1}" if i > 1 else None)
+    assert sorted(spec.node("eval").inputs.values()) == sorted(
+        f"train-{i}" for i in range(1, BLOKUS_ITERATIONS + 1)
+    )
+    for preset in ("tiny", "small", "paper"):
+        spec.resolve(preset)
+    paper = spec.resolve("paper")
+    sp, tr, ev = paper["selfplay-3"], paper["train-3"], paper["eval"]
+    assert (sp["blocks"], sp["filters"], sp["sims"]) == (10, 128, 800)
+    assert (tr["lr"], tr["lr_late"], tr["lr_drop_step"], tr["buffer_games"]) == (
+        0.001, 0.0001, 40_000, 10_000,
+    )  # fmt: skip
+    assert BLOKUS_ITERATIONS * tr["steps"] == 70_000 and tr["augment"] is False
+    assert (ev["games"], ev["zero_sims"], ev["mcts_sims"]) == (300, 800, 800)
