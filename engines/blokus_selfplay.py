@@ -165,7 +165,8 @@ class ZeroSearch:
             rows[need] = np.arange(need.size)
             if need.size:
                 encode_batch(f.leaf_states, need, self.planes)
-                logits, values = self.evaluator(self.planes[: need.size])
+                wanted = np.unique(np.concatenate([f.legal[g, : f.n_legal[g]] for g in need]))
+                logits, values = self.evaluator(self.planes[: need.size], wanted)
             else:
                 logits = np.zeros((1, N_MOVES), np.float32)
                 values = np.zeros((1, N_PLAYERS), np.float32)

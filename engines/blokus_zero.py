@@ -22,6 +22,7 @@ would not fit in the tree's capacity stays a leaf (its value is still backed up)
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,21 +139,70 @@ def model_from_arrays(
     return model.to(device).eval()
 
 
-class Evaluator:
-    """Batched network evaluation: planes in, (logits, values) as float32 numpy out."""
+def _fold(conv: nn.Module, bn: nn.Module) -> nn.Conv2d:
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
 
-    def __init__(self, model: BlokusNet, device: str = "cpu") -> None:
-        self.model = model.to(device).eval()
+    assert isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d)
+    return fuse_conv_bn_eval(conv, bn)
+
+
+def inference_copy(model: BlokusNet) -> BlokusNet:
+    """An eval-mode copy with every batch norm folded into the convolution before it (the same
+    function with fewer operations)."""
+    net = copy.deepcopy(model).eval()
+    for seq in (net.stem, net.policy, net.value):
+        seq[0] = _fold(seq[0], seq[1])
+        seq[1] = nn.Identity()
+    for block in net.blocks:
+        assert isinstance(block, _Residual)
+        block.c1 = _fold(block.c1, block.b1)
+        block.c2 = _fold(block.c2, block.b2)
+        block.b1 = nn.Identity()  # type: ignore[assignment]
+        block.b2 = nn.Identity()  # type: ignore[assignment]
+    return net
+
+
+class Evaluator:
+    """Batched network evaluation: planes in, (logits, values) as float32 numpy out.
+
+    For a BlokusNet, batch norms are folded and, given the placements the caller will read
+    (`moves`), only those columns of the 30,433-way policy layer are computed (the other logits
+    are left at 0). Any other module is simply called.
+    """
+
+    def __init__(self, model: nn.Module, device: str = "cpu") -> None:
         self.device = device
         self.positions = 0
+        self.net: BlokusNet | None = None
+        self.model = model.to(device).eval()
+        if isinstance(model, BlokusNet):
+            self.net = inference_copy(model)
+            layers = list(self.net.policy)
+            self.features = nn.Sequential(*layers[:-1])  # conv, ReLU, flatten
+            dense = layers[-1]
+            assert isinstance(dense, nn.Linear)
+            self.dense = dense
 
-    def __call__(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(
+        self, planes: np.ndarray, moves: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Evaluate planes [B, 33, 400]."""
         self.positions += planes.shape[0]
         with torch.inference_mode():
             x = torch.from_numpy(planes).to(self.device).view(-1, N_PLANES, SIDE, SIDE)
-            logits, values = self.model(x)
-        return logits.float().cpu().numpy(), values.float().cpu().numpy()
+            if self.net is None:
+                logits, values = self.model(x)
+                return logits.float().cpu().numpy(), values.float().cpu().numpy()
+            h = self.net.blocks(self.net.stem(x))
+            out_values = self.net.value(h).float().cpu().numpy()
+            f = self.features(h)
+            if moves is None:
+                return self.dense(f).float().cpu().numpy(), out_values
+            cols = torch.from_numpy(moves).to(self.device)
+            part = f @ self.dense.weight[cols].T + self.dense.bias[cols]
+            out_logits = np.zeros((planes.shape[0], N_MOVES), np.float32)
+            out_logits[:, moves] = part.float().cpu().numpy()
+        return out_logits, out_values
 
 
 # ---------------------------------------------------------------------------------------------

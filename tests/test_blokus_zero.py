@@ -503,3 +503,26 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     )  # fmt: skip
     assert BLOKUS_ITERATIONS * tr["steps"] == 70_000 and tr["augment"] is False
     assert (ev["games"], ev["zero_sims"], ev["mcts_sims"]) == (300, 800, 800)
+
+
+def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
+    """The evaluator (batch norms folded into the convolutions, only the asked policy columns
+    computed) gives the plain network's logits and values to float precision."""
+    from engines.blokus_zero import BlokusNet, Evaluator, ZeroConfig
+
+    torch.manual_seed(3)
+    net = BlokusNet(ZeroConfig(2, 8))
+    net.train()
+    with torch.no_grad():  # move the batch-norm statistics away from their initial values
+        for _ in range(3):
+            net(torch.rand(8, 33, 20, 20))
+    net.eval()
+    planes = (np.random.default_rng(0).random((5, 33, 400)) < 0.2).astype(np.float32)
+    moves = np.sort(np.random.default_rng(1).choice(30_433, 700, replace=False))
+    with torch.inference_mode():
+        want_logits, want_values = net(torch.from_numpy(planes).view(-1, 33, 20, 20))
+    logits, values = Evaluator(net)(planes, moves)
+    np.testing.assert_allclose(logits[:, moves], want_logits.numpy()[:, moves], atol=1e-5)
+    np.testing.assert_allclose(values, want_values.numpy(), atol=1e-6)
+    full, _ = Evaluator(net)(planes)
+    np.testing.assert_allclose(full, want_logits.numpy(), atol=1e-5)
