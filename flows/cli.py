@@ -138,6 +138,7 @@ def _run(
     dask_address: str | None,
     force: list[str],
     only: list[str] | None = None,
+    parallel_nodes: int = 1,
 ) -> None:
     import time
 
@@ -156,6 +157,7 @@ def _run(
                 only=only,
                 progress=progress,
                 echo=progress.echo,
+                parallel_nodes=parallel_nodes,
             )
     except _user_errors() as exc:
         _fail(str(exc))
@@ -193,9 +195,17 @@ def run_cmd(
     force: Annotated[
         list[str] | None, typer.Option("--force", help="Recompute this stage (repeatable).")
     ] = None,
+    parallel_nodes: Annotated[
+        int,
+        typer.Option(
+            "--parallel-nodes",
+            min=1,
+            help="Run up to N independent stages at once (e.g. a flow's learners).",
+        ),
+    ] = 1,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
-    _run(flow, preset, overrides, store, dask_address, force or [])
+    _run(flow, preset, overrides, store, dask_address, force or [], None, parallel_nodes)
 
 
 @stage_app.command("run")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from artifacts import ArtifactStore
-from flows.specs import FlowSpec, sweep_values
+from flows.specs import FlowSpec, Node, sweep_values
 from stages.base import StageError, get_stage
 from stages.executor import Executor
 from stages.progress import Progress
@@ -23,12 +25,15 @@ def run_plan(
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
     run_one: Callable[..., StageRun] = run_stage,
+    parallel_nodes: int = 1,
 ) -> dict[str, StageRun]:
-    """Run `only` (default: every) node of `spec` in order, feeding each its upstream keys.
+    """Run `only` (default: every) node of `spec`, feeding each its upstream keys.
 
-    `only` and `force` name nodes; a stage name stands for every node running that stage.
+    `only` and `force` name nodes; a stage name stands for every node running that stage. With
+    `parallel_nodes` > 1, nodes whose inputs are ready run side by side in threads (the flow's
+    context is copied into each), e.g. the independent learners of a flow; results do not
+    depend on the order, since every artifact is addressed by its content.
     """
-    results: dict[str, StageRun] = {}
     names = {n.name for n in spec.nodes}
     wanted = set(only) if only is not None else names
     forced = {n.name for n in spec.nodes if n.name in force or n.stage in force}
@@ -37,35 +42,67 @@ def run_plan(
     if spec.sweep is not None:
         stage, param = spec.sweep
         labels = [f"{param}={v[param]}" for v in sweep_values(spec, params[stage], stage)]
+    jobs: list[tuple[Node, int | None, str, list[str]]] = []  # node, variant, label, needs
     for node in spec.nodes:
         if node.name not in wanted and node.stage not in wanted:
             continue
-        many = get_stage(node.stage).many_inputs
         variants = range(len(labels)) if node.name in swept else [None]
         for v in variants:
-            inputs: dict[str, str] = {}
-            for name, up in node.inputs.items():
-                if up not in swept:
-                    inputs[name] = results[up].key
-                elif v is not None:
-                    inputs[name] = results[f"{up}[{labels[v]}]"].key
-                elif name in many:  # gather every variant, in sweep order
-                    for i, label in enumerate(labels):
-                        inputs[f"{name}.{i}"] = results[f"{up}[{label}]"].key
-                else:
-                    raise StageError(f"{node.name}: input {name} varies with the sweep")
-            values = params.get(node.name, {})
-            if v is not None and spec.sweep is not None and node.name == spec.sweep[0]:
-                values = sweep_values(spec, values, node.name)[v]
             label = node.name if v is None else f"{node.name}[{labels[v]}]"
-            results[label] = run_one(
-                node.stage,
-                values,
-                inputs,
-                store=store,
-                executor=executor,
-                force=node.name in forced,
-                progress=progress,
-                log=log,
-            )
-    return results
+            needs = []
+            for up in node.inputs.values():
+                if up not in swept:
+                    needs.append(up)
+                elif v is not None:
+                    needs.append(f"{up}[{labels[v]}]")
+                else:
+                    needs.extend(f"{up}[{x}]" for x in labels)
+            jobs.append((node, v, label, needs))
+    results: dict[str, StageRun] = {}
+
+    def run_job(node: Node, v: int | None, label: str) -> StageRun:
+        many = get_stage(node.stage).many_inputs
+        inputs: dict[str, str] = {}
+        for name, up in node.inputs.items():
+            if up not in swept:
+                inputs[name] = results[up].key
+            elif v is not None:
+                inputs[name] = results[f"{up}[{labels[v]}]"].key
+            elif name in many:  # gather every variant, in sweep order
+                for i, x in enumerate(labels):
+                    inputs[f"{name}.{i}"] = results[f"{up}[{x}]"].key
+            else:
+                raise StageError(f"{node.name}: input {name} varies with the sweep")
+        values = params.get(node.name, {})
+        if v is not None and spec.sweep is not None and node.name == spec.sweep[0]:
+            values = sweep_values(spec, values, node.name)[v]
+        return run_one(
+            node.stage,
+            values,
+            inputs,
+            store=store,
+            executor=executor,
+            force=node.name in forced,
+            progress=progress,
+            log=log,
+        )
+
+    if parallel_nodes <= 1:
+        for node, v, label, _needs in jobs:
+            results[label] = run_job(node, v, label)
+        return results
+    pending = list(jobs)
+    running: dict[Future[StageRun], str] = {}
+    with ThreadPoolExecutor(parallel_nodes) as pool:
+        while pending or running:
+            for job in [j for j in pending if all(n in results for n in j[3])]:
+                if len(running) >= parallel_nodes:
+                    break
+                pending.remove(job)
+                context = contextvars.copy_context()  # Prefect's flow-run context, per thread
+                running[pool.submit(context.run, run_job, *job[:3])] = job[2]
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                label = running.pop(future)
+                results[label] = future.result()  # a failure stops the flow here
+    return {job[2]: results[job[2]] for job in jobs}

@@ -43,6 +43,7 @@ def _prefect_flow(name: str) -> Any:
         only: list[str] | None = None,
         progress: Any = None,
         echo: Any = None,
+        parallel_nodes: int = 1,
     ) -> dict[str, dict]:
         logger = get_run_logger()
 
@@ -64,6 +65,7 @@ def _prefect_flow(name: str) -> Any:
                 progress=progress,
                 log=log,
                 run_one=run_one,
+                parallel_nodes=parallel_nodes,
             )
         return {
             s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()
@@ -82,6 +84,7 @@ def run_flow(
     only: list[str] | None = None,
     progress: Any = None,
     echo: Any = None,
+    parallel_nodes: int = 1,
 ) -> dict[str, dict]:
     """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds."""
     from flows.specs import get_flow
@@ -98,4 +101,5 @@ def run_flow(
         only=only,
         progress=progress,
         echo=echo,
+        parallel_nodes=parallel_nodes,
     )

@@ -49,3 +49,41 @@ def test_league_flow_sweeps_and_shares_upstream(store):
     assert solve.inputs["middle_buckets"] == results["hsd-buckets"].key  # shared, built once
     again = run_plan(spec, params, store, log=quiet)
     assert all(r.cached for r in again.values())
+
+
+def test_parallel_nodes_respect_dependencies_and_give_the_same_results():
+    """With parallel_nodes=2 independent nodes run side by side (two at most), none starts
+    before its inputs finished, and every node gets the same inputs as in a sequential run."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from flows.specs import get_flow
+
+    spec = get_flow("hearts-falcon")
+    params = spec.resolve("tiny")
+    lock = threading.Lock()
+    state = {"now": 0, "most": 0}
+    finished: dict[str, float] = {}
+
+    def fake(stage, values, inputs, **kwargs):
+        content = repr((stage, sorted(values.items()), sorted(inputs.items())))
+        key = f"{stage}-{abs(hash(content)):x}"
+        started = time.monotonic()
+        for up in inputs.values():
+            assert finished[up] <= started  # inputs were committed before this node started
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.02)
+        with lock:
+            state["now"] -= 1
+        finished[key] = time.monotonic()
+        return SimpleNamespace(key=key, cached=False, seconds=0.02)
+
+    sequential = run_plan(spec, params, None, run_one=fake, log=lambda m: None)
+    assert state["most"] == 1
+    parallel = run_plan(spec, params, None, run_one=fake, log=lambda m: None, parallel_nodes=2)
+    assert state["most"] == 2
+    assert list(parallel) == list(sequential)
+    assert {n: r.key for n, r in parallel.items()} == {n: r.key for n, r in sequential.items()}
