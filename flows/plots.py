@@ -433,6 +433,29 @@ def plot_blokus_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
     return f"win rate {rates[last, 0]:.3f} ± {rates[last, 1]:.3f} after {int(steps[last]):,} steps"
 
 
+def plot_blokus_curve(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """BlokusZero's win rate against three MCTS-MAXN by training step, 95% intervals (the
+    paper's Figure 10)."""
+    plt = _pyplot()
+    steps = np.asarray(artifact["steps"][:])
+    rates = np.asarray(artifact["win_rate"][:])
+    games = np.asarray(artifact["games"][:])
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.errorbar(steps, rates[:, 0], yerr=rates[:, 1], marker="o", capsize=3, label="BlokusZero")
+    for x, y, n in zip(steps, rates[:, 0], games, strict=True):
+        ax.annotate(f"{n}", (x, y), textcoords="offset points", xytext=(4, -12), fontsize=7)
+    ax.axhline(0.25, color="grey", linestyle="--", linewidth=1, label="par (1 of 4)")
+    ax.set_xlabel("training steps")
+    ax.set_ylabel("win rate vs 3 MCTS-MAXN (games annotated)")
+    ax.set_ylim(0, 1)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return f"win rate {rates[-1, 0]:.3f} ± {rates[-1, 1]:.3f} after {int(steps[-1]):,} steps"
+
+
 def plot_blokus_train(artifact: Artifact, out: Path, hand: str | None) -> str:
     """Value and policy loss per training step (running mean over 50 steps)."""
     plt = _pyplot()
@@ -459,6 +482,7 @@ def plot_blokus_train(artifact: Artifact, out: Path, hand: str | None) -> str:
 
 
 PLOTTERS: dict[str, Callable[[Artifact, Path, str | None], str]] = {
+    "blokus-curve": plot_blokus_curve,
     "blokus-eval": plot_blokus_eval,
     "blokus-train": plot_blokus_train,
     "hearts-eval": plot_hearts_eval,

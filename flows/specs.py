@@ -368,9 +368,10 @@ HEARTS_FALCON = FlowSpec(
     },
 )
 
-# Blokus (the BlokusZero paper): self-play -> train, repeated; every generation is evaluated
-# against three MCTS-MAXN. Iteration i trains on the newest games of the last `BLOKUS_WINDOW`
-# self-play runs, continuing generation i - 1.
+# Blokus (the BlokusZero paper): self-play -> train -> evaluate, repeated. Iteration i trains on
+# the newest games of the last `BLOKUS_WINDOW` self-play runs, continuing generation i - 1, and
+# evaluates the result against three MCTS-MAXN (with --parallel-nodes 2, beside the next
+# self-play); `curve` gathers the evaluations into the learning curve.
 BLOKUS_ITERATIONS = 10
 BLOKUS_WINDOW = 2
 _BLOKUS: dict[str, dict[str, Any]] = {
@@ -399,8 +400,9 @@ def _blokus_nodes() -> tuple[Node, ...]:
         if i > 1:
             inputs["previous"] = f"train-{i - 1}"
         nodes.append(Node("blokus-train", inputs=inputs, id=f"train-{i}"))
-    nets = {f"net.{i - 1}": f"train-{i}" for i in range(1, BLOKUS_ITERATIONS + 1)}
-    nodes.append(Node("blokus-eval", inputs=nets, id="eval"))
+        nodes.append(Node("blokus-eval", inputs={"net.0": f"train-{i}"}, id=f"eval-{i}"))
+    evals = {f"evals.{i - 1}": f"eval-{i}" for i in range(1, BLOKUS_ITERATIONS + 1)}
+    nodes.append(Node("blokus-curve", inputs=evals, id="curve"))
     return tuple(nodes)
 
 
@@ -413,8 +415,10 @@ def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out[f"train-{i}"] = {**net, "steps": v["steps"], "buffer_games": v["buffer"],
                              "lr": v["lr"], "lr_late": v["lr"] / 10, "lr_drop_step": v["drop"],
                              "augment": v["augment"], "seed": i}  # fmt: skip
-    out["eval"] = {"games": v["eval_games"], "final_games": v["final_games"],
-                   "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"]}  # fmt: skip
+        last = i == BLOKUS_ITERATIONS
+        out[f"eval-{i}"] = {"games": v["final_games"] if last else v["eval_games"],
+                            "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"],
+                            "seed": 20_000_003 + i}  # fmt: skip
     return out
 
 

@@ -321,6 +321,27 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
             "policy_stats": list(POLICY_STATS)}  # fmt: skip
 
 
+# ---------------------------------------------------------------------------------------------
+# blokus-curve
+
+
+class CurveParams(StageParams):
+    """No parameters: the curve gathers its inputs' results."""
+
+
+def run_curve(ctx: StageContext) -> dict[str, Any]:
+    """The learning curve: every `evals.N` input's networks, ordered by training steps."""
+    names = sorted((n for n in ctx.inputs if n.startswith("evals.")), key=lambda n: int(n[6:]))
+    if not names:
+        raise StageError("blokus-curve: needs at least one evals.N input (blokus-eval)")
+    rows = [row for n in names for row in ctx.inputs[n].meta["summary"]["table"]]
+    rows.sort(key=lambda r: r["steps"])
+    _write(ctx, "steps", np.array([r["steps"] for r in rows], np.int64))
+    _write(ctx, "win_rate", np.array([[r["win_rate"], r["half_width"]] for r in rows]))
+    _write(ctx, "games", np.array([r["games"] for r in rows], np.int64))
+    return {"table": rows, "evals": [ctx.inputs[n].key for n in names]}
+
+
 register(
     Stage(
         name="blokus-selfplay",
@@ -353,5 +374,16 @@ register(
         inputs={"net": "blokus-train"},
         many_inputs=frozenset({"net"}),
         description="BlokusZero networks vs three MCTS-MAXN: win rates with 95% intervals",
+    )
+)
+register(
+    Stage(
+        name="blokus-curve",
+        version=1,
+        params_model=CurveParams,
+        run=run_curve,
+        inputs={"evals": "blokus-eval"},
+        many_inputs=frozenset({"evals"}),
+        description="BlokusZero's learning curve: win rate by training step from blokus-eval runs",
     )
 )

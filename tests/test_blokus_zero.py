@@ -490,13 +490,14 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
         games = sorted(v for k, v in tr.inputs.items() if k.startswith("games."))
         assert games == sorted({f"selfplay-{max(1, i - 1)}", f"selfplay-{i}"})
         assert tr.inputs.get("previous") == (f"train-{i - 1}" if i > 1 else None)
-    assert sorted(spec.node("eval").inputs.values()) == sorted(
-        f"train-{i}" for i in range(1, BLOKUS_ITERATIONS + 1)
+        assert spec.node(f"eval-{i}").inputs == {"net.0": f"train-{i}"}
+    assert sorted(spec.node("curve").inputs.values()) == sorted(
+        f"eval-{i}" for i in range(1, BLOKUS_ITERATIONS + 1)
     )
     for preset in ("tiny", "small", "paper"):
         spec.resolve(preset)
     paper = spec.resolve("paper")
-    sp, tr, ev = paper["selfplay-3"], paper["train-3"], paper["eval"]
+    sp, tr, ev = paper["selfplay-3"], paper["train-3"], paper[f"eval-{BLOKUS_ITERATIONS}"]
     assert (sp["blocks"], sp["filters"], sp["sims"]) == (10, 128, 800)
     assert (tr["lr"], tr["lr_late"], tr["lr_drop_step"], tr["buffer_games"]) == (
         0.001, 0.0001, 40_000, 10_000,
@@ -526,3 +527,22 @@ def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
     np.testing.assert_allclose(values, want_values.numpy(), atol=1e-6)
     full, _ = Evaluator(net)(planes)
     np.testing.assert_allclose(full, want_logits.numpy(), atol=1e-5)
+
+
+def test_curve_gathers_evaluations_in_step_order(chain):
+    """blokus-curve lists every network of its blokus-eval inputs by training steps, with the
+    same win rates; without inputs it refuses with a one-line error."""
+    store, sp, tr1, tr2, ev = chain
+    single = run_stage("blokus-eval", EVAL, {"net.0": tr2}, store=store, **QUIET)
+    curve = run_stage("blokus-curve", {}, {"evals.0": single.key, "evals.1": ev},
+                      store=store, **QUIET)  # fmt: skip
+    art = store.open(curve.key)
+    assert np.asarray(art["steps"][:]).tolist() == [6, 12, 12]
+    rows = store.open(ev).meta["summary"]["table"] + store.open(single.key).meta["summary"]["table"]
+    want = sorted((r["steps"], r["win_rate"]) for r in rows)
+    got = list(
+        zip(np.asarray(art["steps"][:]).tolist(), np.asarray(art["win_rate"][:, 0]).tolist())
+    )
+    assert sorted(got) == want
+    with pytest.raises(StageError, match="missing inputs evals"):
+        run_stage("blokus-curve", {}, {}, store=store, **QUIET)
