@@ -45,6 +45,7 @@ from engines.blokus_zero import (
     encode,
     encode_batch,
     expand_leaves,
+    mix_rollouts,
     pick_move,
     reset_roots,
     root_visits,
@@ -140,6 +141,7 @@ class ZeroSearch:
         noise_alpha: float = 0.02,
         noise_eps: float = 0.0,
         seed: int = 0,
+        rollout_mix: float = 0.0,
     ) -> None:
         self.t = t
         self.evaluator = evaluator
@@ -148,6 +150,9 @@ class ZeroSearch:
         self.noise_alpha = noise_alpha
         self.noise_eps = noise_eps
         self.rng = seeded_rng(seed, 1)
+        self.rollout_mix = rollout_mix
+        self.rollout_rng = seeded_rng(seed, 2)
+        self._stamp = np.zeros(N_MOVES + 1, np.int64)
         self.planes = np.zeros((games, N_PLANES, CELLS), np.float32)
         self._moves = np.zeros(N_MOVES, np.int64)
         self._visits = np.zeros(N_MOVES, np.int64)
@@ -167,6 +172,13 @@ class ZeroSearch:
                 encode_batch(f.leaf_states, need, self.planes)
                 wanted = np.unique(np.concatenate([f.legal[g, : f.n_legal[g]] for g in need]))
                 logits, values = self.evaluator(self.planes[: need.size], wanted)
+                if self.rollout_mix > 0:
+                    values = np.array(values, np.float64)
+                    mix_rollouts(
+                        active, rows, f.leaf_states, values, self.rollout_mix, t.cells, t.piece,
+                        t.by_cell, t.piece_bound, t.size_bound, t.edges, t.diagonals,
+                        self._stamp, self._moves, self.rollout_rng,
+                    )  # fmt: skip
             else:
                 logits = np.zeros((1, N_MOVES), np.float32)
                 values = np.zeros((1, N_PLAYERS), np.float32)
@@ -212,11 +224,12 @@ def self_play(
     noise_eps: float = 0.25,
     first_game: int = 0,
     progress: Progress | None = None,
+    rollout_mix: float = 0.0,
 ) -> GameRecords:
     """`games` self-play games, `parallel` at a time, each move searched with `sims` simulations."""
     parallel = max(1, min(parallel, games))
     search = ZeroSearch(t, evaluator, parallel, sims, tree_capacity(sims), noise_alpha, noise_eps,
-                        seed)  # fmt: skip
+                        seed, rollout_mix)  # fmt: skip
     rng = np.random.default_rng([seed, first_game])
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
     active = np.zeros(parallel, np.bool_)
@@ -287,6 +300,7 @@ def match(
     random_plies: int = 4,
     threads: int = 2,
     progress: Progress | None = None,
+    rollout_mix: float = 0.0,
 ) -> MatchResult:
     """The paper's evaluation: the tested player (BlokusZero, or uniform random without an
     evaluator) in a random seat against three MCTS-MAXN, the first `random_plies` placements
@@ -294,7 +308,8 @@ def match(
     parallel = max(1, min(parallel, games))
     rng = np.random.default_rng(seed)
     seats = rng.integers(0, N_PLAYERS, games)
-    search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed)
+    search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed,
+                         rollout_mix=rollout_mix)
               if evaluator is not None else None)  # fmt: skip
     trees = [Tree(tree_capacity(mcts_sims), t.n) for _ in range(parallel)]
     histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]

@@ -45,6 +45,7 @@ from engines.blokus import (
     outcome,
     place,
 )
+from engines.blokus_mcts import rollout_move
 from engines.mccfr import _uniform
 
 N_HISTORY = 8
@@ -413,6 +414,47 @@ def expand_leaves(
             visits[g, nd] += 1
             for q in range(N_PLAYERS):
                 value[g, nd, q] += v_abs[q]
+
+
+@njit(cache=True, nogil=True)
+def mix_rollouts(
+    active: np.ndarray,
+    rows: np.ndarray,
+    leaf_states: np.ndarray,
+    values: np.ndarray,
+    mix: float,
+    cells: np.ndarray,
+    piece: np.ndarray,
+    by_cell: np.ndarray,
+    piece_bound: np.ndarray,
+    size_bound: np.ndarray,
+    edges: np.ndarray,
+    diagonals: np.ndarray,
+    stamp: np.ndarray,
+    moves: np.ndarray,
+    rng: np.ndarray,
+) -> None:
+    """Blend one MCTS-MAXN rollout into each evaluated leaf: v <- (1 - mix) v + mix z, z the
+    rollout's outcome in the mover's order (AlphaGo's mixed leaf evaluation; an option beyond
+    the paper, which uses the value network alone)."""
+    s = np.empty(leaf_states.shape[1], np.uint8)
+    anchors = np.zeros(CELLS, np.int64)
+    z = np.zeros(N_PLAYERS)
+    for g in range(active.shape[0]):
+        r = rows[g]
+        if not active[g] or r < 0:
+            continue
+        s[:] = leaf_states[g]
+        me = s[TO_MOVE]
+        alive = True
+        while alive:
+            m = rollout_move(s, cells, piece, by_cell, piece_bound, size_bound, stamp, moves,
+                             anchors, 0.05, rng)  # fmt: skip
+            place(s, m, cells, piece, edges, diagonals)
+            alive = advance(s, cells, piece, by_cell, piece_bound)
+        outcome(s, PIECE_SIZES, z)
+        for i in range(N_PLAYERS):
+            values[r, i] = (1.0 - mix) * values[r, i] + mix * z[(me + i) % N_PLAYERS]
 
 
 @njit(cache=True, nogil=True)

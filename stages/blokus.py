@@ -93,6 +93,8 @@ class SelfPlayParams(NetParams):
     proportional_plies: int = Field(default=20, ge=0)
     noise_alpha: float = Field(default=0.02, gt=0)
     noise_eps: float = Field(default=0.25, ge=0, le=1)
+    # beyond the paper: blend one MCTS-MAXN rollout into each leaf value (AlphaGo's mixing)
+    rollout_mix: float = Field(default=0.0, ge=0, le=1)
     seed: int = 0
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "parallel"})
 
@@ -122,7 +124,7 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
         n = min(chunk, p.games - done)
         rec = self_play(t, evaluator, n, p.parallel, p.sims, p.seed * 1_000_003 + done,
                         p.proportional_plies, p.noise_alpha, p.noise_eps,
-                        progress=bar.advance)  # fmt: skip
+                        progress=bar.advance, rollout_mix=p.rollout_mix)  # fmt: skip
         parts = [GameRecords.concat([*parts, rec])]
         plies += len(rec.moves)
         done += n
@@ -264,6 +266,7 @@ class EvalParams(StageParams):
     zero_sims: int = Field(default=800, ge=1)
     mcts_sims: int = Field(default=800, ge=1)
     random_plies: int = Field(default=4, ge=0)
+    rollout_mix: float = Field(default=0.0, ge=0, le=1)  # as in blokus-selfplay
     parallel: int = Field(default=16, ge=1)
     threads: int = Field(default=2, ge=1)
     seed: int = 20_000_003
@@ -298,7 +301,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
             bar = ctx.progress.start(f"{name}: games vs 3 MCTS-MAXN", games)
             result = match(t, Evaluator(model, device), games, p.parallel, p.zero_sims,
                            p.mcts_sims, p.seed + i, p.random_plies, p.threads,
-                           progress=bar.advance)  # fmt: skip
+                           progress=bar.advance, rollout_mix=p.rollout_mix)  # fmt: skip
             bar.close()
             saved = {"seat": result.seat, "scores": result.scores, "outcome": result.outcome,
                      "share": result.win_share(), "boards": result.boards,

@@ -546,3 +546,43 @@ def test_curve_gathers_evaluations_in_step_order(chain):
     assert sorted(got) == want
     with pytest.raises(StageError, match="missing inputs evals"):
         run_stage("blokus-curve", {}, {}, store=store, **QUIET)
+
+
+def test_rollout_mix_blends_one_rollout_outcome_into_the_leaf_value():
+    """mix_rollouts turns a leaf value v into (1 - mix) v + mix z, z the outcome (+1 sole
+    winner, 0 shared top, -1 otherwise) of one rollout from the leaf, in the mover's order."""
+    from engines.blokus_mcts import seeded_rng
+    from engines.blokus_zero import mix_rollouts
+
+    t = tables()
+    rng = np.random.default_rng(4)
+    leaves = []
+    for plies in (10, 30, 50):
+        s = new_state()
+        for _ in range(plies):
+            legal = sorted(engine_legal(s))
+            if not step(s, legal[rng.integers(len(legal))]):
+                break
+        leaves.append(s)
+    leaf_states = np.array(leaves)
+    active = np.ones(3, np.bool_)
+    rows = np.array([2, -1, 0], np.int64)  # game 1 not evaluated: left alone
+    net = np.array([[0.2, -0.4, 0.6, -0.8], [0.5, 0.5, 0.5, 0.5], [0.1, 0.0, -0.1, 0.3]])
+    stamp, moves = np.zeros(t.n + 1, np.int64), np.zeros(t.n, np.int64)
+
+    def mixed(mix: float) -> np.ndarray:
+        values = net.copy()
+        mix_rollouts(active, rows, leaf_states, values, mix, t.cells, t.piece, t.by_cell,
+                     t.piece_bound, t.size_bound, t.edges, t.diagonals, stamp, moves,
+                     seeded_rng(9, 9))  # fmt: skip
+        return values
+
+    pure = mixed(1.0)
+    for r in (0, 2):
+        z = pure[r]
+        assert set(z.tolist()) <= {-1.0, 0.0, 1.0} and (z >= 0).sum() >= 1
+        assert (z == 1).sum() <= 1 and ((z == 1).sum() == 1) == ((z == 0).sum() == 0)
+    assert np.array_equal(pure[1], net[1])
+    half = mixed(0.5)  # the same rollouts (same seed): halfway between
+    np.testing.assert_allclose(half[[0, 2]], 0.5 * net[[0, 2]] + 0.5 * pure[[0, 2]])
+    np.testing.assert_array_equal(mixed(0.0), net)
