@@ -243,7 +243,6 @@ def _fits(s: np.ndarray, base: int, m: int, cells: np.ndarray) -> bool:
 def legal_moves(
     s: np.ndarray,
     cells: np.ndarray,
-    piece: np.ndarray,
     by_cell: np.ndarray,
     piece_bound: np.ndarray,
     stamp: np.ndarray,
@@ -287,7 +286,6 @@ def legal_moves(
 def has_move(
     s: np.ndarray,
     cells: np.ndarray,
-    piece: np.ndarray,
     by_cell: np.ndarray,
     piece_bound: np.ndarray,
 ) -> bool:
@@ -348,7 +346,6 @@ def place(
 def advance(
     s: np.ndarray,
     cells: np.ndarray,
-    piece: np.ndarray,
     by_cell: np.ndarray,
     piece_bound: np.ndarray,
 ) -> bool:
@@ -360,7 +357,7 @@ def advance(
         if s[OUT + q]:
             continue
         s[TO_MOVE] = q
-        if has_move(s, cells, piece, by_cell, piece_bound):
+        if has_move(s, cells, by_cell, piece_bound):
             return True
         s[OUT + q] = 1
     return False

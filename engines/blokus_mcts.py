@@ -138,7 +138,7 @@ def rollout_move(
         m = _sample_class(s, 1, 5, anchors, n_anchors, cells, piece, by_cell, size_bound, rng)
         if m >= 0:
             return m
-        n = legal_moves(s, cells, piece, by_cell, piece_bound, stamp, moves, 1)
+        n = legal_moves(s, cells, by_cell, piece_bound, stamp, moves, 1)
         return moves[int(_uniform(rng) * n)] if n > 0 else -1
     for size in range(5, 0, -1):
         m = _sample_class(s, size, size, anchors, n_anchors, cells, piece, by_cell, size_bound,
@@ -146,7 +146,7 @@ def rollout_move(
         if m >= 0:
             return m
         # No pentomino etc. fits unless enumeration finds one: larger classes are known empty.
-        n = legal_moves(s, cells, piece, by_cell, piece_bound, stamp, moves, size)
+        n = legal_moves(s, cells, by_cell, piece_bound, stamp, moves, size)
         if n > 0:
             return moves[int(_uniform(rng) * n)]
     return -1
@@ -208,7 +208,7 @@ def search(
             if n_children[node] < 0:
                 if visits[node] == 0 and node != 0:
                     break  # a fresh leaf: roll out from here
-                n = legal_moves(s, cells, piece, by_cell, piece_bound, stamp, moves, 1)
+                n = legal_moves(s, cells, by_cell, piece_bound, stamp, moves, 1)
                 if used + n > capacity:
                     break
                 first_child[node] = used
@@ -246,7 +246,7 @@ def search(
             played[n_played, 1] = move[node]
             n_played += 1
             place(s, move[node], cells, piece, edges, diagonals)
-            alive = advance(s, cells, piece, by_cell, piece_bound)
+            alive = advance(s, cells, by_cell, piece_bound)
         while alive:
             p = s[TO_MOVE]
             m = rollout_move(s, cells, piece, by_cell, piece_bound, size_bound, stamp, moves,
@@ -255,7 +255,7 @@ def search(
             played[n_played, 1] = m
             n_played += 1
             place(s, m, cells, piece, edges, diagonals)
-            alive = advance(s, cells, piece, by_cell, piece_bound)
+            alive = advance(s, cells, by_cell, piece_bound)
         rewards(s, r)
         for d in range(depth + 1):
             nd = path[d]

@@ -249,7 +249,7 @@ def self_play(
             plies[g].append(m)
             pis[g].append((moves, counts))
             place(roots[g], m, t.cells, t.piece, t.edges, t.diagonals)
-            if not advance(roots[g], t.cells, t.piece, t.by_cell, t.piece_bound):
+            if not advance(roots[g], t.cells, t.by_cell, t.piece_bound):
                 rec.add(plies[g], pis[g], roots[g])
                 if progress:
                     progress(1)
@@ -346,7 +346,7 @@ def match(
     def play(slot: int, m: int) -> None:
         s = roots[slot]
         place(s, m, t.cells, t.piece, t.edges, t.diagonals)
-        if not advance(s, t.cells, t.piece, t.by_cell, t.piece_bound):
+        if not advance(s, t.cells, t.by_cell, t.piece_bound):
             g = slot_game[slot]
             sc = np.zeros(N_PLAYERS)
             scores(s, PIECE_SIZES, sc)
@@ -364,7 +364,7 @@ def match(
             g = slot_game[slot]
             p = int(s[TO_MOVE])
             if int(s[PLY]) < random_plies:
-                n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp_of[slot],
+                n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp_of[slot],
                                 moves_of[slot], 1)  # fmt: skip
                 play(slot, int(moves_of[slot][rng_int(slot, n)]))
             elif p == seats[g]:
@@ -388,7 +388,7 @@ def match(
                 break
             if search is None:
                 for slot in np.flatnonzero(active).tolist():
-                    n = legal_moves(roots[slot], t.cells, t.piece, t.by_cell, t.piece_bound,
+                    n = legal_moves(roots[slot], t.cells, t.by_cell, t.piece_bound,
                                     stamp, moves, 1)  # fmt: skip
                     play(slot, int(moves[rng_int(slot, n)]))
                 continue
@@ -428,7 +428,7 @@ def replay_planes(
         start = game_start[games[i]]
         for k in range(plies[i]):
             place(s, moves[start + k], cells, piece, edges, diagonals)
-            advance(s, cells, piece, by_cell, piece_bound)
+            advance(s, cells, by_cell, piece_bound)
         encode(s, planes[i])
         movers[i] = s[TO_MOVE]
 

@@ -306,14 +306,14 @@ def select_leaves(
             d += 1
             path[g, d] = node
             place(s, move[g, node], cells, piece, edges, diagonals)
-            alive = advance(s, cells, piece, by_cell, piece_bound)
+            alive = advance(s, cells, by_cell, piece_bound)
             if not alive:
                 break
         depth[g] = d
         terminal[g] = not alive
         n_legal[g] = 0
         if alive and n_children[g, node] < 0:
-            n_legal[g] = legal_moves(s, cells, piece, by_cell, piece_bound, stamp[g],
+            n_legal[g] = legal_moves(s, cells, by_cell, piece_bound, stamp[g],
                                      legal[g], 1)  # fmt: skip
 
 
@@ -451,7 +451,7 @@ def mix_rollouts(
             m = rollout_move(s, cells, piece, by_cell, piece_bound, size_bound, stamp, moves,
                              anchors, 0.05, rng)  # fmt: skip
             place(s, m, cells, piece, edges, diagonals)
-            alive = advance(s, cells, piece, by_cell, piece_bound)
+            alive = advance(s, cells, by_cell, piece_bound)
         outcome(s, PIECE_SIZES, z)
         for i in range(N_PLAYERS):
             values[r, i] = (1.0 - mix) * values[r, i] + mix * z[(me + i) % N_PLAYERS]

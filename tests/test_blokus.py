@@ -82,7 +82,7 @@ def engine_legal(s: np.ndarray, colour: int | None = None, min_size: int = 1) ->
         s = s.copy()
         s[TO_MOVE] = colour
     stamp, out = scratch()
-    n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, out, min_size)
+    n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, out, min_size)
     return {int(m) for m in out[:n]}
 
 
@@ -149,13 +149,13 @@ def step(s: np.ndarray, m: int) -> bool:
     """Place m for the colour to move and pass the turn; False when the game is over."""
     t = T()
     place(s, m, t.cells, t.piece, t.edges, t.diagonals)
-    return bool(advance(s, t.cells, t.piece, t.by_cell, t.piece_bound))
+    return bool(advance(s, t.cells, t.by_cell, t.piece_bound))
 
 
 def random_move(s: np.ndarray, rng: np.random.Generator) -> int:
     t = T()
     stamp, out = scratch()
-    n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, out, 1)
+    n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, out, 1)
     assert n > 0
     return int(out[rng.integers(n)])
 
@@ -423,7 +423,7 @@ def test_58_first_moves(colour):
     assert all(corner in T().cells[m] for m in moves)
     assert moves == state_reference_legal(s, colour)
     t = T()
-    assert has_move(s, t.cells, t.piece, t.by_cell, t.piece_bound)
+    assert has_move(s, t.cells, t.by_cell, t.piece_bound)
 
 
 def test_reference_generator_hand_case():
@@ -469,7 +469,7 @@ def test_legal_moves_match_reference_whole_games(seed):
                     assert engine_legal(s, p, k) == want
             sp = s.copy()
             sp[TO_MOVE] = p
-            assert has_move(sp, t.cells, t.piece, t.by_cell, t.piece_bound) == bool(ref)
+            assert has_move(sp, t.cells, t.by_cell, t.piece_bound) == bool(ref)
 
 
 @pytest.mark.parametrize("seed,plies", [(5, 6), (6, 30), (7, 55)])
@@ -643,7 +643,7 @@ def test_random_game_flow(seed):
         assert sorted(changed.tolist()) == sorted(cells)
         can = [bool(state_reference_legal(s, q)) for q in range(N_PLAYERS)]
         was_out = s[OUT : OUT + N_PLAYERS].copy()
-        alive = advance(s, t.cells, t.piece, t.by_cell, t.piece_bound)
+        alive = advance(s, t.cells, t.by_cell, t.piece_bound)
         # The expected next colour: the first one after p (p itself last) not out that can move.
         order = [(p + i) % N_PLAYERS for i in range(1, N_PLAYERS + 1)]
         live = [q for q in order if not was_out[q]]
@@ -817,7 +817,7 @@ def test_rollout_policy_is_uniform(epsilon):
                 break
         else:
             stamp, out = scratch()
-            n = legal_moves(s, t.cells, t.piece, t.by_cell, t.piece_bound, stamp, out, 1)
+            n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, out, 1)
             legal = out[:n]
             top = t.size[legal].max()
             want = sorted(legal[t.size[legal] == top].tolist()) if epsilon == 0 else sorted(legal)
