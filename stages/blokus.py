@@ -110,12 +110,10 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
     evaluator = Evaluator(model, device)
     t = tables()
     chunk = max(p.parallel, 1)  # a chunk is one batch of games played side by side
-    saved = ctx.writer.load_checkpoint("selfplay")
-    parts: list[GameRecords] = []
-    done = 0
-    if saved is not None:
-        done = int(saved["done"])
+    parts: list[GameRecords] = []  # one checkpoint per finished chunk, written once
+    while (saved := ctx.writer.load_checkpoint(f"games-{len(parts)}")) is not None:
         parts.append(GameRecords(*(saved[n] for n in RECORD_FIELDS)))
+    done = sum(part.games for part in parts)
     bar = ctx.progress.start("self-play games", p.games)
     bar.advance(done)
     t0 = time.perf_counter()
@@ -125,13 +123,13 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
         rec = self_play(t, evaluator, n, p.parallel, p.sims, p.seed * 1_000_003 + done,
                         p.proportional_plies, p.noise_alpha, p.noise_eps,
                         progress=bar.advance, rollout_mix=p.rollout_mix)  # fmt: skip
-        parts = [GameRecords.concat([*parts, rec])]
+        ctx.writer.save_checkpoint(f"games-{len(parts)}", rec.arrays())
+        parts.append(rec)
         plies += len(rec.moves)
         done += n
-        ctx.writer.save_checkpoint("selfplay", {"done": np.array(done), **parts[0].arrays()})
     bar.close()
     seconds = time.perf_counter() - t0
-    records = parts[0]
+    records = GameRecords.concat(parts)
     for name, value in records.arrays().items():
         _write(ctx, name, value)
     wins = (records.outcome == 1).sum(axis=0)

@@ -155,7 +155,7 @@ SVR_BATCH = 4  # groups fitted between checkpoints
 
 
 def _groups_to_arrays(results: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """Fitted groups as flat arrays for a checkpoint."""
+    """Fitted groups (one batch) as flat arrays for a checkpoint."""
     out: dict[str, np.ndarray] = {"groups": np.array(len(results))}
     for g, r in enumerate(results):
         out[f"{g}.counts"] = np.array([r["positive"], r["negative"]], np.int64)
@@ -171,7 +171,7 @@ def _groups_to_arrays(results: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 
 def _group_from_arrays(a: dict[str, np.ndarray], g: int) -> dict[str, Any]:
-    """One group's result back from `_groups_to_arrays`."""
+    """Group g of a batch back from `_groups_to_arrays`."""
     model = None
     if f"{g}.support" in a:
         intercept, gamma = a[f"{g}.scalars"]
@@ -186,21 +186,24 @@ def run_svr(ctx: StageContext) -> dict[str, Any]:
     """Fit the 52 group models and store them as arrays."""
     p: SvrParams = ctx.params
     logs: Artifact = ctx.inputs["logs"]
-    results: list[dict[str, Any]] = []
-    saved = ctx.writer.load_checkpoint("svr")
-    if saved is not None:  # groups fitted before a kill
-        results = [_group_from_arrays(saved, g) for g in range(int(saved["groups"]))]
+    results: list[dict[str, Any]] = []  # one checkpoint per finished batch, written once
+    batches = 0
+    while (saved := ctx.writer.load_checkpoint(f"svr-{batches}")) is not None:
+        results.extend(_group_from_arrays(saved, g) for g in range(int(saved["groups"])))
+        batches += 1
+    if results:
         ctx.log(f"hearts-svr: resuming after {len(results)} groups")
     bar = ctx.progress.start("nu-SVR groups", N_NETWORKS)
     bar.advance(len(results))
-    batch = SVR_BATCH
     while len(results) < N_NETWORKS:
         first = len(results)
         items = [(str(logs.path), g, p.model_dump())
-                 for g in range(first, min(first + batch, N_NETWORKS))]  # fmt: skip
-        results.extend(ctx.executor.map(fit_group, items, desc=""))
+                 for g in range(first, min(first + SVR_BATCH, N_NETWORKS))]  # fmt: skip
+        batch = ctx.executor.map(fit_group, items, desc="")
+        ctx.writer.save_checkpoint(f"svr-{batches}", _groups_to_arrays(batch))
+        batches += 1
+        results.extend(batch)
         bar.advance(len(items))
-        ctx.writer.save_checkpoint("svr", _groups_to_arrays(results))
     bar.close()
     packed = pack([r["model"] for r in results], N_FEATURES, [r["fallback"] for r in results])
     for name, data in packed.items():

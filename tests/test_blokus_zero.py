@@ -464,6 +464,35 @@ def test_train_resumes_after_a_kill_to_the_same_weights(chain, monkeypatch):
     assert _checksums(store, tr1) == want
 
 
+def test_selfplay_resumes_after_a_kill_to_the_same_games(chain, monkeypatch):
+    """A blokus-selfplay run killed after its first batch of games resumes from that batch's
+    checkpoint, plays only the rest, and commits the same records as an uninterrupted run."""
+    import stages.blokus as stage
+
+    store = chain[0]
+    params = {**SELFPLAY, "games": 4, "parallel": 2}
+    whole = run_stage("blokus-selfplay", params, {}, store=store, **QUIET)
+    want = _checksums(store, whole.key)
+    real = stage.self_play
+    calls = []
+
+    def dying(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # the second batch: the first is checkpointed
+            raise KeyboardInterrupt("killed")
+        return real(*args, **kwargs)
+
+    store.remove(whole.key, force=True)
+    monkeypatch.setattr(stage, "self_play", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("blokus-selfplay", params, {}, store=store, **QUIET)
+    calls.clear()
+    monkeypatch.setattr(stage, "self_play", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = run_stage("blokus-selfplay", params, {}, store=store, **QUIET)
+    assert again.key == whole.key and len(calls) == 1
+    assert _checksums(store, again.key) == want
+
+
 def test_train_refuses_a_previous_network_of_another_size(chain):
     store, sp, tr1, *_ = chain
     before = sorted(store.keys())
