@@ -184,8 +184,10 @@ def tables() -> Tables:
                   size_bound, piece_bound)  # fmt: skip
 
 
+@lru_cache(maxsize=1)
 def board_symmetries() -> np.ndarray:
-    """[8, CELLS]: the cell each cell goes to under symmetry k (k as in `_transform`)."""
+    """[8, CELLS]: the cell each cell goes to under symmetry k (k as in `_transform`); cached,
+    do not modify."""
     out = np.zeros((8, CELLS), np.int64)
     for k in range(8):
         for c in range(CELLS):

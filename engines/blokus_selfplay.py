@@ -315,10 +315,11 @@ def match(
     histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
     slot_game = -np.ones(parallel, np.int64)
-    rngs = [seeded_rng(seed, g) for g in range(parallel)]
+    # Per slot: MCTS random stream and opening draws (reseeded per game by `start`), scratch.
+    rngs = [seeded_rng(seed, 0) for _ in range(parallel)]
     draw = [np.random.default_rng(seed) for _ in range(parallel)]
-    stamp = np.zeros(t.n + 1, np.int64)
-    moves = np.zeros(t.n, np.int64)
+    stamp_of = [np.zeros(t.n + 1, np.int64) for _ in range(parallel)]
+    moves_of = [np.zeros(t.n, np.int64) for _ in range(parallel)]
     out_scores = np.zeros((games, N_PLAYERS))
     out_z = np.zeros((games, N_PLAYERS))
     out_boards = np.zeros((games, CELLS), np.uint8)
@@ -357,6 +358,11 @@ def match(
                 progress(1)
             start(slot)
 
+    def random_move(slot: int) -> int:
+        n = legal_moves(roots[slot], t.cells, t.by_cell, t.piece_bound, stamp_of[slot],
+                        moves_of[slot], 1)  # fmt: skip
+        return int(moves_of[slot][draw[slot].integers(n)])
+
     def mcts_turns(slot: int) -> None:
         """Play the MCTS and random-opening moves of one game until the tested player moves."""
         while slot_game[slot] >= 0:
@@ -364,19 +370,11 @@ def match(
             g = slot_game[slot]
             p = int(s[TO_MOVE])
             if int(s[PLY]) < random_plies:
-                n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp_of[slot],
-                                moves_of[slot], 1)  # fmt: skip
-                play(slot, int(moves_of[slot][rng_int(slot, n)]))
+                play(slot, random_move(slot))
             elif p == seats[g]:
                 return
             else:
                 play(slot, mcts_move(s, t, trees[slot], histories[slot][p], mcts_sims, rngs[slot]))
-
-    stamp_of = [np.zeros(t.n + 1, np.int64) for _ in range(parallel)]
-    moves_of = [np.zeros(t.n, np.int64) for _ in range(parallel)]
-
-    def rng_int(slot: int, n: int) -> int:
-        return int(draw[slot].integers(n))
 
     for slot in range(parallel):
         start(slot)
@@ -388,9 +386,7 @@ def match(
                 break
             if search is None:
                 for slot in np.flatnonzero(active).tolist():
-                    n = legal_moves(roots[slot], t.cells, t.by_cell, t.piece_bound,
-                                    stamp, moves, 1)  # fmt: skip
-                    play(slot, int(moves[rng_int(slot, n)]))
+                    play(slot, random_move(slot))
                 continue
             visits = search.run(roots, active)
             for slot in np.flatnonzero(active).tolist():
@@ -457,7 +453,7 @@ def sample_batch(
     order = (movers[:, None] + np.arange(N_PLAYERS)[None, :]) % N_PLAYERS
     z = records.outcome[games[:, None], order].astype(np.float32)
     if augment:
-        cell_map = _cell_maps()
+        cell_map = board_symmetries()
         for i, k in enumerate(rng.integers(0, 8, batch)):
             if k:
                 moved = np.empty_like(planes[i])
@@ -467,15 +463,6 @@ def sample_batch(
                 turned[t.symmetry[k]] = pi[i]
                 pi[i] = turned
     return planes, pi, z
-
-
-_MAPS: list[np.ndarray] = []
-
-
-def _cell_maps() -> np.ndarray:
-    if not _MAPS:
-        _MAPS.append(board_symmetries())
-    return _MAPS[0]
 
 
 def make_optimiser(

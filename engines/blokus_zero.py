@@ -47,6 +47,7 @@ from engines.blokus import (
 )
 from engines.blokus_mcts import rollout_move
 from engines.mccfr import _uniform
+from engines.nets import load_arrays
 
 N_HISTORY = 8
 N_PLANES = N_PLAYERS * N_HISTORY + 1
@@ -135,9 +136,7 @@ def model_from_arrays(
     arrays: dict[str, np.ndarray], config: ZeroConfig, device: str = "cpu"
 ) -> BlokusNet:
     """A network in eval mode with the given weights."""
-    model = BlokusNet(config)
-    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()})
-    return model.to(device).eval()
+    return load_arrays(BlokusNet(config), arrays, device)
 
 
 def _fold(conv: nn.Module, bn: nn.Module) -> nn.Conv2d:
@@ -175,14 +174,16 @@ class Evaluator:
         self.device = device
         self.positions = 0
         self.net: BlokusNet | None = None
-        self.model = model.to(device).eval()
-        if isinstance(model, BlokusNet):
-            self.net = inference_copy(model)
+        if isinstance(model, BlokusNet):  # a folded copy: the caller's network is left as is
+            self.net = inference_copy(model).to(device)
+            self.model: nn.Module = self.net
             layers = list(self.net.policy)
             self.features = nn.Sequential(*layers[:-1])  # conv, ReLU, flatten
             dense = layers[-1]
             assert isinstance(dense, nn.Linear)
             self.dense = dense
+        else:
+            self.model = model.to(device).eval()
 
     def __call__(
         self, planes: np.ndarray, moves: np.ndarray | None = None

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["optimiser_from_arrays", "optimiser_to_arrays", "pick_device", "weights_to_arrays"]
+__all__ = [
+    "load_arrays",
+    "optimiser_from_arrays",
+    "optimiser_to_arrays",
+    "pick_device",
+    "weights_to_arrays",
+]
+
+ModelT = TypeVar("ModelT", bound=nn.Module)
 
 
 def weights_to_arrays(model: nn.Module) -> dict[str, np.ndarray]:
@@ -15,6 +25,12 @@ def weights_to_arrays(model: nn.Module) -> dict[str, np.ndarray]:
         k: np.ascontiguousarray(v.detach().cpu().numpy(), dtype=np.float32)
         for k, v in model.state_dict().items()
     }
+
+
+def load_arrays(model: ModelT, arrays: dict[str, np.ndarray], device: str = "cpu") -> ModelT:
+    """`model` with the weights `weights_to_arrays` saved, on `device`, in eval mode."""
+    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()})
+    return model.to(device).eval()
 
 
 def pick_device(name: str) -> str:

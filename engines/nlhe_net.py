@@ -17,6 +17,7 @@ import torch
 from numba import njit
 from torch import nn
 
+from engines.nets import load_arrays
 from engines.nlhe_encoding import (
     N_PLANES,
     SIZE,
@@ -88,9 +89,7 @@ def model_from_arrays(
     arrays: dict[str, np.ndarray], config: NetConfig, device: str = "cpu"
 ) -> PokerCNN:
     """A network in eval mode with the given weights."""
-    model = PokerCNN(config)
-    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()})
-    return model.to(device).eval()
+    return load_arrays(PokerCNN(config), arrays, device)
 
 
 # ---------------------------------------------------------------------------------------------
