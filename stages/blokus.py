@@ -185,20 +185,22 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     """Continue (or start) the network for `steps` SGD steps; checkpoint every few hundred."""
     p: TrainParams = ctx.params
     device = pick_device(p.device)
+    prev = ctx.inputs.get("previous")
+    if prev is not None and (int(prev.params["blocks"]), int(prev.params["filters"])) != (
+        p.blocks,
+        p.filters,
+    ):
+        raise StageError("blokus-train: the previous network has another size")
     t = tables()
     buffer = replay_buffer(ctx.inputs, p.buffer_games)
     start_global = 0
-    if "previous" in ctx.inputs:
-        prev = ctx.inputs["previous"]
-        if (int(prev.params["blocks"]), int(prev.params["filters"])) != (p.blocks, p.filters):
-            raise StageError("blokus-train: the previous network has another size")
+    if prev is not None:
         model, _ = load_net(prev, device)
         start_global = int(np.asarray(prev["steps_total"][...]).ravel()[0])
     else:
         model = fresh_net(p.config(), p.seed).to(device)
     optimiser = make_optimiser(model, p.lr, p.weight_decay)
-    if "previous" in ctx.inputs:
-        prev = ctx.inputs["previous"]
+    if prev is not None:
         optimiser_from_arrays(optimiser, {
             n[len(OPTIMISER_PREFIX):]: np.asarray(prev[n][...])
             for n in prev.array_names() if n.startswith(OPTIMISER_PREFIX)
