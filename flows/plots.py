@@ -26,6 +26,13 @@ def _pyplot():  # type: ignore[no-untyped-def]
     return plt
 
 
+def _save(plt, fig, out: Path) -> None:  # type: ignore[no-untyped-def]
+    """Lay out, write the PNG and free the figure."""
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def _game(artifact: Artifact):  # type: ignore[no-untyped-def]
     return GameParams(game=artifact.params["game"]).game_def()
 
@@ -185,9 +192,7 @@ def plot_buckets(artifact: Artifact, out: Path, hand: str | None) -> str:
             twin.plot(iterations, 100 * skipped, color="#d08c2c", linestyle="--")
             twin.set_ylabel("distances pruned (%)", color="#d08c2c")
             row[1].set_title(f"round {r}: k-means objective and pruning")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return f"buckets of rounds {', '.join(rounds)}"
 
 
@@ -213,9 +218,7 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
         ax.legend()
     algorithm = artifact.params["algorithm"]
     fig.suptitle(f"{artifact.key}: {algorithm} on {artifact.params['game']}")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     final = exact[-1] if has_exact else bound[-1]
     what = "exploitability" if has_exact else "positive regret per iteration"
     return f"{what} {final / bb * 1000:.2f} mbb/g after {int(iterations[-1]):,} iterations"
@@ -255,9 +258,7 @@ def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     ax.set_ylabel("row player (mbb/g won)")
     hands = summary["hands_per_pairing"]
     ax.set_title(f"league: {hands:,} hands per pairing, 95% intervals")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return "ranking " + " > ".join(summary["ranking"])
 
 
@@ -292,9 +293,7 @@ def plot_nlhe_league(artifact: Artifact, out: Path, hand: str | None) -> str:
         ax.set_xlim(0, 1)
         ax.set_title(title)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return "ranking " + " > ".join(summary["ranking"])
 
 
@@ -312,9 +311,7 @@ def plot_nlhe_train(artifact: Artifact, out: Path, hand: str | None) -> str:
     ax.set_title(f"{artifact.key}")
     ax.grid(True, alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return f"validation loss {valid[-1]:.4f} after {len(train)} epochs"
 
 
@@ -346,9 +343,7 @@ def plot_hearts_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("penalty ratio (points / 26)")
     axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     table = artifact.meta["summary"]["table"]
     return "; ".join(
         f"{v}: {t['vs_rule_based']:.4f} / {t['vs_monte_carlo']:.4f}" for v, t in table.items()
@@ -427,9 +422,7 @@ def plot_blokus_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
         names = ("blue", "yellow", "red", "green")
         parts = [f"{n}{'*' if i == seat else ''} {int(scores[i]):+d}" for i, n in enumerate(names)]
         ax.set_title(f"game {g}: {', '.join(parts)}  (* BlokusZero)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return f"win rate {rates[last, 0]:.3f} ± {rates[last, 1]:.3f} after {int(steps[last]):,} steps"
 
 
@@ -450,9 +443,7 @@ def plot_blokus_curve(artifact: Artifact, out: Path, hand: str | None) -> str:
     ax.set_ylim(0, 1)
     ax.grid(True, alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return f"win rate {rates[-1, 0]:.3f} ± {rates[-1, 1]:.3f} after {int(steps[-1]):,} steps"
 
 
@@ -473,9 +464,7 @@ def plot_blokus_train(artifact: Artifact, out: Path, hand: str | None) -> str:
     ax.set_title(artifact.key)
     ax.grid(True, alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return (
         f"value {losses[-w:, 0].mean():.3f}, policy {losses[-w:, 1].mean():.3f} at step {total:,}"
     )
