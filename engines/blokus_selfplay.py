@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -128,6 +129,14 @@ class _Recorder:
         )  # fmt: skip
 
 
+class RootResult(NamedTuple):
+    """A searched root's children: placements, visit counts, mean values for the mover."""
+
+    moves: np.ndarray
+    visits: np.ndarray
+    means: np.ndarray
+
+
 class ZeroSearch:
     """The batched MAXN PUCT search of G games sharing one network."""
 
@@ -142,8 +151,11 @@ class ZeroSearch:
         noise_eps: float = 0.0,
         seed: int = 0,
         rollout_mix: float = 0.0,
+        fpu_reduction: float | None = None,
     ) -> None:
         self.t = t
+        # NaN: Q = 0 before the first visit (the paper's); else the parent's Q minus this
+        self.fpu = np.nan if fpu_reduction is None else float(fpu_reduction)
         self.evaluator = evaluator
         self.sims = sims
         self.forest = Forest(games, capacity)
@@ -156,15 +168,17 @@ class ZeroSearch:
         self.planes = np.zeros((games, N_PLANES, CELLS), np.float32)
         self._moves = np.zeros(N_MOVES, np.int64)
         self._visits = np.zeros(N_MOVES, np.int64)
+        self._means = np.zeros(N_MOVES, np.float64)
 
-    def run(self, roots: np.ndarray, active: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Search every active game's root; (placements, visit counts) of each root's children."""
+    def run(self, roots: np.ndarray, active: np.ndarray) -> list[RootResult]:
+        """Search every active game's root; placements, visit counts and mean values for the
+        mover of each root's children."""
         t, f = self.t, self.forest
         reset_roots(active, f.n_children, f.visits, f.value, f.used)
         rows = np.full(active.shape[0], -1, np.int64)
         for _ in range(self.sims):
             select_leaves(roots, active, t.cells, t.piece, t.by_cell, t.piece_bound, t.edges,
-                          t.diagonals, *f.arrays())  # fmt: skip
+                          t.diagonals, *f.arrays(), self.fpu)  # fmt: skip
             need = np.flatnonzero(active & ~f.terminal & (f.n_legal > 0))
             rows[:] = -1
             rows[need] = np.arange(need.size)
@@ -187,11 +201,14 @@ class ZeroSearch:
         out = []
         for g in range(active.shape[0]):
             if not active[g]:
-                out.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
+                out.append(RootResult(np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                      np.zeros(0, np.float64)))  # fmt: skip
                 continue
-            n = root_visits(g, f.move, f.visits, f.first_child, f.n_children, self._moves,
-                            self._visits)  # fmt: skip
-            out.append((self._moves[:n].copy(), self._visits[:n].copy()))
+            n = root_visits(g, f.move, f.visits, f.value, f.first_child, f.n_children,
+                            int(roots[g][TO_MOVE]), self._moves, self._visits,
+                            self._means)  # fmt: skip
+            out.append(RootResult(self._moves[:n].copy(), self._visits[:n].copy(),
+                                  self._means[:n].copy()))  # fmt: skip
         return out
 
     def root_policy_stats(self, g: int) -> tuple[float, float, float, float, float]:
@@ -225,11 +242,12 @@ def self_play(
     first_game: int = 0,
     progress: Progress | None = None,
     rollout_mix: float = 0.0,
+    fpu_reduction: float | None = None,
 ) -> GameRecords:
     """`games` self-play games, `parallel` at a time, each move searched with `sims` simulations."""
     parallel = max(1, min(parallel, games))
     search = ZeroSearch(t, evaluator, parallel, sims, tree_capacity(sims), noise_alpha, noise_eps,
-                        seed, rollout_mix)  # fmt: skip
+                        seed, rollout_mix, fpu_reduction)  # fmt: skip
     rng = np.random.default_rng([seed, first_game])
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
     active = np.zeros(parallel, np.bool_)
@@ -244,8 +262,8 @@ def self_play(
     while active.any():
         visits = search.run(roots, active)
         for g in np.flatnonzero(active).tolist():
-            moves, counts = visits[g]
-            m = pick_move(moves, counts, len(plies[g]) < proportional_plies, rng)
+            moves, counts, means = visits[g]
+            m = pick_move(moves, counts, len(plies[g]) < proportional_plies, rng, means)
             plies[g].append(m)
             pis[g].append((moves, counts))
             place(roots[g], m, t.cells, t.piece, t.edges, t.diagonals)
@@ -301,6 +319,7 @@ def match(
     threads: int = 2,
     progress: Progress | None = None,
     rollout_mix: float = 0.0,
+    fpu_reduction: float | None = None,
 ) -> MatchResult:
     """The paper's evaluation: the tested player (BlokusZero, or uniform random without an
     evaluator) in a random seat against three MCTS-MAXN, the first `random_plies` placements
@@ -309,7 +328,7 @@ def match(
     rng = np.random.default_rng(seed)
     seats = rng.integers(0, N_PLAYERS, games)
     search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed,
-                         rollout_mix=rollout_mix)
+                         rollout_mix=rollout_mix, fpu_reduction=fpu_reduction)
               if evaluator is not None else None)  # fmt: skip
     trees = [Tree(tree_capacity(mcts_sims), t.n) for _ in range(parallel)]
     histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]
@@ -391,8 +410,8 @@ def match(
             visits = search.run(roots, active)
             for slot in np.flatnonzero(active).tolist():
                 policy.append([float(roots[slot][PLY]), *search.root_policy_stats(slot)])
-                ms, counts = visits[slot]
-                play(slot, pick_move(ms, counts, False, rng))
+                ms, counts, means = visits[slot]
+                play(slot, pick_move(ms, counts, False, rng, means))
     stats = np.array(policy, np.float64).reshape(-1, len(POLICY_STATS))
     return MatchResult(seats, out_scores, out_z, out_boards, stats)
 

@@ -12,7 +12,12 @@ each colour; at a node where colour p moves the child maximising
     Q_p(s, a) + C(s) P(s, a) sqrt(N(s)) / (1 + N(s, a)),
     C(s) = log((1 + N(s) + c_base) / c_base) + c_init
 
-is followed (Q = 0 before the first visit). A leaf is evaluated by the network (priors
+is followed. Before its first visit an edge's Q is 0 (AlphaZero's initialisation, the paper's)
+or, with a first-play-urgency reduction r, the parent's Q_p minus r (MuGo's parent value, Leela
+Zero's reduction): with values of +1 win / -1 loss among four colours a typical Q_p is near -0.5,
+so Q = 0 makes every unvisited edge look better than any visited one and a search of fewer
+simulations than legal moves visits each root child at most once. The most visited root child
+is played, ties to the better mean value for the mover (as MCTS-MAXN breaks them). A leaf is evaluated by the network (priors
 renormalised over the legal placements) or, at the end of the game, by the outcome (+1 sole
 winner, 0 shared top score, -1 otherwise); the four values are added to every edge on the path.
 Dirichlet noise (alpha, eps) mixes into the root priors during self-play. One leaf per game per
@@ -278,8 +283,10 @@ def select_leaves(
     n_legal: np.ndarray,
     terminal: np.ndarray,
     stamp: np.ndarray,
+    fpu: float,
 ) -> None:
-    """Descend every active game's tree by PUCT to a leaf; leave its state and legal moves."""
+    """Descend every active game's tree by PUCT to a leaf; leave its state and legal moves.
+    `fpu`: NaN for Q = 0 before the first visit, else the reduction from the parent's Q."""
     for g in range(roots.shape[0]):
         if not active[g]:
             continue
@@ -294,11 +301,12 @@ def select_leaves(
             n_s = visits[g, node]
             c_s = np.log((1.0 + n_s + C_BASE) / C_BASE) + C_INIT
             scale = c_s * np.sqrt(n_s)
+            q_new = 0.0 if np.isnan(fpu) else value[g, node, p] / max(n_s, 1) - fpu
             best = -1e30
             pick = first_child[g, node]
             for c in range(first_child[g, node], first_child[g, node] + n_children[g, node]):
                 n = visits[g, c]
-                q = value[g, c, p] / n if n > 0 else 0.0
+                q = value[g, c, p] / n if n > 0 else q_new
                 v = q + scale * prior[g, c] / (1.0 + n)
                 if v > best:
                     best = v
@@ -463,23 +471,37 @@ def root_visits(
     g: int,
     move: np.ndarray,
     visits: np.ndarray,
+    value: np.ndarray,
     first_child: np.ndarray,
     n_children: np.ndarray,
+    mover: int,
     out_moves: np.ndarray,
     out_visits: np.ndarray,
+    out_means: np.ndarray,
 ) -> int:
-    """The root's children of game g: placements and visit counts; returns how many."""
+    """The root's children of game g: placements, visit counts and mean values for the mover;
+    returns how many."""
     n = max(n_children[g, 0], 0)
     for j in range(n):
-        out_moves[j] = move[g, first_child[g, 0] + j]
-        out_visits[j] = visits[g, first_child[g, 0] + j]
+        c = first_child[g, 0] + j
+        out_moves[j] = move[g, c]
+        out_visits[j] = visits[g, c]
+        out_means[j] = value[g, c, mover] / visits[g, c] if visits[g, c] > 0 else -np.inf
     return n
 
 
 def pick_move(
-    moves: np.ndarray, counts: np.ndarray, proportional: bool, rng: np.random.Generator
+    moves: np.ndarray,
+    counts: np.ndarray,
+    proportional: bool,
+    rng: np.random.Generator,
+    means: np.ndarray | None = None,
 ) -> int:
-    """Visit-proportional (early self-play moves) or the most visited placement."""
+    """Visit-proportional (early self-play moves) or the most visited placement, ties to the
+    better mean value (`means`) and then to the first."""
     if proportional and counts.sum() > 0:
         return int(rng.choice(moves, p=counts / counts.sum()))
-    return int(moves[int(np.argmax(counts))])
+    if means is None:
+        return int(moves[int(np.argmax(counts))])
+    top = np.flatnonzero(counts == counts.max())
+    return int(moves[top[int(np.argmax(means[top]))]])

@@ -95,6 +95,9 @@ class SelfPlayParams(NetParams):
     noise_eps: float = Field(default=0.25, ge=0, le=1)
     # beyond the paper: blend one MCTS-MAXN rollout into each leaf value (AlphaGo's mixing)
     rollout_mix: float = Field(default=0.0, ge=0, le=1)
+    # first-play urgency: None, Q = 0 before an edge's first visit (the paper's, AlphaZero's);
+    # r, the parent's Q minus r (see engines.blokus_zero)
+    fpu_reduction: float | None = Field(default=None, ge=0)
     seed: int = 0
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "parallel"})
 
@@ -122,7 +125,8 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
         n = min(chunk, p.games - done)
         rec = self_play(t, evaluator, n, p.parallel, p.sims, p.seed * 1_000_003 + done,
                         p.proportional_plies, p.noise_alpha, p.noise_eps,
-                        progress=bar.advance, rollout_mix=p.rollout_mix)  # fmt: skip
+                        progress=bar.advance, rollout_mix=p.rollout_mix,
+                        fpu_reduction=p.fpu_reduction)  # fmt: skip
         ctx.writer.save_checkpoint(f"games-{len(parts)}", rec.arrays())
         parts.append(rec)
         plies += len(rec.moves)
@@ -267,6 +271,7 @@ class EvalParams(StageParams):
     mcts_sims: int = Field(default=800, ge=1)
     random_plies: int = Field(default=4, ge=0)
     rollout_mix: float = Field(default=0.0, ge=0, le=1)  # as in blokus-selfplay
+    fpu_reduction: float | None = Field(default=None, ge=0)  # as in blokus-selfplay
     parallel: int = Field(default=16, ge=1)
     threads: int = Field(default=2, ge=1)
     seed: int = 20_000_003
@@ -301,7 +306,8 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
             bar = ctx.progress.start(f"{name}: games vs 3 MCTS-MAXN", games)
             result = match(t, Evaluator(model, device), games, p.parallel, p.zero_sims,
                            p.mcts_sims, p.seed + i, p.random_plies, p.threads,
-                           progress=bar.advance, rollout_mix=p.rollout_mix)  # fmt: skip
+                           progress=bar.advance, rollout_mix=p.rollout_mix,
+                        fpu_reduction=p.fpu_reduction)  # fmt: skip
             bar.close()
             saved = {"seat": result.seat, "scores": result.scores, "outcome": result.outcome,
                      "share": result.win_share(), "boards": result.boards,
@@ -348,7 +354,7 @@ def run_curve(ctx: StageContext) -> dict[str, Any]:
 register(
     Stage(
         name="blokus-selfplay",
-        version=1,
+        version=2,  # 2: ties of the most visited move go to the better mean value
         params_model=SelfPlayParams,
         run=run_selfplay,
         inputs={"net": "blokus-train"},
@@ -371,7 +377,7 @@ register(
 register(
     Stage(
         name="blokus-eval",
-        version=1,
+        version=2,  # 2: ties of the most visited move go to the better mean value
         params_model=EvalParams,
         run=run_eval,
         inputs={"net": "blokus-train"},

@@ -34,6 +34,7 @@ from engines.blokus_zero import (
     Evaluator,
     ZeroConfig,
     encode,
+    pick_move,
 )
 from stages.base import StageError
 from stages.runner import run_stage
@@ -62,11 +63,11 @@ class Constant(nn.Module):
         return self.logits.expand(b, -1).clone(), self.values.expand(b, -1).clone()
 
 
-def search_root(state, sims, module=None, noise_eps=0.0, noise_alpha=0.3, seed=0):
+def search_root(state, sims, module=None, noise_eps=0.0, noise_alpha=0.3, seed=0, fpu=None):
     """One game's search from `state`; (search, root child placements, their visits)."""
     search = ZeroSearch(tables(), Evaluator(module or Constant()), 1, sims, tree_capacity(sims),
-                        noise_alpha, noise_eps, seed)  # fmt: skip
-    ((moves, visits),) = search.run(state[None].copy(), np.ones(1, np.bool_))
+                        noise_alpha, noise_eps, seed, fpu_reduction=fpu)  # fmt: skip
+    ((moves, visits, _means),) = search.run(state[None].copy(), np.ones(1, np.bool_))
     return search, moves, visits
 
 
@@ -209,6 +210,31 @@ def test_search_finds_the_only_winning_move():
     assert f.value[0, wk, 0] / f.visits[0, wk] > 0.5
 
 
+def test_first_play_urgency_decides_between_breadth_and_depth():
+    """Every colour valued -0.5 (a typical four-player position): with Q = 0 before the first
+    visit (the paper's) an unvisited child beats every visited one, so 30 simulations over the
+    58 first moves visit 29 children once each; with the parent's Q minus 0.1 the search goes
+    back to the first child until its shrinking exploration term lets a new one in."""
+    s = new_state()
+    even = Constant(values=(-0.5, -0.5, -0.5, -0.5))
+    _, moves, visits = search_root(s, 30, even)
+    assert len(moves) == 58 and visits.sum() == 29 and visits.max() == 1
+    _, moves, visits = search_root(s, 30, even, fpu=0.1)
+    assert visits.sum() == 29 and visits.max() > 10 and (visits > 0).sum() < 10
+    # at the root's second simulation all children tie; the first child is taken
+    _, moves2, visits2 = search_root(s, 2, even, fpu=0.1)
+    assert visits2.tolist() == [1] + [0] * 57
+
+
+def test_most_visited_move_ties_go_to_the_better_mean():
+    rng = np.random.default_rng(0)
+    moves = np.array([7, 8, 9, 10])
+    counts = np.array([2, 3, 3, 1])
+    assert pick_move(moves, counts, False, rng) == 8  # without means: the first of the tie
+    assert pick_move(moves, counts, False, rng, np.array([0.9, -0.2, 0.1, 1.0])) == 9
+    assert pick_move(moves, counts, False, rng, np.array([0.9, 0.4, 0.1, 1.0])) == 8
+
+
 def test_dirichlet_noise_mixes_into_root_priors_only():
     s = new_state()
     n_legal = len(engine_legal(s))  # 58
@@ -255,12 +281,12 @@ def test_self_play_records_replay_legally(records):
         final, positions = replay_game(rec, g, sims=3)
         assert np.array_equal(rec.scores[g], score_of(final))
         assert np.array_equal(rec.outcome[g], outcome_of(final))
-        # after the proportional opening (20 plies) the most visited move is played
+        # after the proportional opening (20 plies) a most visited move is played
         a = int(rec.game_start[g])
         for k in range(a + 20, int(rec.game_start[g + 1])):
             pm = rec.pi_move[rec.pi_start[k] : rec.pi_start[k + 1]]
             pv = rec.pi_visits[rec.pi_start[k] : rec.pi_start[k + 1]]
-            assert rec.moves[k] == pm[np.argmax(pv)]
+            assert pv[pm == rec.moves[k]].tolist() == [pv.max()]
 
 
 def test_records_concat_shifts_offsets(records):
