@@ -58,7 +58,7 @@ def net_index(trick: int, position: int) -> int:
 def svr_predict(
     x: np.ndarray,
     group: int,
-    sv: np.ndarray,
+    sv_t: np.ndarray,
     dual: np.ndarray,
     sv_start: np.ndarray,
     intercept: np.ndarray,
@@ -66,19 +66,24 @@ def svr_predict(
     lo: np.ndarray,
     hi: np.ndarray,
 ) -> float:
-    """An RBF nu-SVR's prediction for raw features x, scaled to [-1, 1] as svm-scale does."""
-    z = np.empty(x.shape[0])
+    """An RBF nu-SVR's prediction for raw features x, scaled to [-1, 1] as svm-scale does.
+
+    `sv_t` holds the support vectors feature-major ([features, vectors]) so the squared
+    distances accumulate over all of a group's vectors at once (a loop numba vectorises); each
+    distance still adds its features in order, so the result is that of the row-wise sum."""
+    a, b = sv_start[group], sv_start[group + 1]
+    dist = np.zeros(b - a)
     for f in range(x.shape[0]):
         span = hi[group, f] - lo[group, f]
-        z[f] = 0.0 if span <= 0 else -1.0 + 2.0 * (x[f] - lo[group, f]) / span
+        z = 0.0 if span <= 0 else -1.0 + 2.0 * (x[f] - lo[group, f]) / span
+        row = sv_t[f, a:b]
+        for i in range(b - a):
+            diff = row[i] - z
+            dist[i] += diff * diff
     total = intercept[group]
     g = gamma[group]
-    for i in range(sv_start[group], sv_start[group + 1]):
-        d = 0.0
-        for f in range(x.shape[0]):
-            diff = sv[i, f] - z[f]
-            d += diff * diff
-        total += dual[i] * np.exp(-g * d)
+    for i in range(b - a):
+        total += dual[a + i] * np.exp(-g * dist[i])
     return total
 
 
@@ -95,7 +100,7 @@ class Learner(NamedTuple):
     readout: int  # 0 reactive (motor template), 1 TD-FALCON value
     svr_on: bool
     threshold: float  # the SVR's DegSQ threshold
-    sv: np.ndarray  # the SVR model: support vectors of all 52 groups, stacked
+    sv_t: np.ndarray  # the SVR model: support vectors of all 52 groups, stacked, feature-major
     dual: np.ndarray
     sv_start: np.ndarray
     intercept: np.ndarray
@@ -117,10 +122,12 @@ def make_learner(
     threshold: float,
     *model: np.ndarray,
 ) -> Learner:
-    """A Learner with its scalars cast to the types the game loop is compiled for."""
+    """A Learner with its scalars cast to the types the game loop is compiled for; `model` is
+    (support vectors row-wise, dual, sv_start, intercept, gamma, lo, hi) as hearts-svr stores it."""
+    support, *rest = model
     return Learner(
         weights, nodes, params, mask, bool(learning), float(epsilon), int(reward_mode),
-        int(readout), bool(svr_on), float(threshold), *model,
+        int(readout), bool(svr_on), float(threshold), np.ascontiguousarray(support.T), *rest,
     )  # fmt: skip
 
 
@@ -171,11 +178,15 @@ def choose_action(
         ranked = 1
     choice = order[0]
     if lr.svr_on:
+        risk_of = np.full(52, np.nan)  # several actions can name the same card
         for r in range(ranked):
-            card_features(x[:5], named[order[r]])
-            x[5:] = feel
-            risk = svr_predict(x, net, lr.sv, lr.dual, lr.sv_start, lr.intercept, lr.gamma, lr.lo,
-                               lr.hi)  # fmt: skip
+            card = named[order[r]]
+            if np.isnan(risk_of[card]):
+                card_features(x[:5], card)
+                x[5:] = feel
+                risk_of[card] = svr_predict(x, net, lr.sv_t, lr.dual, lr.sv_start, lr.intercept,
+                                            lr.gamma, lr.lo, lr.hi)  # fmt: skip
+            risk = risk_of[card]
             if risk <= lr.threshold:
                 choice = order[r]
                 break

@@ -64,6 +64,7 @@ def test_svr_arrays_predict_exactly_as_scikit_learn(chain):
     )
     want = ref.predict(scale(x, lo, hi))
     args = [arrays[n] for n in ("support", "dual", "sv_start", "intercept", "gamma", "lo", "hi")]
+    args[0] = np.ascontiguousarray(args[0].T)  # svr_predict takes the vectors feature-major
     got = np.array([svr_predict(row, group, *args) for row in x])
     assert np.allclose(got, want, atol=1e-9)
     # the model separates the labels better than chance on its own group
