@@ -178,7 +178,7 @@ class ZeroSearch:
         rows = np.full(active.shape[0], -1, np.int64)
         for _ in range(self.sims):
             select_leaves(roots, active, t.cells, t.piece, t.by_cell, t.piece_bound, t.edges,
-                          t.diagonals, *f.arrays(), self.fpu)  # fmt: skip
+                          t.diagonals, self.fpu, *f.arrays())  # fmt: skip
             need = np.flatnonzero(active & ~f.terminal & (f.n_legal > 0))
             rows[:] = -1
             rows[need] = np.arange(need.size)

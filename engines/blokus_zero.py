@@ -17,9 +17,11 @@ or, with a first-play-urgency reduction r, the parent's Q_p minus r (MuGo's pare
 Zero's reduction): with values of +1 win / -1 loss among four colours a typical Q_p is near -0.5,
 so Q = 0 makes every unvisited edge look better than any visited one and a search of fewer
 simulations than legal moves visits each root child at most once. The most visited root child
-is played, ties to the better mean value for the mover (as MCTS-MAXN breaks them). A leaf is evaluated by the network (priors
-renormalised over the legal placements) or, at the end of the game, by the outcome (+1 sole
-winner, 0 shared top score, -1 otherwise); the four values are added to every edge on the path.
+is played, ties to the better mean value for the mover (as MCTS-MAXN breaks them).
+
+A leaf is evaluated by the network (priors renormalised over the legal placements) or, at the
+end of the game, by the outcome (+1 sole winner, 0 shared top score, -1 otherwise); the four
+values are added to every edge on the path.
 Dirichlet noise (alpha, eps) mixes into the root priors during self-play. One leaf per game per
 step, so a batch holds one position of every game played in parallel. A node whose children
 would not fit in the tree's capacity stays a leaf (its value is still backed up).
@@ -269,6 +271,7 @@ def select_leaves(
     piece_bound: np.ndarray,
     edges: np.ndarray,
     diagonals: np.ndarray,
+    fpu: float,
     move: np.ndarray,
     prior: np.ndarray,
     visits: np.ndarray,
@@ -283,7 +286,6 @@ def select_leaves(
     n_legal: np.ndarray,
     terminal: np.ndarray,
     stamp: np.ndarray,
-    fpu: float,
 ) -> None:
     """Descend every active game's tree by PUCT to a leaf; leave its state and legal moves.
     `fpu`: NaN for Q = 0 before the first visit, else the reduction from the parent's Q."""
