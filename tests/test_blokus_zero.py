@@ -559,6 +559,11 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     )  # fmt: skip
     assert BLOKUS_ITERATIONS * tr["steps"] == 70_000 and tr["augment"] is False
     assert (ev["games"], ev["zero_sims"], ev["mcts_sims"]) == (300, 800, 800)
+    assert sp["fpu_reduction"] is None and ev["fpu_reduction"] is None  # the paper's Q = 0
+    small = spec.resolve("small")
+    assert small["selfplay-1"]["fpu_reduction"] == small["eval-1"]["fpu_reduction"] == 0.25
+    paperlike = spec.resolve("small", ["fpu_reduction=none"])  # back to Q = 0 from the CLI
+    assert paperlike["selfplay-1"]["fpu_reduction"] is paperlike["eval-1"]["fpu_reduction"] is None
 
 
 def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
