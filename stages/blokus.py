@@ -99,7 +99,9 @@ class SelfPlayParams(NetParams):
     # r, the parent's Q minus r (see engines.blokus_zero)
     fpu_reduction: float | None = Field(default=None, ge=0)
     seed: int = 0
-    execution_only: ClassVar[frozenset[str]] = frozenset({"device", "parallel"})
+    # `parallel` is in the key: the games of a batch share the noise and move-draw streams, and
+    # the batch size is the network's, so another `parallel` plays other games
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
 
 
 def run_selfplay(ctx: StageContext) -> dict[str, Any]:
@@ -276,7 +278,9 @@ class EvalParams(StageParams):
     threads: int = Field(default=2, ge=1)
     seed: int = 20_000_003
     device: str = "auto"
-    execution_only: ClassVar[frozenset[str]] = frozenset({"device", "parallel", "threads"})
+    # `parallel` is in the key (the batch size is the network's, and rollout_mix draws from one
+    # stream shared by the batch); MCTS-MAXN's streams are per game, so `threads` is not
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device", "threads"})
 
 
 def interval(shares: np.ndarray) -> tuple[float, float]:
