@@ -47,9 +47,9 @@ def mid_game_positions(n: int, seed: int = 0) -> list[np.ndarray]:
         target = int(rng.integers(8, 49))
         alive = True
         for _ in range(target):
-            k = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, moves, 1)
-            place(s, int(moves[rng.integers(k)]), t.cells, t.piece, t.edges, t.diagonals)
-            alive = advance(s, t.cells, t.by_cell, t.piece_bound)
+            k = legal_moves(s, t, stamp, moves, 1)
+            place(s, int(moves[rng.integers(k)]), t)
+            alive = advance(s, t)
             if not alive:
                 break
         if alive:
@@ -83,13 +83,13 @@ def bench_moves() -> None:
     positions = mid_game_positions(400)
     stamp = np.zeros(t.n + 1, np.int64)
     moves = np.zeros(t.n, np.int64)
-    legal_moves(positions[0], t.cells, t.by_cell, t.piece_bound, stamp, moves, 1)
+    legal_moves(positions[0], t, stamp, moves, 1)
     counts = []
     t0 = time.perf_counter()
     reps = 20
     for _ in range(reps):
         for s in positions:
-            counts.append(legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, moves, 1))
+            counts.append(legal_moves(s, t, stamp, moves, 1))
     ours = reps * len(positions) / (time.perf_counter() - t0)
     t0 = time.perf_counter()
     for s in positions:

@@ -24,8 +24,8 @@ placed was the monomino.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -108,9 +108,8 @@ def orientations(piece: int) -> list[tuple[tuple[int, int], ...]]:
     return seen
 
 
-@dataclass(frozen=True)
-class Tables:
-    """The placement index and its lookup tables (numpy arrays the kernels take)."""
+class Tables(NamedTuple):
+    """The placement index and its lookup tables; the kernels take it whole."""
 
     cells: np.ndarray  # [P, 5] cell of each square, -1 padded
     piece: np.ndarray  # [P]
@@ -210,15 +209,15 @@ def new_state() -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def is_legal(s: np.ndarray, m: int, cells: np.ndarray, piece: np.ndarray) -> bool:
+def is_legal(s: np.ndarray, m: int, t: Tables) -> bool:
     """Whether colour `s[TO_MOVE]` may play placement m."""
     p = s[TO_MOVE]
-    if s[REMAINING + p * N_PIECES + piece[m]] == 0:
+    if s[REMAINING + p * N_PIECES + t.piece[m]] == 0:
         return False
     base = FLAGS + p * CELLS
     anchored = False
     for j in range(5):
-        c = cells[m, j]
+        c = t.cells[m, j]
         if c < 0:
             break
         f = s[base + c]
@@ -244,9 +243,7 @@ def _fits(s: np.ndarray, base: int, m: int, cells: np.ndarray) -> bool:
 @njit(cache=True, nogil=True)
 def legal_moves(
     s: np.ndarray,
-    cells: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
+    t: Tables,
     stamp: np.ndarray,
     out: np.ndarray,
     min_size: int = 1,
@@ -273,24 +270,19 @@ def legal_moves(
                 break
             if s[hand + k] == 0:
                 continue
-            for i in range(piece_bound[c, j], piece_bound[c, j + 1]):
-                m = by_cell[i]
+            for i in range(t.piece_bound[c, j], t.piece_bound[c, j + 1]):
+                m = t.by_cell[i]
                 if stamp[m] == token:
                     continue
                 stamp[m] = token
-                if _fits(s, base, m, cells):
+                if _fits(s, base, m, t.cells):
                     out[n] = m
                     n += 1
     return n
 
 
 @njit(cache=True, nogil=True)
-def has_move(
-    s: np.ndarray,
-    cells: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
-) -> bool:
+def has_move(s: np.ndarray, t: Tables) -> bool:
     """Whether the colour to move has any legal placement."""
     p = s[TO_MOVE]
     base = FLAGS + p * CELLS
@@ -301,27 +293,20 @@ def has_move(
         for j in range(N_PIECES):
             if s[hand + N_PIECES - 1 - j] == 0:
                 continue
-            for i in range(piece_bound[c, j], piece_bound[c, j + 1]):
-                if _fits(s, base, by_cell[i], cells):
+            for i in range(t.piece_bound[c, j], t.piece_bound[c, j + 1]):
+                if _fits(s, base, t.by_cell[i], t.cells):
                     return True
     return False
 
 
 @njit(cache=True, nogil=True)
-def place(
-    s: np.ndarray,
-    m: int,
-    cells: np.ndarray,
-    piece: np.ndarray,
-    edges: np.ndarray,
-    diagonals: np.ndarray,
-) -> None:
+def place(s: np.ndarray, m: int, t: Tables) -> None:
     """Play placement m for the colour to move (not checked; see `is_legal`)."""
     p = s[TO_MOVE]
     base = FLAGS + p * CELLS
     ply = s[PLY]
     for j in range(5):
-        c = cells[m, j]
+        c = t.cells[m, j]
         if c < 0:
             break
         s[OWNER + c] = p
@@ -329,28 +314,23 @@ def place(
         for q in range(N_PLAYERS):
             s[FLAGS + q * CELLS + c] |= BLOCKED
     for j in range(5):
-        c = cells[m, j]
+        c = t.cells[m, j]
         if c < 0:
             break
         for e in range(4):
-            d = edges[c, e]
+            d = t.edges[c, e]
             if d >= 0:
                 s[base + d] |= BLOCKED
-            d = diagonals[c, e]
+            d = t.diagonals[c, e]
             if d >= 0:
                 s[base + d] |= CORNER
-    s[REMAINING + p * N_PIECES + piece[m]] = 0
-    s[LAST_PIECE + p] = piece[m]
+    s[REMAINING + p * N_PIECES + t.piece[m]] = 0
+    s[LAST_PIECE + p] = t.piece[m]
     s[PLY] = ply + 1
 
 
 @njit(cache=True, nogil=True)
-def advance(
-    s: np.ndarray,
-    cells: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
-) -> bool:
+def advance(s: np.ndarray, t: Tables) -> bool:
     """Pass the turn to the next colour that can move, marking the stuck ones out; False when
     the game is over. Call after `place` (and once on a state whose mover may be stuck)."""
     p = s[TO_MOVE]
@@ -359,7 +339,7 @@ def advance(
         if s[OUT + q]:
             continue
         s[TO_MOVE] = q
-        if has_move(s, cells, by_cell, piece_bound):
+        if has_move(s, t):
             return True
         s[OUT + q] = 1
     return False

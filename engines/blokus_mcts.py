@@ -71,10 +71,7 @@ def _sample_class(
     hi_size: int,
     anchors: np.ndarray,
     n_anchors: int,
-    cells: np.ndarray,
-    piece: np.ndarray,
-    by_cell: np.ndarray,
-    size_bound: np.ndarray,
+    t: Tables,
     rng: np.ndarray,
 ) -> int:
     """A uniformly random legal placement of lo_size..hi_size squares by rejection sampling,
@@ -87,7 +84,7 @@ def _sample_class(
     cum[0] = 0
     for i in range(n_anchors):
         c = anchors[i]
-        cum[i + 1] = cum[i] + size_bound[c, lo_size] - size_bound[c, hi_size + 1]
+        cum[i + 1] = cum[i] + t.size_bound[c, lo_size] - t.size_bound[c, hi_size + 1]
     total = cum[n_anchors]
     if total == 0:
         return -1
@@ -96,12 +93,12 @@ def _sample_class(
     for _ in range(SAMPLE_TRIES):
         u = int(_uniform(rng) * total)
         i = int(np.searchsorted(cum, u, side="right")) - 1
-        m = by_cell[size_bound[anchors[i], hi_size + 1] + u - cum[i]]
-        if not is_legal(s, m, cells, piece):
+        m = t.by_cell[t.size_bound[anchors[i], hi_size + 1] + u - cum[i]]
+        if not is_legal(s, m, t):
             continue
         k = 0
         for j in range(5):
-            d = cells[m, j]
+            d = t.cells[m, j]
             if d >= 0 and s[base + d] == CORNER:
                 k += 1
         if k == 1 or _uniform(rng) * k < 1.0:
@@ -112,11 +109,7 @@ def _sample_class(
 @njit(cache=True, nogil=True)
 def rollout_move(
     s: np.ndarray,
-    cells: np.ndarray,
-    piece: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
-    size_bound: np.ndarray,
+    t: Tables,
     stamp: np.ndarray,
     moves: np.ndarray,
     anchors: np.ndarray,
@@ -135,18 +128,17 @@ def rollout_move(
             anchors[n_anchors] = c
             n_anchors += 1
     if _uniform(rng) < epsilon:
-        m = _sample_class(s, 1, 5, anchors, n_anchors, cells, piece, by_cell, size_bound, rng)
+        m = _sample_class(s, 1, 5, anchors, n_anchors, t, rng)
         if m >= 0:
             return m
-        n = legal_moves(s, cells, by_cell, piece_bound, stamp, moves, 1)
+        n = legal_moves(s, t, stamp, moves, 1)
         return moves[int(_uniform(rng) * n)] if n > 0 else -1
     for size in range(5, 0, -1):
-        m = _sample_class(s, size, size, anchors, n_anchors, cells, piece, by_cell, size_bound,
-                          rng)  # fmt: skip
+        m = _sample_class(s, size, size, anchors, n_anchors, t, rng)  # fmt: skip
         if m >= 0:
             return m
         # No pentomino etc. fits unless enumeration finds one: larger classes are known empty.
-        n = legal_moves(s, cells, by_cell, piece_bound, stamp, moves, size)
+        n = legal_moves(s, t, stamp, moves, size)
         if n > 0:
             return moves[int(_uniform(rng) * n)]
     return -1
@@ -167,13 +159,7 @@ def search(
     c_uct: float,
     w_history: float,
     epsilon: float,
-    cells: np.ndarray,
-    piece: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
-    size_bound: np.ndarray,
-    edges: np.ndarray,
-    diagonals: np.ndarray,
+    t: Tables,
     move: np.ndarray,
     visits: np.ndarray,
     reward: np.ndarray,
@@ -208,7 +194,7 @@ def search(
             if n_children[node] < 0:
                 if visits[node] == 0 and node != 0:
                     break  # a fresh leaf: roll out from here
-                n = legal_moves(s, cells, by_cell, piece_bound, stamp, moves, 1)
+                n = legal_moves(s, t, stamp, moves, 1)
                 if used + n > capacity:
                     break
                 first_child[node] = used
@@ -245,17 +231,17 @@ def search(
             played[n_played, 0] = p
             played[n_played, 1] = move[node]
             n_played += 1
-            place(s, move[node], cells, piece, edges, diagonals)
-            alive = advance(s, cells, by_cell, piece_bound)
+            place(s, move[node], t)
+            alive = advance(s, t)
         while alive:
             p = s[TO_MOVE]
-            m = rollout_move(s, cells, piece, by_cell, piece_bound, size_bound, stamp, moves,
+            m = rollout_move(s, t, stamp, moves,
                              anchors, epsilon, rng)  # fmt: skip
             played[n_played, 0] = p
             played[n_played, 1] = m
             n_played += 1
-            place(s, m, cells, piece, edges, diagonals)
-            alive = advance(s, cells, by_cell, piece_bound)
+            place(s, m, t)
+            alive = advance(s, t)
         rewards(s, r)
         for d in range(depth + 1):
             nd = path[d]
@@ -303,13 +289,7 @@ def mcts_move(
             c_uct,
             w_history,
             epsilon,
-            t.cells,
-            t.piece,
-            t.by_cell,
-            t.piece_bound,
-            t.size_bound,
-            t.edges,
-            t.diagonals,
+            t,
             tree.move,
             tree.visits,
             tree.reward,

@@ -177,8 +177,7 @@ class ZeroSearch:
         reset_roots(active, f.n_children, f.visits, f.value, f.used)
         rows = np.full(active.shape[0], -1, np.int64)
         for _ in range(self.sims):
-            select_leaves(roots, active, t.cells, t.piece, t.by_cell, t.piece_bound, t.edges,
-                          t.diagonals, self.fpu, *f.arrays())  # fmt: skip
+            select_leaves(roots, active, t, self.fpu, *f.arrays())
             need = np.flatnonzero(active & ~f.terminal & (f.n_legal > 0))
             rows[:] = -1
             rows[need] = np.arange(need.size)
@@ -188,11 +187,8 @@ class ZeroSearch:
                 logits, values = self.evaluator(self.planes[: need.size], wanted)
                 if self.rollout_mix > 0:
                     values = np.array(values, np.float64)
-                    mix_rollouts(
-                        active, rows, f.leaf_states, values, self.rollout_mix, t.cells, t.piece,
-                        t.by_cell, t.piece_bound, t.size_bound, t.edges, t.diagonals,
-                        self._stamp, self._moves, self.rollout_rng,
-                    )  # fmt: skip
+                    mix_rollouts(active, rows, f.leaf_states, values, self.rollout_mix, t,
+                                 self._stamp, self._moves, self.rollout_rng)  # fmt: skip
             else:
                 logits = np.zeros((1, N_MOVES), np.float32)
                 values = np.zeros((1, N_PLAYERS), np.float32)
@@ -266,8 +262,8 @@ def self_play(
             m = pick_move(moves, counts, len(plies[g]) < proportional_plies, rng, means)
             plies[g].append(m)
             pis[g].append((moves, counts))
-            place(roots[g], m, t.cells, t.piece, t.edges, t.diagonals)
-            if not advance(roots[g], t.cells, t.by_cell, t.piece_bound):
+            place(roots[g], m, t)
+            if not advance(roots[g], t):
                 rec.add(plies[g], pis[g], roots[g])
                 if progress:
                     progress(1)
@@ -365,8 +361,8 @@ def match(
 
     def play(slot: int, m: int) -> None:
         s = roots[slot]
-        place(s, m, t.cells, t.piece, t.edges, t.diagonals)
-        if not advance(s, t.cells, t.by_cell, t.piece_bound):
+        place(s, m, t)
+        if not advance(s, t):
             g = slot_game[slot]
             sc = np.zeros(N_PLAYERS)
             scores(s, PIECE_SIZES, sc)
@@ -378,7 +374,7 @@ def match(
             start(slot)
 
     def random_move(slot: int) -> int:
-        n = legal_moves(roots[slot], t.cells, t.by_cell, t.piece_bound, stamp_of[slot],
+        n = legal_moves(roots[slot], t, stamp_of[slot],
                         moves_of[slot], 1)  # fmt: skip
         return int(moves_of[slot][draw[slot].integers(n)])
 
@@ -426,12 +422,7 @@ def replay_planes(
     game_start: np.ndarray,
     games: np.ndarray,
     plies: np.ndarray,
-    cells: np.ndarray,
-    piece: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
-    edges: np.ndarray,
-    diagonals: np.ndarray,
+    t: Tables,
     root: np.ndarray,
     planes: np.ndarray,
     movers: np.ndarray,
@@ -442,8 +433,8 @@ def replay_planes(
         s[:] = root
         start = game_start[games[i]]
         for k in range(plies[i]):
-            place(s, moves[start + k], cells, piece, edges, diagonals)
-            advance(s, cells, by_cell, piece_bound)
+            place(s, moves[start + k], t)
+            advance(s, t)
         encode(s, planes[i])
         movers[i] = s[TO_MOVE]
 
@@ -462,8 +453,7 @@ def sample_batch(
     plies = pick - records.game_start[games]
     planes = np.zeros((batch, N_PLANES, CELLS), np.float32)
     movers = np.zeros(batch, np.int64)
-    replay_planes(records.moves, records.game_start, games, plies, t.cells, t.piece, t.by_cell,
-                  t.piece_bound, t.edges, t.diagonals, new_state(), planes, movers)  # fmt: skip
+    replay_planes(records.moves, records.game_start, games, plies, t, new_state(), planes, movers)
     pi = np.zeros((batch, N_MOVES), np.float32)
     for i, k in enumerate(pick):
         a, b = records.pi_start[k], records.pi_start[k + 1]

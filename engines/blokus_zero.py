@@ -47,6 +47,7 @@ from engines.blokus import (
     SIDE,
     STATE_SIZE,
     TO_MOVE,
+    Tables,
     advance,
     legal_moves,
     outcome,
@@ -265,12 +266,7 @@ def reset_roots(
 def select_leaves(
     roots: np.ndarray,
     active: np.ndarray,
-    cells: np.ndarray,
-    piece: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
-    edges: np.ndarray,
-    diagonals: np.ndarray,
+    t: Tables,
     fpu: float,
     move: np.ndarray,
     prior: np.ndarray,
@@ -316,16 +312,15 @@ def select_leaves(
             node = pick
             d += 1
             path[g, d] = node
-            place(s, move[g, node], cells, piece, edges, diagonals)
-            alive = advance(s, cells, by_cell, piece_bound)
+            place(s, move[g, node], t)
+            alive = advance(s, t)
             if not alive:
                 break
         depth[g] = d
         terminal[g] = not alive
         n_legal[g] = 0
         if alive and n_children[g, node] < 0:
-            n_legal[g] = legal_moves(s, cells, by_cell, piece_bound, stamp[g],
-                                     legal[g], 1)  # fmt: skip
+            n_legal[g] = legal_moves(s, t, stamp[g], legal[g], 1)
 
 
 @njit(cache=True, nogil=True)
@@ -434,13 +429,7 @@ def mix_rollouts(
     leaf_states: np.ndarray,
     values: np.ndarray,
     mix: float,
-    cells: np.ndarray,
-    piece: np.ndarray,
-    by_cell: np.ndarray,
-    piece_bound: np.ndarray,
-    size_bound: np.ndarray,
-    edges: np.ndarray,
-    diagonals: np.ndarray,
+    t: Tables,
     stamp: np.ndarray,
     moves: np.ndarray,
     rng: np.ndarray,
@@ -459,10 +448,9 @@ def mix_rollouts(
         me = s[TO_MOVE]
         alive = True
         while alive:
-            m = rollout_move(s, cells, piece, by_cell, piece_bound, size_bound, stamp, moves,
-                             anchors, 0.05, rng)  # fmt: skip
-            place(s, m, cells, piece, edges, diagonals)
-            alive = advance(s, cells, by_cell, piece_bound)
+            m = rollout_move(s, t, stamp, moves, anchors, 0.05, rng)
+            place(s, m, t)
+            alive = advance(s, t)
         outcome(s, PIECE_SIZES, z)
         for i in range(N_PLAYERS):
             values[r, i] = (1.0 - mix) * values[r, i] + mix * z[(me + i) % N_PLAYERS]

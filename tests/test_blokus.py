@@ -82,7 +82,7 @@ def engine_legal(s: np.ndarray, colour: int | None = None, min_size: int = 1) ->
         s = s.copy()
         s[TO_MOVE] = colour
     stamp, out = scratch()
-    n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, out, min_size)
+    n = legal_moves(s, t, stamp, out, min_size)
     return {int(m) for m in out[:n]}
 
 
@@ -148,14 +148,14 @@ def state_reference_legal(s: np.ndarray, colour: int) -> set[int]:
 def step(s: np.ndarray, m: int) -> bool:
     """Place m for the colour to move and pass the turn; False when the game is over."""
     t = T()
-    place(s, m, t.cells, t.piece, t.edges, t.diagonals)
-    return bool(advance(s, t.cells, t.by_cell, t.piece_bound))
+    place(s, m, t)
+    return bool(advance(s, t))
 
 
 def random_move(s: np.ndarray, rng: np.random.Generator) -> int:
     t = T()
     stamp, out = scratch()
-    n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, out, 1)
+    n = legal_moves(s, t, stamp, out, 1)
     assert n > 0
     return int(out[rng.integers(n)])
 
@@ -423,7 +423,7 @@ def test_58_first_moves(colour):
     assert all(corner in T().cells[m] for m in moves)
     assert moves == state_reference_legal(s, colour)
     t = T()
-    assert has_move(s, t.cells, t.by_cell, t.piece_bound)
+    assert has_move(s, t)
 
 
 def test_reference_generator_hand_case():
@@ -431,7 +431,7 @@ def test_reference_generator_hand_case():
     corner, its legal moves are the other pieces covering (1,1) and neither (0,1) nor (1,0)."""
     s = new_state()
     t = T()
-    place(s, 0, t.cells, t.piece, t.edges, t.diagonals)  # monomino placement m == cell m
+    place(s, 0, t)  # monomino placement m == cell m
     s[TO_MOVE] = 0
     ref = state_reference_legal(s, 0)
     assert ref == engine_legal(s)
@@ -469,7 +469,7 @@ def test_legal_moves_match_reference_whole_games(seed):
                     assert engine_legal(s, p, k) == want
             sp = s.copy()
             sp[TO_MOVE] = p
-            assert has_move(sp, t.cells, t.by_cell, t.piece_bound) == bool(ref)
+            assert has_move(sp, t) == bool(ref)
 
 
 @pytest.mark.parametrize("seed,plies", [(5, 6), (6, 30), (7, 55)])
@@ -482,7 +482,7 @@ def test_is_legal_every_placement(seed, plies):
         sp = s.copy()
         sp[TO_MOVE] = p
         ref = reference_legal_mask(owner_grid(s), remaining_of(s), p)
-        got = np.array([is_legal(sp, m, t.cells, t.piece) for m in range(N_PLACEMENTS)])
+        got = np.array([is_legal(sp, m, t) for m in range(N_PLACEMENTS)])
         assert np.array_equal(got, ref), (p, np.flatnonzero(got != ref)[:5])
 
 
@@ -632,7 +632,7 @@ def test_random_game_flow(seed):
         assert m in state_reference_legal(s, p)
         ply = int(s[PLY])
         before = s.copy()
-        place(s, m, t.cells, t.piece, t.edges, t.diagonals)
+        place(s, m, t)
         placements += 1
         cells = [int(c) for c in t.cells[m] if c >= 0]
         assert (s[OWNER + np.array(cells)] == p).all()
@@ -643,7 +643,7 @@ def test_random_game_flow(seed):
         assert sorted(changed.tolist()) == sorted(cells)
         can = [bool(state_reference_legal(s, q)) for q in range(N_PLAYERS)]
         was_out = s[OUT : OUT + N_PLAYERS].copy()
-        alive = advance(s, t.cells, t.by_cell, t.piece_bound)
+        alive = advance(s, t)
         # The expected next colour: the first one after p (p itself last) not out that can move.
         order = [(p + i) % N_PLAYERS for i in range(1, N_PLAYERS + 1)]
         live = [q for q in order if not was_out[q]]
@@ -727,7 +727,7 @@ def one_winning_move_position() -> tuple[np.ndarray, int, int]:
         if c in hole:
             continue
         s[TO_MOVE] = 0 if c == mine else 1
-        place(s, c, t.cells, t.piece, t.edges, t.diagonals)  # monomino placement m == cell c
+        place(s, c, t)  # monomino placement m == cell c
     s[PLY] = 60
     s[PLACED_AT : PLACED_AT + CELLS] = np.where(s[OWNER : OWNER + CELLS] == EMPTY, EMPTY, 0)
     s[REMAINING : REMAINING + N_PLAYERS * N_PIECES] = 1
@@ -817,7 +817,7 @@ def test_rollout_policy_is_uniform(epsilon):
                 break
         else:
             stamp, out = scratch()
-            n = legal_moves(s, t.cells, t.by_cell, t.piece_bound, stamp, out, 1)
+            n = legal_moves(s, t, stamp, out, 1)
             legal = out[:n]
             top = t.size[legal].max()
             want = sorted(legal[t.size[legal] == top].tolist()) if epsilon == 0 else sorted(legal)
@@ -825,8 +825,7 @@ def test_rollout_policy_is_uniform(epsilon):
             r = seeded_rng(plies, 3)
             draws = 40 * len(want)
             got = np.array([
-                rollout_move(s, t.cells, t.piece, t.by_cell, t.piece_bound, t.size_bound, stamp,
-                             out.copy(), anchors, epsilon, r)
+                rollout_move(s, t, stamp, out.copy(), anchors, epsilon, r)
                 for _ in range(draws)
             ])  # fmt: skip
             assert set(got.tolist()) <= set(want)

@@ -632,9 +632,7 @@ def test_rollout_mix_blends_one_rollout_outcome_into_the_leaf_value():
 
     def mixed(mix: float) -> np.ndarray:
         values = net.copy()
-        mix_rollouts(active, rows, leaf_states, values, mix, t.cells, t.piece, t.by_cell,
-                     t.piece_bound, t.size_bound, t.edges, t.diagonals, stamp, moves,
-                     seeded_rng(9, 9))  # fmt: skip
+        mix_rollouts(active, rows, leaf_states, values, mix, t, stamp, moves, seeded_rng(9, 9))
         return values
 
     pure = mixed(1.0)
