@@ -562,6 +562,8 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     assert sp["fpu_reduction"] is None and ev["fpu_reduction"] is None  # the paper's Q = 0
     small = spec.resolve("small")
     assert small["selfplay-1"]["fpu_reduction"] == small["eval-1"]["fpu_reduction"] == 0.25
+    assert small["selfplay-1"]["rollout_mix"] == 0.5 and "rollout_mix" not in small["eval-1"]
+    assert sp["rollout_mix"] == 0.0 and "rollout_mix" not in ev
     paperlike = spec.resolve("small", ["fpu_reduction=none"])  # back to Q = 0 from the CLI
     assert paperlike["selfplay-1"]["fpu_reduction"] is paperlike["eval-1"]["fpu_reduction"] is None
 
