@@ -1,6 +1,11 @@
 """Blokus speed: legal-move generation, MCTS-MAXN simulations, BlokusZero network and self-play.
 
     .venv/bin/python bench/bench_blokus.py [moves|mcts|net|selfplay|all]
+    .venv/bin/python bench/bench_blokus.py probe --store DIR --net KEY|uniform [--mix 0.5]
+        [--fpu 0.25|none] [--games 24] [--sims 64] [--seed 7]
+
+`probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
+MCTS-MAXN, the paper's evaluation protocol, without writing to the store.
 
 Reference in the same run for legal moves: the rules applied to all 30,433 placements at once
 with numpy (what a vectorised Python engine would do).
@@ -166,6 +171,25 @@ def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int) -> 
           f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
 
 
+def probe(args: argparse.Namespace) -> None:
+    """A network's win share against three MCTS-MAXN under the chosen search settings."""
+    from artifacts import ArtifactStore
+    from engines.blokus_selfplay import match
+    from stages.blokus import fresh_net, interval, load_net
+
+    if args.net == "uniform":
+        model = fresh_net(ZeroConfig(args.blocks, args.filters), 0)
+    else:
+        model, _ = load_net(ArtifactStore(args.store).open(args.net), "cpu")
+    fpu = None if args.fpu == "none" else float(args.fpu)
+    t0 = time.perf_counter()
+    result = match(tables(), Evaluator(model), args.games, args.games, args.sims, args.sims,
+                   args.seed, 4, 1, rollout_mix=args.mix, fpu_reduction=fpu)  # fmt: skip
+    mean, half = interval(np.asarray(result.win_share()))
+    print(f"{args.net} rollout_mix={args.mix} fpu={fpu}, {args.games} games: win share "
+          f"{mean:.3f} ± {half:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+
+
 def main() -> None:
     """Run the chosen benchmarks."""
     ap = argparse.ArgumentParser()
@@ -175,7 +199,15 @@ def main() -> None:
     ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--filters", type=int, default=64)
+    ap.add_argument("--store", default=None)
+    ap.add_argument("--net", default="uniform")
+    ap.add_argument("--mix", type=float, default=0.0)
+    ap.add_argument("--fpu", default="none")
+    ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
+    if args.what == "probe":
+        probe(args)
+        return
     print(f"torch threads {torch.get_num_threads()}, players {N_PLAYERS}", flush=True)
     config = ZeroConfig(args.blocks, args.filters)
     if args.what in ("moves", "all"):
