@@ -435,6 +435,9 @@ def rank_final(path: str, key: str, p: dict[str, Any]) -> list[tuple[int, float,
     return out
 
 
+EVAL_BATCH = 20  # snapshots evaluated between hearts-eval checkpoints
+
+
 def run_eval(ctx: StageContext) -> dict[str, Any]:
     """Evaluate every snapshot of every learner (in parallel); ranks for the final snapshots."""
     p: EvalParams = ctx.params
@@ -450,19 +453,36 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         labels.append(f"{lp['actions']}{'+svr' if lp['svr'] else ''} seed {lp['seed']}")
         for c in np.asarray(art["checkpoints"][:]):
             items.append((li, str(art.path), art.key, int(c)))
-    results = ctx.executor.map(
-        eval_snapshot, [(path, key, c, payload) for _li, path, key, c in items],
-        desc="snapshot evaluations", progress=ctx.progress,
-    )  # fmt: skip
+    # one checkpoint per finished batch of snapshots, so a killed paper-scale run resumes
+    results: list[tuple[float, float]] = []
+    batches = 0
+    while (saved := ctx.writer.load_checkpoint(f"snapshots-{batches}")) is not None:
+        results.extend((float(rb), float(mc)) for rb, mc in saved["ratios"])
+        batches += 1
+    bar = ctx.progress.start("snapshot evaluations", len(items))
+    bar.advance(len(results))
+    while len(results) < len(items):
+        batch = items[len(results) : len(results) + EVAL_BATCH]
+        got = ctx.executor.map(eval_snapshot, [(path, key, c, payload)
+                                               for _li, path, key, c in batch])  # fmt: skip
+        ctx.writer.save_checkpoint(f"snapshots-{batches}", {"ratios": np.array(got, np.float64)})
+        batches += 1
+        results.extend(got)
+        bar.advance(len(batch))
+    bar.close()
     rows = [(li, c, rb, mc) for (li, _p, _k, c), (rb, mc) in zip(items, results)]
     rank_rows = []
     if p.rank_matches:
-        finals = ctx.executor.map(
-            rank_final, [(str(ctx.inputs[n].path), ctx.inputs[n].key, payload) for n in names],
-            desc="games to 100", progress=ctx.progress,
-        )  # fmt: skip
-        for li, per_opp in enumerate(finals):
-            rank_rows.extend((li, opp, mean, n) for opp, mean, n in per_opp)
+        saved = ctx.writer.load_checkpoint("ranks")
+        if saved is None:
+            finals = ctx.executor.map(
+                rank_final, [(str(ctx.inputs[n].path), ctx.inputs[n].key, payload) for n in names],
+                desc="games to 100", progress=ctx.progress,
+            )  # fmt: skip
+            table_r = [(li, opp, mean, n) for li, per in enumerate(finals) for opp, mean, n in per]
+            saved = {"rows": np.array(table_r, np.float64).reshape(-1, 4)}
+            ctx.writer.save_checkpoint("ranks", saved)
+        rank_rows = [(int(li), int(opp), float(mean), int(n)) for li, opp, mean, n in saved["rows"]]
     table = np.array(rows, np.float64)
     w = ctx.writer
     w.array("curve", table.shape, np.float64, chunks=table.shape)[:] = table

@@ -127,6 +127,47 @@ def test_eval_reports_every_snapshot_and_the_variant_table(chain):
     assert 1.0 <= table["new"]["rank_vs_rule_based"] <= 4.0
 
 
+def test_eval_resumes_after_a_kill_to_the_same_table(chain, monkeypatch):
+    """A hearts-eval run killed after some snapshot batches resumes from its checkpoints,
+    evaluates only the rest, and commits the same arrays as an uninterrupted run."""
+    import stages.hearts as stage
+
+    store, _logs, _svr = chain
+    learners = {}
+    for i, actions in enumerate(("previous", "new")):
+        run = run_stage(
+            "hearts-falcon", {"games": 300, "checkpoints": [0, 100, 300], "actions": actions},
+            {}, store=store, **QUIET,
+        )  # fmt: skip
+        learners[f"learners.{i}"] = run.key
+    params = {"games": 60, "sims": 10, "rank_matches": 3, "seed": 5}
+    monkeypatch.setattr(stage, "EVAL_BATCH", 2)
+    whole = run_stage("hearts-eval", params, learners, store=store, **QUIET)
+    want = {n: a["checksum"] for n, a in store.open(whole.key).meta["arrays"].items()}
+    want_table = store.open(whole.key).meta["summary"]["table"]
+    real = stage.eval_snapshot
+    calls = []
+
+    def dying(*args):
+        calls.append(1)
+        if len(calls) == 5:  # killed in the third batch: two batches (4 snapshots) are saved
+            raise KeyboardInterrupt("killed")
+        return real(*args)
+
+    store.remove(whole.key, force=True)
+    monkeypatch.setattr(stage, "eval_snapshot", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("hearts-eval", params, learners, store=store, **QUIET)
+    calls.clear()
+    monkeypatch.setattr(stage, "eval_snapshot", lambda *a: calls.append(1) or real(*a))
+    again = run_stage("hearts-eval", params, learners, store=store, **QUIET)
+    assert again.key == whole.key and len(calls) == 6 - 4
+    got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
+    assert got == want
+    assert store.open(again.key).meta["resumed"]
+    assert store.open(again.key).meta["summary"]["table"] == want_table
+
+
 def test_svr_resumes_after_a_kill_to_the_same_models(chain, monkeypatch):
     """A hearts-svr run killed after some groups resumes from its checkpoint and commits the
     same arrays as an uninterrupted run."""
