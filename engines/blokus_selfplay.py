@@ -374,8 +374,7 @@ def match(
             start(slot)
 
     def random_move(slot: int) -> int:
-        n = legal_moves(roots[slot], t, stamp_of[slot],
-                        moves_of[slot], 1)  # fmt: skip
+        n = legal_moves(roots[slot], t, stamp_of[slot], moves_of[slot], 1)
         return int(moves_of[slot][draw[slot].integers(n)])
 
     def mcts_turns(slot: int) -> None:
