@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from artifacts import Artifact, ArtifactWriter, done_chunks
 from stages.executor import Executor, InProcessExecutor
-from stages.progress import NullProgress, Progress
+from stages.progress import NullProgress, Progress, ProgressTask
+
+Batch = TypeVar("Batch")
 
 
 class StageError(ValueError):
@@ -66,6 +69,60 @@ class StageContext:
         items = [(path, array, c, *args) for c in todo]
         self.executor.map(fn, items, desc=desc or array, progress=self.progress)
         return len(todo)
+
+    def run_batches(
+        self,
+        prefix: str,
+        total: int,
+        size: int,
+        run_batch: Callable[[int, int, ProgressTask], Batch],
+        to_arrays: Callable[[Batch], dict[str, np.ndarray]],
+        from_arrays: Callable[[dict[str, np.ndarray]], Batch],
+        desc: str,
+    ) -> list[Batch]:
+        """Results of items [0, total) in batches of `size`, each checkpointed when done.
+
+        Batch k covers items [k * size, min((k + 1) * size, total)) and is saved as checkpoint
+        `{prefix}-{k}`, so a rerun after a kill loads the saved batches and runs only the rest.
+        `run_batch(start, stop, bar)` may advance `bar` item by item; whatever it leaves is
+        advanced when the batch ends.
+        """
+        size = max(size, 1)
+        batches: list[Batch] = []
+        while (saved := self.writer.load_checkpoint(f"{prefix}-{len(batches)}")) is not None:
+            batches.append(from_arrays(saved))
+        start = min(len(batches) * size, total)
+        if batches:
+            self.log(f"{desc}: resuming after {start} of {total} (saved batches)")
+        bar = self.progress.start(desc, total)
+        bar.advance(start)
+        while start < total:
+            stop = min(start + size, total)
+            counted = _CountingTask(bar)
+            batch = run_batch(start, stop, counted)
+            self.writer.save_checkpoint(f"{prefix}-{len(batches)}", to_arrays(batch))
+            batches.append(batch)
+            bar.advance(stop - start - counted.done)
+            start = stop
+        bar.close()
+        return batches
+
+
+class _CountingTask:
+    """A bar passed to one batch: counts what the batch advanced itself."""
+
+    def __init__(self, bar: ProgressTask) -> None:
+        self.bar, self.done = bar, 0
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        self.bar.advance(n)
+
+    def close(self) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        self.bar.note(text)
 
 
 @dataclass(frozen=True)

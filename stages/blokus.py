@@ -33,6 +33,7 @@ from engines.blokus_selfplay import (
 from engines.blokus_zero import BlokusNet, Evaluator, ZeroConfig, model_from_arrays
 from engines.nets import optimiser_from_arrays, optimiser_to_arrays, pick_device, weights_to_arrays
 from stages.base import Stage, StageContext, StageError, StageParams, register
+from stages.progress import ProgressTask
 
 WEIGHT_PREFIX = "weights."
 OPTIMISER_PREFIX = "optimiser."
@@ -114,26 +115,23 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
         model = fresh_net(p.config(), p.seed)
     evaluator = Evaluator(model, device)
     t = tables()
-    chunk = max(p.parallel, 1)  # a chunk is one batch of games played side by side
-    parts: list[GameRecords] = []  # one checkpoint per finished chunk, written once
-    while (saved := ctx.writer.load_checkpoint(f"games-{len(parts)}")) is not None:
-        parts.append(GameRecords(*(saved[n] for n in RECORD_FIELDS)))
-    done = sum(part.games for part in parts)
-    bar = ctx.progress.start("self-play games", p.games)
-    bar.advance(done)
     t0 = time.perf_counter()
     plies = 0
-    while done < p.games:
-        n = min(chunk, p.games - done)
-        rec = self_play(t, evaluator, n, p.parallel, p.sims, p.seed * 1_000_003 + done,
-                        p.proportional_plies, p.noise_alpha, p.noise_eps,
-                        progress=bar.advance, rollout_mix=p.rollout_mix,
+
+    def play_chunk(start: int, stop: int, bar: ProgressTask) -> GameRecords:
+        nonlocal plies
+        rec = self_play(t, evaluator, stop - start, p.parallel, p.sims,
+                        p.seed * 1_000_003 + start, p.proportional_plies, p.noise_alpha,
+                        p.noise_eps, progress=bar.advance, rollout_mix=p.rollout_mix,
                         fpu_reduction=p.fpu_reduction)  # fmt: skip
-        ctx.writer.save_checkpoint(f"games-{len(parts)}", rec.arrays())
-        parts.append(rec)
         plies += len(rec.moves)
-        done += n
-    bar.close()
+        return rec
+
+    # a chunk is one batch of games played side by side, checkpointed when finished
+    parts = ctx.run_batches(
+        "games", p.games, p.parallel, play_chunk, GameRecords.arrays,
+        lambda saved: GameRecords(*(saved[n] for n in RECORD_FIELDS)), "self-play games",
+    )  # fmt: skip
     seconds = time.perf_counter() - t0
     records = GameRecords.concat(parts)
     for name, value in records.arrays().items():

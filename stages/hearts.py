@@ -186,25 +186,18 @@ def run_svr(ctx: StageContext) -> dict[str, Any]:
     """Fit the 52 group models and store them as arrays."""
     p: SvrParams = ctx.params
     logs: Artifact = ctx.inputs["logs"]
-    results: list[dict[str, Any]] = []  # one checkpoint per finished batch, written once
-    batches = 0
-    while (saved := ctx.writer.load_checkpoint(f"svr-{batches}")) is not None:
-        results.extend(_group_from_arrays(saved, g) for g in range(int(saved["groups"])))
-        batches += 1
-    if results:
-        ctx.log(f"hearts-svr: resuming after {len(results)} groups")
-    bar = ctx.progress.start("nu-SVR groups", N_NETWORKS)
-    bar.advance(len(results))
-    while len(results) < N_NETWORKS:
-        first = len(results)
-        items = [(str(logs.path), g, p.model_dump())
-                 for g in range(first, min(first + SVR_BATCH, N_NETWORKS))]  # fmt: skip
-        batch = ctx.executor.map(fit_group, items, desc="")
-        ctx.writer.save_checkpoint(f"svr-{batches}", _groups_to_arrays(batch))
-        batches += 1
-        results.extend(batch)
-        bar.advance(len(items))
-    bar.close()
+    params = p.model_dump()
+
+    def fit_batch(start: int, stop: int, _bar: object) -> list[dict[str, Any]]:
+        items = [(str(logs.path), g, params) for g in range(start, stop)]
+        return ctx.executor.map(fit_group, items, desc="")
+
+    batches = ctx.run_batches(
+        "svr", N_NETWORKS, SVR_BATCH, fit_batch, _groups_to_arrays,
+        lambda saved: [_group_from_arrays(saved, g) for g in range(int(saved["groups"]))],
+        "nu-SVR groups",
+    )  # fmt: skip
+    results = [group for batch in batches for group in batch]
     packed = pack([r["model"] for r in results], N_FEATURES, [r["fallback"] for r in results])
     for name, data in packed.items():
         shape = data.shape if data.size else (0,) * data.ndim
@@ -453,23 +446,19 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         labels.append(f"{lp['actions']}{'+svr' if lp['svr'] else ''} seed {lp['seed']}")
         for c in np.asarray(art["checkpoints"][:]):
             items.append((li, str(art.path), art.key, int(c)))
-    # one checkpoint per finished batch of snapshots, so a killed paper-scale run resumes
-    results: list[tuple[float, float]] = []
-    batches = 0
-    while (saved := ctx.writer.load_checkpoint(f"snapshots-{batches}")) is not None:
-        results.extend((float(rb), float(mc)) for rb, mc in saved["ratios"])
-        batches += 1
-    bar = ctx.progress.start("snapshot evaluations", len(items))
-    bar.advance(len(results))
-    while len(results) < len(items):
-        batch = items[len(results) : len(results) + EVAL_BATCH]
-        got = ctx.executor.map(eval_snapshot, [(path, key, c, payload)
-                                               for _li, path, key, c in batch])  # fmt: skip
-        ctx.writer.save_checkpoint(f"snapshots-{batches}", {"ratios": np.array(got, np.float64)})
-        batches += 1
-        results.extend(got)
-        bar.advance(len(batch))
-    bar.close()
+
+    def eval_batch(start: int, stop: int, _bar: object) -> list[tuple[float, float]]:
+        jobs = [(path, key, c, payload) for _li, path, key, c in items[start:stop]]
+        return ctx.executor.map(eval_snapshot, jobs)
+
+    # a checkpoint per batch of snapshots, so a killed paper-scale run resumes
+    batches = ctx.run_batches(
+        "snapshots", len(items), EVAL_BATCH, eval_batch,
+        lambda got: {"ratios": np.array(got, np.float64)},
+        lambda saved: [(float(rb), float(mc)) for rb, mc in saved["ratios"]],
+        "snapshot evaluations",
+    )  # fmt: skip
+    results = [pair for batch in batches for pair in batch]
     rows = [(li, c, rb, mc) for (li, _p, _k, c), (rb, mc) in zip(items, results)]
     rank_rows = []
     if p.rank_matches:

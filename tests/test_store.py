@@ -275,3 +275,59 @@ def test_execution_only_parameters_do_not_change_the_key(store):
     assert "delay" not in meta["params"] and meta["execution"] == {"delay": 0.0}
     third = run_stage("toy-squares", {"n": 301}, store=store, log=_quiet)
     assert not third.cached and third.key != first.key
+
+
+class _Killed(Exception):
+    """Stands for a kill in the middle of a batch."""
+
+
+class _Bars:
+    """A progress recorder: the totals started and the advances made."""
+
+    def __init__(self) -> None:
+        self.total, self.advanced = 0, 0
+
+    def start(self, desc: str, total: int):
+        self.total = total
+        return self
+
+    def advance(self, n: int = 1) -> None:
+        self.advanced += n
+
+    def close(self) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+
+def test_run_batches_checkpoints_each_batch_and_resumes_after_the_saved_ones(store):
+    from artifacts.store import ArtifactWriter
+    from stages.base import StageContext
+
+    calls: list[tuple[int, int]] = []
+    kill = [True]
+
+    def squares(start: int, stop: int, bar) -> np.ndarray:
+        calls.append((start, stop))
+        bar.advance(1)  # a batch may report part of its progress itself
+        if start == 6 and kill.pop():
+            raise _Killed  # killed in the third batch
+        return np.arange(start, stop) ** 2
+
+    def run(ctx: StageContext) -> list[np.ndarray]:
+        return ctx.run_batches("part", 10, 3, squares, lambda b: {"v": b}, lambda s: s["v"], "sq")
+
+    ctx = StageContext(params=None, inputs={}, writer=ArtifactWriter(store, "toy-k", {}))
+    with pytest.raises(_Killed):
+        run(ctx)
+    assert calls == [(0, 3), (3, 6), (6, 9)]
+
+    bars, calls[:], kill[:] = _Bars(), [], [False]
+    writer = ArtifactWriter(store, "toy-k", {})
+    assert writer.resumed
+    ctx = StageContext(params=None, inputs={}, writer=writer, progress=bars, log=_quiet)
+    batches = run(ctx)
+    assert calls == [(6, 9), (9, 10)], "only the batches not saved run again"
+    assert np.array_equal(np.concatenate(batches), np.arange(10) ** 2)
+    assert (bars.total, bars.advanced) == (10, 10)
