@@ -1,8 +1,8 @@
 """Blokus speed: legal-move generation, MCTS-MAXN simulations, BlokusZero network and self-play.
 
-    .venv/bin/python bench/bench_blokus.py [moves|mcts|net|selfplay|all]
+    .venv/bin/python bench/bench_blokus.py [moves|mcts|net|selfplay|all] [--root puct|gumbel]
     .venv/bin/python bench/bench_blokus.py probe --store DIR --net KEY|uniform [--mix 0.5]
-        [--fpu 0.25|none] [--games 24] [--sims 64] [--seed 7]
+        [--fpu 0.25|none] [--root puct|gumbel] [--games 24] [--sims 64] [--seed 7]
 
 `probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
 MCTS-MAXN, the paper's evaluation protocol, without writing to the store.
@@ -158,15 +158,16 @@ def bench_net(config: ZeroConfig, batches: tuple[int, ...] = (1, 8, 32, 64)) -> 
               f"({rates[1] / rates[0]:.2f}x)", flush=True)  # fmt: skip
 
 
-def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int) -> None:
+def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int, root: str) -> None:
     """Self-play moves per second with a fresh network."""
     t = tables()
     ev = Evaluator(BlokusNet(config))
-    self_play(t, ev, 1, 1, 2, seed=0)
+    self_play(t, ev, 1, 1, 2, seed=0, root_rule=root)
     t0 = time.perf_counter()
-    rec = self_play(t, ev, games, parallel, sims, seed=1)
+    rec = self_play(t, ev, games, parallel, sims, seed=1, root_rule=root)
     dt = time.perf_counter() - t0
-    print(f"self-play {config.blocks}x{config.filters}, {sims} sims, {parallel} games at once: "
+    print(f"self-play {config.blocks}x{config.filters}, {sims} sims ({root}), {parallel} games "
+          "at once: "
           f"{len(rec.moves) / dt:.2f} moves/s ({ev.positions / dt:,.0f} evaluations/s, "
           f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
 
@@ -184,9 +185,11 @@ def probe(args: argparse.Namespace) -> None:
     fpu = None if args.fpu == "none" else float(args.fpu)
     t0 = time.perf_counter()
     result = match(tables(), Evaluator(model), args.games, args.games, args.sims, args.sims,
-                   args.seed, 4, 1, rollout_mix=args.mix, fpu_reduction=fpu)  # fmt: skip
+                   args.seed, 4, 1, rollout_mix=args.mix, fpu_reduction=fpu,
+                   root_rule=args.root)  # fmt: skip
     mean, half = interval(np.asarray(result.win_share()))
-    print(f"{args.net} rollout_mix={args.mix} fpu={fpu}, {args.games} games: win share "
+    print(f"{args.net} rollout_mix={args.mix} fpu={fpu} root={args.root}, {args.games} games: "
+          "win share "
           f"{mean:.3f} ± {half:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
 
 
@@ -204,6 +207,7 @@ def main() -> None:
     ap.add_argument("--mix", type=float, default=0.0)
     ap.add_argument("--fpu", default="none")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--root", choices=("puct", "gumbel"), default="puct")
     args = ap.parse_args()
     if args.what == "probe":
         probe(args)
@@ -219,7 +223,7 @@ def main() -> None:
         if args.what == "net":
             bench_net(ZeroConfig(10, 128))
     if args.what in ("selfplay", "all"):
-        bench_selfplay(config, args.sims, args.games, args.parallel)
+        bench_selfplay(config, args.sims, args.games, args.parallel, args.root)
 
 
 if __name__ == "__main__":

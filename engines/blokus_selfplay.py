@@ -1,8 +1,9 @@
 """BlokusZero's games and training: self-play, matches against MCTS-MAXN, the training step.
 
 Games are recorded compactly (`GameRecords`): the placements in order (a position is rebuilt
-by replaying them, passes are implied by the rules), the root visit counts of every searched
-position (the policy target pi), the final scores and outcomes. Training samples positions
+by replaying them, passes are implied by the rules), the policy target pi of every searched
+position (the root visit counts, or the Gumbel rule's improved policy), the final scores and
+outcomes. Training samples positions
 uniformly from the records, rebuilds their planes, optionally applies one of the 8 board
 symmetries to planes and pi together, and minimises (z - v)^2 - pi . log p with SGD (momentum,
 weight decay as the L2 term).
@@ -43,12 +44,15 @@ from engines.blokus_zero import (
     N_PLANES,
     Evaluator,
     Forest,
+    considered_visits,
     encode,
     encode_batch,
     expand_leaves,
+    gumbel_root_picks,
     mix_rollouts,
     pick_move,
     reset_roots,
+    root_sigma_logits,
     root_visits,
     select_leaves,
 )
@@ -62,9 +66,9 @@ class GameRecords:
 
     moves: np.ndarray  # [plies] placement per ply, games concatenated
     game_start: np.ndarray  # [games + 1] offsets into moves
-    pi_start: np.ndarray  # [plies + 1] offsets into pi_move / pi_visits (empty: not searched)
+    pi_start: np.ndarray  # [plies + 1] offsets into pi_move / pi_weight (empty: not searched)
     pi_move: np.ndarray
-    pi_visits: np.ndarray
+    pi_weight: np.ndarray  # the policy target's weights (visit counts, or Gumbel's policy)
     scores: np.ndarray  # [games, 4] advanced scores by colour
     outcome: np.ndarray  # [games, 4] +1 sole winner, 0 shared top, -1 otherwise
 
@@ -87,7 +91,7 @@ class GameRecords:
         pi_start = np.concatenate([[0], np.cumsum(pi_counts)])
         return cls(moves.astype(np.int64), game_start.astype(np.int64), pi_start.astype(np.int64),
                    np.concatenate([p.pi_move for p in parts]).astype(np.int64),
-                   np.concatenate([p.pi_visits for p in parts]).astype(np.int64),
+                   np.concatenate([p.pi_weight for p in parts]).astype(np.float32),
                    np.concatenate([p.scores for p in parts]),
                    np.concatenate([p.outcome for p in parts]))  # fmt: skip
 
@@ -98,7 +102,7 @@ class _Recorder:
         self.game_start = [0]
         self.pi_counts: list[int] = []
         self.pi_move: list[np.ndarray] = []
-        self.pi_visits: list[np.ndarray] = []
+        self.pi_weight: list[np.ndarray] = []
         self.scores: list[np.ndarray] = []
         self.outcome: list[np.ndarray] = []
 
@@ -110,7 +114,7 @@ class _Recorder:
         for m, v in pis:
             self.pi_counts.append(len(m))
             self.pi_move.append(m)
-            self.pi_visits.append(v)
+            self.pi_weight.append(v)
         sc = np.zeros(N_PLAYERS)
         scores(final, PIECE_SIZES, sc)
         z = np.zeros(N_PLAYERS)
@@ -123,22 +127,34 @@ class _Recorder:
         return GameRecords(
             np.array(self.moves, np.int64), np.array(self.game_start, np.int64),
             np.concatenate([[0], np.cumsum(self.pi_counts)]).astype(np.int64),
-            cat(self.pi_move), cat(self.pi_visits),
+            cat(self.pi_move),
+            np.concatenate(self.pi_weight).astype(np.float32) if self.pi_weight
+            else np.zeros(0, np.float32),
             np.array(self.scores).reshape(-1, N_PLAYERS),
             np.array(self.outcome).reshape(-1, N_PLAYERS),
         )  # fmt: skip
 
 
 class RootResult(NamedTuple):
-    """A searched root's children: placements, visit counts, mean values for the mover."""
+    """A searched root's children: placements, visit counts, mean values for the mover, the
+    policy target (the visit counts under PUCT, the improved policy under the Gumbel rule) and
+    the Gumbel rule's chosen placement (-1 under PUCT: the caller picks from the visits)."""
 
     moves: np.ndarray
     visits: np.ndarray
     means: np.ndarray
+    target: np.ndarray
+    choice: int = -1
+
+
+ROOT_RULES = ("puct", "gumbel")
 
 
 class ZeroSearch:
-    """The batched MAXN PUCT search of G games sharing one network."""
+    """The batched MAXN search of G games sharing one network: PUCT throughout, or the Gumbel
+    root rule (`root_rule="gumbel"`, m = `considered` actions) above PUCT. In self-play
+    (noise_eps > 0) the PUCT root gets Dirichlet noise and the Gumbel root its Gumbel draws;
+    without noise the Gumbel root ranks by log p + sigma(q) alone."""
 
     def __init__(
         self,
@@ -152,8 +168,17 @@ class ZeroSearch:
         seed: int = 0,
         rollout_mix: float = 0.0,
         fpu_reduction: float | None = None,
+        root_rule: str = "puct",
+        considered: int = 16,
     ) -> None:
+        if root_rule not in ROOT_RULES:
+            raise ValueError(f"root_rule must be one of {ROOT_RULES}, not {root_rule!r}")
         self.t = t
+        self.gumbel = root_rule == "gumbel"
+        self.considered = max(1, considered)
+        self.root_pick = np.full(games, -1, np.int64)
+        self.gumbel_rng = np.random.default_rng([seed, 3])
+        self._schedules: dict[int, np.ndarray] = {}
         # NaN: Q = 0 before the first visit (the paper's); else the parent's Q minus this
         self.fpu = np.nan if fpu_reduction is None else float(fpu_reduction)
         self.evaluator = evaluator
@@ -176,8 +201,12 @@ class ZeroSearch:
         t, f = self.t, self.forest
         reset_roots(active, f.n_children, f.visits, f.value, f.used)
         rows = np.full(active.shape[0], -1, np.int64)
-        for _ in range(self.sims):
-            select_leaves(roots, active, t, self.fpu, *f.arrays())
+        movers = roots[:, TO_MOVE].astype(np.int64)
+        self.root_pick[:] = -1
+        for k in range(self.sims):
+            if self.gumbel and k > 0:
+                self._gumbel_picks(active, movers, k - 1)
+            select_leaves(roots, active, t, self.fpu, self.root_pick, *f.arrays())
             need = np.flatnonzero(active & ~f.terminal & (f.n_legal > 0))
             rows[:] = -1
             rows[need] = np.arange(need.size)
@@ -192,20 +221,71 @@ class ZeroSearch:
             else:
                 logits = np.zeros((1, N_MOVES), np.float32)
                 values = np.zeros((1, N_PLAYERS), np.float32)
-            expand_leaves(active, logits, values, rows, self.noise_alpha, self.noise_eps,
-                          self.rng, *f.arrays()[:-1])  # fmt: skip
+            expand_leaves(active, logits, values, rows, self.noise_alpha,
+                          0.0 if self.gumbel else self.noise_eps, self.rng,
+                          *f.arrays()[:-1])  # fmt: skip
+            if self.gumbel and k == 0:
+                self._gumbel_start(active, movers)
+        if self.gumbel:
+            self._gumbel_picks(active, movers, -1)
         out = []
         for g in range(active.shape[0]):
             if not active[g]:
-                out.append(RootResult(np.zeros(0, np.int64), np.zeros(0, np.int64),
-                                      np.zeros(0, np.float64)))  # fmt: skip
+                none = np.zeros(0, np.int64)
+                out.append(RootResult(none, none, np.zeros(0), np.zeros(0)))
                 continue
             n = root_visits(g, f.move, f.visits, f.value, f.first_child, f.n_children,
-                            int(roots[g][TO_MOVE]), self._moves, self._visits,
-                            self._means)  # fmt: skip
-            out.append(RootResult(self._moves[:n].copy(), self._visits[:n].copy(),
-                                  self._means[:n].copy()))  # fmt: skip
+                            int(movers[g]), self._moves, self._visits, self._means)  # fmt: skip
+            visits = self._visits[:n].copy()
+            if not self.gumbel:
+                out.append(RootResult(self._moves[:n].copy(), visits, self._means[:n].copy(),
+                                      visits.astype(np.float64)))  # fmt: skip
+                continue
+            logits = np.zeros(max(n, 1))
+            root_sigma_logits(g, int(movers[g]), float(self._root_value[g]), f.prior, f.visits,
+                              f.value, f.first_child, f.n_children, logits)  # fmt: skip
+            improved = np.exp(logits[:n] - logits[:n].max())
+            choice = int(f.move[g, self.root_pick[g]]) if self.root_pick[g] >= 0 else -1
+            out.append(RootResult(self._moves[:n].copy(), visits, self._means[:n].copy(),
+                                  improved / improved.sum(), choice))  # fmt: skip
         return out
+
+    def _gumbel_start(self, active: np.ndarray, movers: np.ndarray) -> None:
+        """After the root's expansion: its network value, Gumbel draws (in self-play) and the
+        m considered children (Gumbel-top-m of the log priors) of every active game."""
+        f = self.forest
+        g_count = active.shape[0]
+        width = max(1, int(f.n_children[:, 0].max()))
+        self._root_value = np.zeros(g_count)
+        self._gumbels = np.zeros((g_count, width))
+        self._considered = np.zeros((g_count, min(self.considered, width)), np.int64)
+        self._n_considered = np.zeros(g_count, np.int64)
+        self._schedule = np.zeros((g_count, max(self.sims - 1, 1)), np.int64)
+        self._scratch = np.zeros(width)
+        for g in np.flatnonzero(active).tolist():
+            n = int(max(f.n_children[g, 0], 0))
+            if n == 0:
+                continue
+            self._root_value[g] = f.value[g, 0, movers[g]] / max(f.visits[g, 0], 1)
+            if self.noise_eps > 0:
+                self._gumbels[g, :n] = self.gumbel_rng.gumbel(size=n)
+            start = int(f.first_child[g, 0])
+            keys = self._gumbels[g, :n] + np.log(np.maximum(f.prior[g, start : start + n], 1e-30))
+            m = min(self.considered, n)
+            self._considered[g, :m] = np.argsort(-keys, kind="stable")[:m]
+            self._n_considered[g] = m
+            if self.sims > 1:
+                if m not in self._schedules:
+                    self._schedules[m] = considered_visits(m, self.sims - 1)
+                self._schedule[g] = self._schedules[m]
+
+    def _gumbel_picks(self, active: np.ndarray, movers: np.ndarray, k: int) -> None:
+        """Root children for simulation k + 1 (k = -1: the child to play) of every game."""
+        f = self.forest
+        target = self._schedule[:, k] if k >= 0 else np.full(active.shape[0], -1, np.int64)
+        gumbel_root_picks(active, movers, self._root_value, self._gumbels, self._considered,
+                          self._n_considered, target, f.prior, f.visits, f.value,
+                          f.first_child, f.n_children, self._scratch, self.root_pick)  # fmt: skip
 
     def root_policy_stats(self, g: int) -> tuple[float, float, float, float, float]:
         """(legal moves, entropy, top-1, top-10, top-100 mass) of game g's root priors."""
@@ -239,11 +319,13 @@ def self_play(
     progress: Progress | None = None,
     rollout_mix: float = 0.0,
     fpu_reduction: float | None = None,
+    root_rule: str = "puct",
+    considered: int = 16,
 ) -> GameRecords:
     """`games` self-play games, `parallel` at a time, each move searched with `sims` simulations."""
     parallel = max(1, min(parallel, games))
     search = ZeroSearch(t, evaluator, parallel, sims, tree_capacity(sims), noise_alpha, noise_eps,
-                        seed, rollout_mix, fpu_reduction)  # fmt: skip
+                        seed, rollout_mix, fpu_reduction, root_rule, considered)  # fmt: skip
     rng = np.random.default_rng([seed, first_game])
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
     active = np.zeros(parallel, np.bool_)
@@ -258,10 +340,12 @@ def self_play(
     while active.any():
         visits = search.run(roots, active)
         for g in np.flatnonzero(active).tolist():
-            moves, counts, means = visits[g]
-            m = pick_move(moves, counts, len(plies[g]) < proportional_plies, rng, means)
+            moves, counts, means, target, choice = visits[g]
+            if choice < 0:
+                choice = pick_move(moves, counts, len(plies[g]) < proportional_plies, rng, means)
+            m = choice
             plies[g].append(m)
-            pis[g].append((moves, counts))
+            pis[g].append((moves, target))
             place(roots[g], m, t)
             if not advance(roots[g], t):
                 rec.add(plies[g], pis[g], roots[g])
@@ -316,6 +400,8 @@ def match(
     progress: Progress | None = None,
     rollout_mix: float = 0.0,
     fpu_reduction: float | None = None,
+    root_rule: str = "puct",
+    considered: int = 16,
 ) -> MatchResult:
     """The paper's evaluation: the tested player (BlokusZero, or uniform random without an
     evaluator) in a random seat against three MCTS-MAXN, the first `random_plies` placements
@@ -324,7 +410,8 @@ def match(
     rng = np.random.default_rng(seed)
     seats = rng.integers(0, N_PLAYERS, games)
     search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed,
-                         rollout_mix=rollout_mix, fpu_reduction=fpu_reduction)
+                         rollout_mix=rollout_mix, fpu_reduction=fpu_reduction,
+                         root_rule=root_rule, considered=considered)
               if evaluator is not None else None)  # fmt: skip
     trees = [Tree(tree_capacity(mcts_sims), t.n) for _ in range(parallel)]
     histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]
@@ -405,8 +492,8 @@ def match(
             visits = search.run(roots, active)
             for slot in np.flatnonzero(active).tolist():
                 policy.append([float(roots[slot][PLY]), *search.root_policy_stats(slot)])
-                ms, counts, means = visits[slot]
-                play(slot, pick_move(ms, counts, False, rng, means))
+                ms, counts, means, _target, choice = visits[slot]
+                play(slot, choice if choice >= 0 else pick_move(ms, counts, False, rng, means))
     stats = np.array(policy, np.float64).reshape(-1, len(POLICY_STATS))
     return MatchResult(seats, out_scores, out_z, out_boards, stats)
 
@@ -456,8 +543,8 @@ def sample_batch(
     pi = np.zeros((batch, N_MOVES), np.float32)
     for i, k in enumerate(pick):
         a, b = records.pi_start[k], records.pi_start[k + 1]
-        v = records.pi_visits[a:b].astype(np.float32)
-        pi[i, records.pi_move[a:b]] = v / max(v.sum(), 1.0)
+        w = records.pi_weight[a:b].astype(np.float32)
+        pi[i, records.pi_move[a:b]] = w / max(float(w.sum()), 1e-12)
     order = (movers[:, None] + np.arange(N_PLAYERS)[None, :]) % N_PLAYERS
     z = records.outcome[games[:, None], order].astype(np.float32)
     if augment:

@@ -268,6 +268,7 @@ def select_leaves(
     active: np.ndarray,
     t: Tables,
     fpu: float,
+    root_pick: np.ndarray,
     move: np.ndarray,
     prior: np.ndarray,
     visits: np.ndarray,
@@ -284,7 +285,8 @@ def select_leaves(
     stamp: np.ndarray,
 ) -> None:
     """Descend every active game's tree by PUCT to a leaf; leave its state and legal moves.
-    `fpu`: NaN for Q = 0 before the first visit, else the reduction from the parent's Q."""
+    `fpu`: NaN for Q = 0 before the first visit, else the reduction from the parent's Q;
+    `root_pick[g]` >= 0: the root child to take first (the Gumbel root rule), else PUCT."""
     for g in range(roots.shape[0]):
         if not active[g]:
             continue
@@ -302,13 +304,16 @@ def select_leaves(
             q_new = 0.0 if np.isnan(fpu) else value[g, node, p] / max(n_s, 1) - fpu
             best = -1e30
             pick = first_child[g, node]
-            for c in range(first_child[g, node], first_child[g, node] + n_children[g, node]):
-                n = visits[g, c]
-                q = value[g, c, p] / n if n > 0 else q_new
-                v = q + scale * prior[g, c] / (1.0 + n)
-                if v > best:
-                    best = v
-                    pick = c
+            if node == 0 and root_pick[g] >= 0:
+                pick = root_pick[g]
+            else:
+                for c in range(first_child[g, node], first_child[g, node] + n_children[g, node]):
+                    n = visits[g, c]
+                    q = value[g, c, p] / n if n > 0 else q_new
+                    v = q + scale * prior[g, c] / (1.0 + n)
+                    if v > best:
+                        best = v
+                        pick = c
             node = pick
             d += 1
             path[g, d] = node
@@ -495,3 +500,130 @@ def pick_move(
         return int(moves[int(np.argmax(counts))])
     top = np.flatnonzero(counts == counts.max())
     return int(moves[top[int(np.argmax(means[top]))]])
+
+
+# ---------------------------------------------------------------------------------------------
+# The Gumbel root rule (Danihelka, Guez, Schrittwieser and Silver 2022, "Policy improvement by
+# planning with Gumbel"; an option beyond the paper). With fewer simulations than legal moves,
+# PUCT's visit counts are no policy improvement; instead the root samples m actions without
+# replacement by Gumbel-top-m on the log priors, splits the simulations among them by
+# sequential halving on g + log p + sigma(q), plays the survivor, and trains the policy towards
+# softmax(log p + sigma(completed q)). sigma(q) = (c_visit + max_b N(b)) c_scale q, q the
+# completed values rescaled to [0, 1]; an unvisited child's completed value is v_mix, the
+# network's root value mixed with the prior-weighted mean of the visited children's values.
+# Below the root the search is PUCT as before.
+
+GUMBEL_C_VISIT = 50.0
+GUMBEL_C_SCALE = 0.1
+
+
+def considered_visits(m: int, n: int) -> np.ndarray:
+    """Sequential halving over m considered actions in n simulations: the visit count the child
+    searched at each simulation must have (the schedule of the paper's reference, mctx)."""
+    if m <= 1:
+        return np.arange(n, dtype=np.int64)
+    log2m = int(np.ceil(np.log2(m)))
+    sequence: list[int] = []
+    visits = [0] * m
+    considered = m
+    while len(sequence) < n:
+        extra = max(1, n // (log2m * considered))
+        for _ in range(extra):
+            sequence.extend(visits[:considered])
+            for i in range(considered):
+                visits[i] += 1
+        considered = max(2, considered // 2)
+    return np.array(sequence[:n], np.int64)
+
+
+@njit(cache=True, nogil=True)
+def root_sigma_logits(
+    g: int,
+    mover: int,
+    root_value: float,
+    prior: np.ndarray,
+    visits: np.ndarray,
+    value: np.ndarray,
+    first_child: np.ndarray,
+    n_children: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """log p + sigma(completed q) of game g's root children for the mover, in child order;
+    returns how many children."""
+    n = max(n_children[g, 0], 0)
+    start = first_child[g, 0]
+    n_sum = 0.0
+    pq = 0.0
+    p_sum = 0.0
+    top_visits = 0
+    for j in range(n):
+        c = start + j
+        if visits[g, c] > 0:
+            n_sum += visits[g, c]
+            pq += prior[g, c] * value[g, c, mover] / visits[g, c]
+            p_sum += prior[g, c]
+            top_visits = max(top_visits, visits[g, c])
+    v_mix = root_value
+    if n_sum > 0 and p_sum > 0:
+        v_mix = (root_value + n_sum * pq / p_sum) / (1.0 + n_sum)
+    lo = 1e30
+    hi = -1e30
+    for j in range(n):
+        c = start + j
+        q = value[g, c, mover] / visits[g, c] if visits[g, c] > 0 else v_mix
+        out[j] = q
+        lo = min(lo, q)
+        hi = max(hi, q)
+    scale = (GUMBEL_C_VISIT + top_visits) * GUMBEL_C_SCALE / max(hi - lo, 1e-8)
+    for j in range(n):
+        out[j] = np.log(max(prior[g, start + j], 1e-30)) + scale * (out[j] - lo)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def gumbel_root_picks(
+    active: np.ndarray,
+    movers: np.ndarray,
+    root_value: np.ndarray,
+    gumbel: np.ndarray,
+    considered: np.ndarray,
+    n_considered: np.ndarray,
+    target: np.ndarray,
+    prior: np.ndarray,
+    visits: np.ndarray,
+    value: np.ndarray,
+    first_child: np.ndarray,
+    n_children: np.ndarray,
+    scratch: np.ndarray,
+    picks: np.ndarray,
+) -> None:
+    """Each active game's root child to search next (or, with target -1, to play): among its
+    considered children (child offsets) with `target[g]` visits (-1: the most visited), the one
+    maximising g + log p + sigma(q)."""
+    for g in range(active.shape[0]):
+        picks[g] = -1
+        if not active[g] or n_considered[g] == 0:
+            continue
+        root_sigma_logits(g, movers[g], root_value[g], prior, visits, value, first_child,
+                          n_children, scratch)  # fmt: skip
+        start = first_child[g, 0]
+        want = target[g]
+        if want < 0:
+            for i in range(n_considered[g]):
+                want = max(want, visits[g, start + considered[g, i]])
+        best = -1e300
+        for i in range(n_considered[g]):
+            j = considered[g, i]
+            if visits[g, start + j] != want:
+                continue
+            score = gumbel[g, j] + scratch[j]
+            if score > best:
+                best = score
+                picks[g] = start + j
+        if picks[g] < 0:  # no child at the scheduled count (cannot happen); the least visited
+            fewest = 1 << 62
+            for i in range(n_considered[g]):
+                j = considered[g, i]
+                if visits[g, start + j] < fewest:
+                    fewest = visits[g, start + j]
+                    picks[g] = start + j

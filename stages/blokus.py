@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -37,7 +37,7 @@ from stages.progress import ProgressTask
 
 WEIGHT_PREFIX = "weights."
 OPTIMISER_PREFIX = "optimiser."
-RECORD_FIELDS = ("moves", "game_start", "pi_start", "pi_move", "pi_visits", "scores", "outcome")
+RECORD_FIELDS = ("moves", "game_start", "pi_start", "pi_move", "pi_weight", "scores", "outcome")
 
 
 class NetParams(StageParams):
@@ -99,6 +99,10 @@ class SelfPlayParams(NetParams):
     # first-play urgency: None, Q = 0 before an edge's first visit (the paper's, AlphaZero's);
     # r, the parent's Q minus r (see engines.blokus_zero)
     fpu_reduction: float | None = Field(default=None, ge=0)
+    # the root rule: "puct" (the paper's) or "gumbel" (Gumbel-top-m with sequential halving
+    # over `considered` actions, trained towards the improved policy; see engines.blokus_zero)
+    root_rule: Literal["puct", "gumbel"] = "puct"
+    considered: int = Field(default=16, ge=1)
     seed: int = 0
     # `parallel` is in the key: the games of a batch share the noise and move-draw streams, and
     # the batch size is the network's, so another `parallel` plays other games
@@ -123,7 +127,8 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
         rec = self_play(t, evaluator, stop - start, p.parallel, p.sims,
                         p.seed * 1_000_003 + start, p.proportional_plies, p.noise_alpha,
                         p.noise_eps, progress=bar.advance, rollout_mix=p.rollout_mix,
-                        fpu_reduction=p.fpu_reduction)  # fmt: skip
+                        fpu_reduction=p.fpu_reduction, root_rule=p.root_rule,
+                        considered=p.considered)  # fmt: skip
         plies += len(rec.moves)
         return rec
 
@@ -180,7 +185,7 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     pa = int(records.pi_start[a])
     return GameRecords(
         records.moves[a:], records.game_start[first:] - a, records.pi_start[a:] - pa,
-        records.pi_move[pa:], records.pi_visits[pa:], records.scores[first:],
+        records.pi_move[pa:], records.pi_weight[pa:], records.scores[first:],
         records.outcome[first:],
     )  # fmt: skip
 
@@ -272,6 +277,8 @@ class EvalParams(StageParams):
     random_plies: int = Field(default=4, ge=0)
     rollout_mix: float = Field(default=0.0, ge=0, le=1)  # as in blokus-selfplay
     fpu_reduction: float | None = Field(default=None, ge=0)  # as in blokus-selfplay
+    root_rule: Literal["puct", "gumbel"] = "puct"  # as in blokus-selfplay
+    considered: int = Field(default=16, ge=1)
     parallel: int = Field(default=16, ge=1)
     threads: int = Field(default=2, ge=1)
     seed: int = 20_000_003
@@ -309,7 +316,8 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
             result = match(t, Evaluator(model, device), games, p.parallel, p.zero_sims,
                            p.mcts_sims, p.seed + i, p.random_plies, p.threads,
                            progress=bar.advance, rollout_mix=p.rollout_mix,
-                        fpu_reduction=p.fpu_reduction)  # fmt: skip
+                           fpu_reduction=p.fpu_reduction, root_rule=p.root_rule,
+                           considered=p.considered)  # fmt: skip
             bar.close()
             saved = {"seat": result.seat, "scores": result.scores, "outcome": result.outcome,
                      "share": result.win_share(), "boards": result.boards,
@@ -356,7 +364,7 @@ def run_curve(ctx: StageContext) -> dict[str, Any]:
 register(
     Stage(
         name="blokus-selfplay",
-        version=2,  # 2: ties of the most visited move go to the better mean value
+        version=3,  # 2: ties to the better mean value; 3: float policy targets (pi_weight)
         params_model=SelfPlayParams,
         run=run_selfplay,
         inputs={"net": "blokus-train"},

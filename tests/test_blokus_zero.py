@@ -33,6 +33,7 @@ from engines.blokus_zero import (
     BlokusNet,
     Evaluator,
     ZeroConfig,
+    considered_visits,
     encode,
     pick_move,
 )
@@ -63,12 +64,14 @@ class Constant(nn.Module):
         return self.logits.expand(b, -1).clone(), self.values.expand(b, -1).clone()
 
 
-def search_root(state, sims, module=None, noise_eps=0.0, noise_alpha=0.3, seed=0, fpu=None):
+def search_root(state, sims, module=None, noise_eps=0.0, noise_alpha=0.3, seed=0, fpu=None,
+                **rule):  # fmt: skip
     """One game's search from `state`; (search, root child placements, their visits)."""
     search = ZeroSearch(tables(), Evaluator(module or Constant()), 1, sims, tree_capacity(sims),
-                        noise_alpha, noise_eps, seed, fpu_reduction=fpu)  # fmt: skip
-    ((moves, visits, _means),) = search.run(state[None].copy(), np.ones(1, np.bool_))
-    return search, moves, visits
+                        noise_alpha, noise_eps, seed, fpu_reduction=fpu, **rule)  # fmt: skip
+    (root,) = search.run(state[None].copy(), np.ones(1, np.bool_))
+    search.last = root
+    return search, root.moves, root.visits
 
 
 def root_children(search: ZeroSearch, node: int = 0) -> np.ndarray:
@@ -93,7 +96,9 @@ def expected_planes(placed: list[tuple[int, int]], mover: int) -> np.ndarray:
     return out
 
 
-def replay_game(rec: GameRecords, g: int, sims: int) -> tuple[np.ndarray, list]:
+def replay_game(
+    rec: GameRecords, g: int, sims: int, gumbel: bool = False
+) -> tuple[np.ndarray, list]:
     """Replay game g through the rules, checking every move and every searched position;
     returns the final state and, per ply, (state before the move, legal set)."""
     s = new_state()
@@ -105,9 +110,10 @@ def replay_game(rec: GameRecords, g: int, sims: int) -> tuple[np.ndarray, list]:
         m = int(rec.moves[k])
         assert m in legal, (g, k - a)
         pm = rec.pi_move[rec.pi_start[k] : rec.pi_start[k + 1]]
-        pv = rec.pi_visits[rec.pi_start[k] : rec.pi_start[k + 1]]
+        pv = rec.pi_weight[rec.pi_start[k] : rec.pi_start[k + 1]]
         assert len(set(pm.tolist())) == len(pm) and set(pm.tolist()) == legal, (g, k - a)
-        assert pv.min() >= 0 and pv.sum() == sims - 1, (g, k - a)
+        total = 1.0 if gumbel else sims - 1  # a policy, or visit counts
+        assert pv.min() >= 0 and abs(pv.sum() - total) < 1e-4, (g, k - a)
         if sims > 1:
             assert pv[pm == m][0] > 0  # the played move was searched
         positions.append((s.copy(), legal))
@@ -260,6 +266,107 @@ def test_dirichlet_noise_mixes_into_root_priors_only():
 
 
 # ---------------------------------------------------------------------------------------------
+# The Gumbel root rule.
+
+
+def test_sequential_halving_schedule():
+    """m = 4 actions, 16 simulations: two rounds of all four (16 / (log2 4 * 4) = 2), then four
+    rounds of the best two; one action needs no halving."""
+    assert considered_visits(4, 16).tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    assert considered_visits(1, 5).tolist() == [0, 1, 2, 3, 4]
+    seq = considered_visits(16, 63)
+    assert len(seq) == 63 and seq[:16].tolist() == [0] * 16 and seq[16] == 1
+
+
+def test_gumbel_root_halves_over_the_top_prior_moves_without_noise():
+    """Equal values: sigma(q) is 0, so the m = 4 most probable children are searched by the
+    halving schedule (the best two to 6 visits, the other two stay at 2), the most probable
+    one is played and the policy target is the prior itself."""
+    logits = np.zeros(N_MOVES, np.float32)
+    s = new_state()
+    first = sorted(engine_legal(s))
+    for rank, m in enumerate(first[:5]):
+        logits[m] = 5.0 - rank  # the five best moves in order
+    search, moves, visits = search_root(s, 17, Constant(logits), root_rule="gumbel",
+                                        considered=4)  # fmt: skip
+    by_move = dict(zip(moves.tolist(), visits.tolist(), strict=True))
+    assert [by_move[m] for m in first[:5]] == [6, 6, 2, 2, 0]
+    assert visits.sum() == 16
+    assert search.last.choice == first[0]
+    kids = root_children(search)
+    assert np.allclose(search.last.target, search.forest.prior[0, kids], atol=1e-6)
+
+
+def test_gumbel_improved_policy_is_softmax_of_log_prior_plus_sigma_of_completed_q():
+    """Recomputed from the tree: visited children's mean values, v_mix for the rest, rescaled
+    to [0, 1] and scaled by (50 + max visits) * 0.1."""
+    s = new_state()
+    step(s, sorted(engine_legal(s))[3])
+    torch.manual_seed(3)
+    net = BlokusNet(TINY).eval()  # values vary from position to position
+    search, moves, visits = search_root(s, 24, net, root_rule="gumbel", considered=8)
+    f = search.forest
+    kids = root_children(search)
+    mover = int(s[TO_MOVE])
+    prior = f.prior[0, kids].astype(np.float64)
+    n = f.visits[0, kids].astype(np.float64)
+    q = np.where(n > 0, f.value[0, kids, mover] / np.maximum(n, 1), 0.0)
+    root_value = search._root_value[0]
+    seen = n > 0
+    weighted = (prior[seen] * q[seen]).sum() / prior[seen].sum()
+    v_mix = (root_value + n.sum() * weighted) / (1 + n.sum())
+    completed = np.where(seen, q, v_mix)
+    scaled = (completed - completed.min()) / max(completed.max() - completed.min(), 1e-8)
+    z = np.log(prior) + (50 + n.max()) * 0.1 * scaled
+    want = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    assert np.allclose(search.last.target, want, atol=1e-6)
+    assert (visits > 0).sum() <= 8 and visits.sum() == 23
+    # the played move is a most visited considered child
+    assert by_visits_max(moves, visits, search.last.choice)
+
+
+def by_visits_max(moves: np.ndarray, visits: np.ndarray, choice: int) -> bool:
+    """True if `choice` is among the most visited placements."""
+    return int(visits[moves.tolist().index(choice)]) == int(visits.max())
+
+
+def test_gumbel_finds_the_only_winning_move():
+    s, win, loss = one_winning_move_position()
+    search, moves, visits = search_root(s, 9, root_rule="gumbel")
+    assert search.last.choice == win
+    target = dict(zip(moves.tolist(), search.last.target.tolist(), strict=True))
+    assert target[win] > 0.99 > 0.01 > target[loss]
+
+
+def test_gumbel_noise_samples_the_played_move_from_the_prior():
+    """One simulation: nothing is searched, so the played move is argmax(g + log p), the
+    Gumbel-max trick, a sample from the prior (chi-square over the 58 first moves' top 3)."""
+    logits = np.full(N_MOVES, -3.0, np.float32)
+    s = new_state()
+    first = sorted(engine_legal(s))
+    logits[first[0]], logits[first[1]], logits[first[2]] = 1.0, 0.5, 0.0
+    search = ZeroSearch(tables(), Evaluator(Constant(logits)), 1, 1, tree_capacity(1), 0.3, 0.25,
+                        seed=8, root_rule="gumbel")  # fmt: skip
+    picks = [search.run(s[None].copy(), np.ones(1, np.bool_))[0].choice for _ in range(600)]
+    e = np.exp(logits[first].astype(np.float64))
+    p = e / e.sum()
+    counts = np.array([picks.count(m) for m in first[:3]] + [600 - sum(
+        picks.count(m) for m in first[:3])])  # fmt: skip
+    expected = 600 * np.array([p[0], p[1], p[2], 1 - p[:3].sum()])
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < 16.3  # 3 degrees of freedom, p = 0.001
+
+
+def test_gumbel_self_play_records_policies_and_replays_legally():
+    torch.manual_seed(0)
+    rec = self_play(tables(), Evaluator(BlokusNet(TINY)), games=1, parallel=1, sims=5, seed=2,
+                    root_rule="gumbel", considered=4)  # fmt: skip
+    assert rec.pi_weight.dtype == np.float32
+    final, _ = replay_game(rec, 0, sims=5, gumbel=True)
+    assert np.array_equal(rec.scores[0], score_of(final))
+
+
+# ---------------------------------------------------------------------------------------------
 # Self-play records and training samples.
 
 
@@ -275,7 +382,7 @@ def test_self_play_records_replay_legally(records):
     assert rec.games == 2 and rec.game_start.tolist()[0] == 0 and len(rec.game_start) == 3
     assert rec.game_start[-1] == len(rec.moves)
     assert len(rec.pi_start) == len(rec.moves) + 1 and rec.pi_start[0] == 0
-    assert rec.pi_start[-1] == len(rec.pi_move) == len(rec.pi_visits)
+    assert rec.pi_start[-1] == len(rec.pi_move) == len(rec.pi_weight)
     assert (np.diff(rec.pi_start) > 0).all()  # every ply was searched
     for g in range(rec.games):
         final, positions = replay_game(rec, g, sims=3)
@@ -285,7 +392,7 @@ def test_self_play_records_replay_legally(records):
         a = int(rec.game_start[g])
         for k in range(a + 20, int(rec.game_start[g + 1])):
             pm = rec.pi_move[rec.pi_start[k] : rec.pi_start[k + 1]]
-            pv = rec.pi_visits[rec.pi_start[k] : rec.pi_start[k + 1]]
+            pv = rec.pi_weight[rec.pi_start[k] : rec.pi_start[k + 1]]
             assert pv[pm == rec.moves[k]].tolist() == [pv.max()]
 
 
@@ -318,7 +425,7 @@ def all_positions(records):
             planes.append(out.copy())
             pi = np.zeros(N_MOVES, np.float32)
             pm = records.pi_move[records.pi_start[k] : records.pi_start[k + 1]]
-            pv = records.pi_visits[records.pi_start[k] : records.pi_start[k + 1]]
+            pv = records.pi_weight[records.pi_start[k] : records.pi_start[k + 1]]
             pi[pm] = pv / pv.sum()
             pis.append(pi)
             mover = int(s[TO_MOVE])
@@ -564,6 +671,8 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     assert small["selfplay-1"]["fpu_reduction"] == small["eval-1"]["fpu_reduction"] == 0.25
     assert small["selfplay-1"]["rollout_mix"] == 0.5 and "rollout_mix" not in small["eval-1"]
     assert sp["rollout_mix"] == 0.0 and "rollout_mix" not in ev
+    assert sp["root_rule"] == ev["root_rule"] == "puct"  # the paper's root
+    assert small["selfplay-1"]["root_rule"] == small["eval-1"]["root_rule"] == "gumbel"
     paperlike = spec.resolve("small", ["fpu_reduction=none"])  # back to Q = 0 from the CLI
     assert paperlike["selfplay-1"]["fpu_reduction"] is paperlike["eval-1"]["fpu_reduction"] is None
 
