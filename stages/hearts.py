@@ -429,6 +429,7 @@ def rank_final(path: str, key: str, p: dict[str, Any]) -> list[tuple[int, float,
 
 
 EVAL_BATCH = 20  # snapshots evaluated between hearts-eval checkpoints
+RANK_BATCH = 4  # learners ranked in games to 100 points between checkpoints
 
 
 def run_eval(ctx: StageContext) -> dict[str, Any]:
@@ -462,16 +463,21 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
     rows = [(li, c, rb, mc) for (li, _p, _k, c), (rb, mc) in zip(items, results)]
     rank_rows = []
     if p.rank_matches:
-        saved = ctx.writer.load_checkpoint("ranks")
-        if saved is None:
-            finals = ctx.executor.map(
-                rank_final, [(str(ctx.inputs[n].path), ctx.inputs[n].key, payload) for n in names],
-                desc="games to 100", progress=ctx.progress,
-            )  # fmt: skip
-            table_r = [(li, opp, mean, n) for li, per in enumerate(finals) for opp, mean, n in per]
-            saved = {"rows": np.array(table_r, np.float64).reshape(-1, 4)}
-            ctx.writer.save_checkpoint("ranks", saved)
-        rank_rows = [(int(li), int(opp), float(mean), int(n)) for li, opp, mean, n in saved["rows"]]
+        jobs = [(str(ctx.inputs[n].path), ctx.inputs[n].key, payload) for n in names]
+
+        def rank_batch(start: int, stop: int, _bar: object) -> list[list[tuple[int, float, int]]]:
+            return ctx.executor.map(rank_final, jobs[start:stop], desc="")
+
+        # a checkpoint per batch of learners: a paper-scale rank step takes over an hour
+        batches = ctx.run_batches(
+            "ranks", len(names), RANK_BATCH, rank_batch,
+            lambda per: {"rows": np.array(per, np.float64).reshape(-1, 3)},
+            lambda saved: [[(int(o), float(m), int(n)) for o, m, n in learner]
+                           for learner in saved["rows"].reshape(-1, 2, 3)],
+            "games to 100 (learners)",
+        )  # fmt: skip
+        finals = [learner for batch in batches for learner in batch]
+        rank_rows = [(li, opp, mean, n) for li, per in enumerate(finals) for opp, mean, n in per]
     table = np.array(rows, np.float64)
     w = ctx.writer
     w.array("curve", table.shape, np.float64, chunks=table.shape)[:] = table

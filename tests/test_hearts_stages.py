@@ -168,6 +168,42 @@ def test_eval_resumes_after_a_kill_to_the_same_table(chain, monkeypatch):
     assert store.open(again.key).meta["summary"]["table"] == want_table
 
 
+def test_eval_resumes_its_rank_matches_after_a_kill(chain, monkeypatch):
+    """The rank step (games to 100 points) checkpoints per batch of learners too: killed in
+    the second learner's matches, the rerun ranks only that one and the table is unchanged."""
+    import stages.hearts as stage
+
+    store, _logs, _svr = chain
+    learners = {}
+    for i, actions in enumerate(("previous", "new")):
+        run = run_stage("hearts-falcon", {"games": 200, "checkpoints": [0, 200], "actions": actions,
+                                          "seed": 7}, {}, store=store, **QUIET)  # fmt: skip
+        learners[f"learners.{i}"] = run.key
+    params = {"games": 40, "sims": 10, "rank_matches": 3, "seed": 6}
+    monkeypatch.setattr(stage, "RANK_BATCH", 1)
+    whole = run_stage("hearts-eval", params, learners, store=store, **QUIET)
+    want = {n: a["checksum"] for n, a in store.open(whole.key).meta["arrays"].items()}
+    real = stage.rank_final
+    calls = []
+
+    def dying(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed")
+        return real(*args)
+
+    store.remove(whole.key, force=True)
+    monkeypatch.setattr(stage, "rank_final", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("hearts-eval", params, learners, store=store, **QUIET)
+    calls.clear()
+    monkeypatch.setattr(stage, "rank_final", lambda *a: calls.append(1) or real(*a))
+    again = run_stage("hearts-eval", params, learners, store=store, **QUIET)
+    assert again.key == whole.key and len(calls) == 1
+    got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
+    assert got == want
+
+
 def test_svr_resumes_after_a_kill_to_the_same_models(chain, monkeypatch):
     """A hearts-svr run killed after some groups resumes from its checkpoint and commits the
     same arrays as an uninterrupted run."""
