@@ -366,8 +366,10 @@ def evaluate(
     seed: int,
     sims: int,
     opts: np.ndarray,
+    first_game: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(points [games, 4], learner seats) against three agents (no learning, SVR, exploring)."""
+    """(points [games, 4], learner seats) of games first_game.. against three agents (no
+    learning, SVR or exploring: every game depends on its number only)."""
     params = FalconParams(rho=(lp["rho_state"], 0.0, lp["rho_reward"]), beta=lp["beta"]).array()
     mask = action_mask(lp["actions"] == "previous")
     model = svr_arrays(None)
@@ -375,7 +377,7 @@ def evaluate(
     seats = np.zeros(games, np.int64)
     learner = make_learner(weights.copy(), nodes.copy(), params, mask, False, 0.0, 1,
                            READOUTS[lp.get("readout", "motor")], False, 0.0, *model)  # fmt: skip
-    falcon_games(seed, 0, opponent, opts, sims, learner, points, seats)
+    falcon_games(seed, first_game, opponent, opts, sims, learner, points, seats)
     return points, seats
 
 
@@ -411,19 +413,32 @@ def eval_snapshot(path: str, key: str, checkpoint: int, p: dict[str, Any]) -> li
     return out
 
 
+RANK_DEALS_FIRST = 16  # deals per match played before checking which matches are complete
+
+
 def rank_final(path: str, key: str, p: dict[str, Any]) -> list[tuple[int, float, int]]:
     """Mean rank of a learner's last snapshot in games to 100 points, per opponent kind."""
     art = Artifact(key, Path(path))
     lp = art.params
     final = int(np.asarray(art["checkpoints"][:])[-1])
     weights, nodes = load_snapshot(art, final, lp["capacity"])
+    matches = p["rank_matches"]
     out = []
     for opp in (RULE_BASED, MONTE_CARLO):
-        games = 40 * p["rank_matches"]  # a match to 100 points lasts about 10-15 deals
-        points, seats = evaluate(
-            weights, nodes, lp, opp, games, p["seed"] + 1, p["sims"], np.asarray(p["options"])
-        )
-        ranks = ranks_to_100(points, seats, p["rank_matches"])
+        # A match to 100 points lasts about 10-15 deals: play 16 deals per match, then more
+        # while matches are missing, up to 40 per match. Games depend on their number only, so
+        # this equals one run of 40 deals per match, without playing the unused ones.
+        points = np.zeros((0, 4), np.int64)
+        seats = np.zeros(0, np.int64)
+        ranks = np.zeros(0)
+        while len(ranks) < matches and len(points) < 40 * matches:
+            more = min(RANK_DEALS_FIRST * matches, 40 * matches - len(points))
+            got_points, got_seats = evaluate(weights, nodes, lp, opp, more, p["seed"] + 1,
+                                             p["sims"], np.asarray(p["options"]),
+                                             first_game=len(points))  # fmt: skip
+            points = np.concatenate([points, got_points])
+            seats = np.concatenate([seats, got_seats])
+            ranks = ranks_to_100(points, seats, matches)
         out.append((opp, float(ranks.mean()), len(ranks)))
     return out
 

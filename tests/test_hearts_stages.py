@@ -204,6 +204,30 @@ def test_eval_resumes_its_rank_matches_after_a_kill(chain, monkeypatch):
     assert got == want
 
 
+@pytest.mark.parametrize("first", [16, 2])  # 2: several rounds of deals before 6 matches end
+def test_rank_matches_play_only_the_deals_they_need(chain, monkeypatch, first):
+    """rank_final plays 16 deals per match and more only while matches are missing; since a
+    game depends on its number only, the ranks equal those of one run of 40 deals per match."""
+    import stages.hearts as stage
+    from engines.hearts import RULE_BASED
+    from engines.hearts_agents import MONTE_CARLO
+
+    store, _logs, _svr = chain
+    monkeypatch.setattr(stage, "RANK_DEALS_FIRST", first)
+    run = run_stage("hearts-falcon", {"games": 200, "checkpoints": [0, 200], "seed": 3}, {},
+                    store=store, **QUIET)  # fmt: skip
+    art = store.open(run.key)
+    p = {**stage.EvalParams(sims=10, rank_matches=6, seed=4).model_dump(),
+         "options": stage.EvalParams().options().tolist()}  # fmt: skip
+    got = stage.rank_final(str(art.path), art.key, p)
+    weights, nodes = stage.load_snapshot(art, 200, art.params["capacity"])
+    for (opp, mean, n), kind in zip(got, (RULE_BASED, MONTE_CARLO), strict=True):
+        points, seats = stage.evaluate(weights, nodes, art.params, kind, 40 * 6, 5, 10,
+                                       np.asarray(p["options"]))  # fmt: skip
+        want = stage.ranks_to_100(points, seats, 6)
+        assert (opp, n) == (kind, 6) and mean == float(want.mean())
+
+
 def test_svr_resumes_after_a_kill_to_the_same_models(chain, monkeypatch):
     """A hearts-svr run killed after some groups resumes from its checkpoint and commits the
     same arrays as an uninterrupted run."""
