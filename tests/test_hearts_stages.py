@@ -127,6 +127,29 @@ def test_eval_reports_every_snapshot_and_the_variant_table(chain):
     assert 1.0 <= table["new"]["rank_vs_rule_based"] <= 4.0
 
 
+def kill_then_resume(monkeypatch, store, key, task: str, die_at: int, rerun):
+    """Remove artifact `key`, rerun it with stages.hearts.`task` killed at its `die_at`-th
+    call, then rerun it whole; (the resumed run, calls of `task` it made)."""
+    import stages.hearts as stage
+
+    real = getattr(stage, task)
+    calls = []
+
+    def dying(*args):
+        calls.append(1)
+        if len(calls) == die_at:
+            raise KeyboardInterrupt("killed")
+        return real(*args)
+
+    store.remove(key, force=True)
+    monkeypatch.setattr(stage, task, dying)
+    with pytest.raises(KeyboardInterrupt):
+        rerun()
+    calls.clear()
+    monkeypatch.setattr(stage, task, lambda *a: calls.append(1) or real(*a))
+    return rerun(), len(calls)
+
+
 def test_eval_resumes_after_a_kill_to_the_same_table(chain, monkeypatch):
     """A hearts-eval run killed after some snapshot batches resumes from its checkpoints,
     evaluates only the rest, and commits the same arrays as an uninterrupted run."""
@@ -145,23 +168,11 @@ def test_eval_resumes_after_a_kill_to_the_same_table(chain, monkeypatch):
     whole = run_stage("hearts-eval", params, learners, store=store, **QUIET)
     want = {n: a["checksum"] for n, a in store.open(whole.key).meta["arrays"].items()}
     want_table = store.open(whole.key).meta["summary"]["table"]
-    real = stage.eval_snapshot
-    calls = []
-
-    def dying(*args):
-        calls.append(1)
-        if len(calls) == 5:  # killed in the third batch: two batches (4 snapshots) are saved
-            raise KeyboardInterrupt("killed")
-        return real(*args)
-
-    store.remove(whole.key, force=True)
-    monkeypatch.setattr(stage, "eval_snapshot", dying)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("hearts-eval", params, learners, store=store, **QUIET)
-    calls.clear()
-    monkeypatch.setattr(stage, "eval_snapshot", lambda *a: calls.append(1) or real(*a))
-    again = run_stage("hearts-eval", params, learners, store=store, **QUIET)
-    assert again.key == whole.key and len(calls) == 6 - 4
+    # killed at the fifth snapshot, in the third batch: two batches (4 snapshots) are saved
+    again, calls = kill_then_resume(monkeypatch, store, whole.key, "eval_snapshot", 5,
+                                    lambda: run_stage("hearts-eval", params, learners,
+                                                      store=store, **QUIET))  # fmt: skip
+    assert again.key == whole.key and calls == 6 - 4
     got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
     assert got == want
     assert store.open(again.key).meta["resumed"]
@@ -183,23 +194,10 @@ def test_eval_resumes_its_rank_matches_after_a_kill(chain, monkeypatch):
     monkeypatch.setattr(stage, "RANK_BATCH", 1)
     whole = run_stage("hearts-eval", params, learners, store=store, **QUIET)
     want = {n: a["checksum"] for n, a in store.open(whole.key).meta["arrays"].items()}
-    real = stage.rank_final
-    calls = []
-
-    def dying(*args):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed")
-        return real(*args)
-
-    store.remove(whole.key, force=True)
-    monkeypatch.setattr(stage, "rank_final", dying)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("hearts-eval", params, learners, store=store, **QUIET)
-    calls.clear()
-    monkeypatch.setattr(stage, "rank_final", lambda *a: calls.append(1) or real(*a))
-    again = run_stage("hearts-eval", params, learners, store=store, **QUIET)
-    assert again.key == whole.key and len(calls) == 1
+    again, calls = kill_then_resume(monkeypatch, store, whole.key, "rank_final", 2,
+                                    lambda: run_stage("hearts-eval", params, learners,
+                                                      store=store, **QUIET))  # fmt: skip
+    assert again.key == whole.key and calls == 1
     got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
     assert got == want
 
