@@ -237,7 +237,7 @@ class ZeroSearch:
             n = root_visits(g, f.move, f.visits, f.value, f.first_child, f.n_children,
                             int(movers[g]), self._moves, self._visits, self._means)  # fmt: skip
             visits = self._visits[:n].copy()
-            if not self.gumbel:
+            if not self.gumbel or n == 0:  # (a root always has children; kept total)
                 out.append(RootResult(self._moves[:n].copy(), visits, self._means[:n].copy(),
                                       visits.astype(np.float64)))  # fmt: skip
                 continue
