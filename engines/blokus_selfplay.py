@@ -531,8 +531,9 @@ def sample_batch(
     batch: int,
     rng: np.random.Generator,
     augment: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(planes [B, 33, 400], pi [B, 30433], z [B, 4] from the mover) of random positions."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(planes [B, 33, 400], pi [B, 30433], z [B, 4] from the mover, legal [B, 30433]: the
+    searched placements, i.e. the legal ones) of random positions."""
     searched = np.flatnonzero(np.diff(records.pi_start) > 0)
     pick = searched[rng.integers(0, searched.size, batch)]
     games = np.searchsorted(records.game_start, pick, side="right") - 1
@@ -541,10 +542,12 @@ def sample_batch(
     movers = np.zeros(batch, np.int64)
     replay_planes(records.moves, records.game_start, games, plies, t, new_state(), planes, movers)
     pi = np.zeros((batch, N_MOVES), np.float32)
+    legal = np.zeros((batch, N_MOVES), np.bool_)
     for i, k in enumerate(pick):
         a, b = records.pi_start[k], records.pi_start[k + 1]
         w = records.pi_weight[a:b].astype(np.float32)
         pi[i, records.pi_move[a:b]] = w / max(float(w.sum()), 1e-12)
+        legal[i, records.pi_move[a:b]] = True
     order = (movers[:, None] + np.arange(N_PLAYERS)[None, :]) % N_PLAYERS
     z = records.outcome[games[:, None], order].astype(np.float32)
     if augment:
@@ -557,7 +560,10 @@ def sample_batch(
                 turned = np.zeros(N_MOVES, np.float32)
                 turned[t.symmetry[k]] = pi[i]
                 pi[i] = turned
-    return planes, pi, z
+                allowed = np.zeros(N_MOVES, np.bool_)
+                allowed[t.symmetry[k]] = legal[i]
+                legal[i] = allowed
+    return planes, pi, z, legal
 
 
 def make_optimiser(
@@ -574,13 +580,19 @@ def train_step(
     pi: np.ndarray,
     z: np.ndarray,
     device: str = "cpu",
+    legal: np.ndarray | None = None,
 ) -> tuple[float, float]:
-    """One SGD step on (z - v)^2 + cross-entropy(pi, p); returns (value loss, policy loss)."""
+    """One SGD step on (z - v)^2 + cross-entropy(pi, p); returns (value loss, policy loss).
+    With `legal`, p is the softmax over those placements only (the search renormalises the
+    priors over the legal moves, so the network need not learn which are illegal); without
+    it, over all 30,433 (the paper's)."""
     model.train()
     x = torch.from_numpy(planes).to(device).view(-1, N_PLANES, 20, 20)
     target_pi = torch.from_numpy(pi).to(device)
     target_z = torch.from_numpy(z).to(device)
     logits, v = model(x)
+    if legal is not None:  # a large finite penalty: 0 * log p stays 0 off the legal set
+        logits = logits.masked_fill(~torch.from_numpy(legal).to(device), -1e9)
     value_loss = ((target_z - v) ** 2).sum(dim=1).mean()
     policy_loss = -(target_pi * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
     optimiser.zero_grad(set_to_none=True)

@@ -386,20 +386,22 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # blends one rollout into each leaf value (selfplay_mix, AlphaGo's mixing) so the first
     # generations' search targets are not a random network's values, and its root follows the
     # Gumbel rule (root: sequential halving over 16 Gumbel-sampled moves, trained towards the
-    # improved policy), which improves the policy with fewer simulations than legal moves.
+    # improved policy), which improves the policy with fewer simulations than legal moves; its
+    # policy loss is a softmax over the legal placements (legal_softmax), the set the search
+    # renormalises the priors over, so 480 games are not spent learning which are illegal.
     # Evaluation is always the network's own search (the same root rule, no noise).
     "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
              "buffer": 100, "lr": 0.001, "drop": 40_000, "augment": False, "eval_games": 1,
              "final_games": 2, "mcts_sims": 4, "fpu": 0.25, "selfplay_mix": 0.5,
-             "root": "gumbel"},
+             "root": "gumbel", "legal_softmax": True},
     "small": {"blocks": 4, "filters": 64, "sims": 64, "games": 48, "parallel": 48,
               "steps": 300, "buffer": 2000, "lr": 0.01, "drop": 1700, "augment": True,
               "eval_games": 12, "final_games": 120, "mcts_sims": 64, "fpu": 0.25,
-              "selfplay_mix": 0.5, "root": "gumbel"},
+              "selfplay_mix": 0.5, "root": "gumbel", "legal_softmax": True},
     "paper": {"blocks": 10, "filters": 128, "sims": 800, "games": 7000, "parallel": 32,
               "steps": 7000, "buffer": 10_000, "lr": 0.001, "drop": 40_000, "augment": False,
               "eval_games": 300, "final_games": 300, "mcts_sims": 800, "fpu": None,
-              "selfplay_mix": 0.0, "root": "puct"},
+              "selfplay_mix": 0.0, "root": "puct", "legal_softmax": False},
 }  # fmt: skip
 
 
@@ -429,7 +431,8 @@ def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
                                 "seed": i}  # fmt: skip
         out[f"train-{i}"] = {**net, "steps": v["steps"], "buffer_games": v["buffer"],
                              "lr": v["lr"], "lr_late": v["lr"] / 10, "lr_drop_step": v["drop"],
-                             "augment": v["augment"], "seed": i}  # fmt: skip
+                             "augment": v["augment"], "legal_softmax": v["legal_softmax"],
+                             "seed": i}  # fmt: skip
         last = i == BLOKUS_ITERATIONS
         out[f"eval-{i}"] = {"games": v["final_games"] if last else v["eval_games"],
                             "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"],

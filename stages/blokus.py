@@ -167,6 +167,8 @@ class TrainParams(NetParams):
     weight_decay: float = Field(default=1e-4, ge=0)
     buffer_games: int = Field(default=10_000, ge=1)
     augment: bool = False  # one of the 8 board symmetries per sample (the paper's suggestion)
+    # the policy loss over the legal placements only (beyond the paper, which uses all 30,433)
+    legal_softmax: bool = False
     checkpoint_every: int = Field(default=200, ge=1)
     seed: int = 0
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "checkpoint_every"})
@@ -234,8 +236,9 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
         for group in optimiser.param_groups:
             group["lr"] = lr
         rng = np.random.default_rng([p.seed, g])  # a step's batch depends on its number only
-        planes, pi, z = sample_batch(t, buffer, p.batch, rng, p.augment)
-        losses[step] = train_step(model, optimiser, planes, pi, z, device)
+        planes, pi, z, legal = sample_batch(t, buffer, p.batch, rng, p.augment)
+        losses[step] = train_step(model, optimiser, planes, pi, z, device,
+                                  legal if p.legal_softmax else None)  # fmt: skip
         bar.advance(1)
         bar.note(f"value {losses[step, 0]:.3f} policy {losses[step, 1]:.3f}")
         if (step + 1) % p.checkpoint_every == 0 and step + 1 < p.steps:

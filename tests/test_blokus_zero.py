@@ -24,7 +24,14 @@ from engines.blokus import (
     new_state,
     tables,
 )
-from engines.blokus_selfplay import GameRecords, ZeroSearch, sample_batch, self_play, tree_capacity
+from engines.blokus_selfplay import (
+    GameRecords,
+    ZeroSearch,
+    sample_batch,
+    self_play,
+    train_step,
+    tree_capacity,
+)
 from engines.blokus_zero import (
     MAX_PLIES,
     N_HISTORY,
@@ -436,7 +443,9 @@ def all_positions(records):
 
 def test_sample_batch_rebuilds_positions_pi_and_z(records, all_positions):
     planes_all, pi_all, z_all, legals = all_positions
-    planes, pi, z = sample_batch(tables(), records, 24, np.random.default_rng(3), augment=False)
+    planes, pi, z, legal = sample_batch(
+        tables(), records, 24, np.random.default_rng(3), augment=False
+    )
     assert (
         planes.shape == (24, N_PLANES, CELLS) and pi.shape == (24, N_MOVES) and z.shape == (24, 4)
     )
@@ -452,7 +461,32 @@ def test_sample_batch_rebuilds_positions_pi_and_z(records, all_positions):
         picked.add(k)
         assert abs(pi[i].sum() - 1.0) < 1e-5
         assert set(np.flatnonzero(pi[i]).tolist()) <= legals[k]
+        assert set(np.flatnonzero(legal[i]).tolist()) == legals[k]
     assert len(picked) > 8  # the batch spreads over many positions
+
+
+class Flat(nn.Module):
+    """All logits and values equal to one trainable scalar (0): a uniform policy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b = x.shape[0]
+        return torch.zeros(b, N_MOVES) + self.bias, torch.zeros(b, 4) + self.bias
+
+
+def test_legal_softmax_loss_is_the_cross_entropy_over_the_legal_placements(records):
+    """With `legal`, the policy loss is -sum pi log softmax over the legal set only: a network
+    whose logits are equal on the legal placements scores log(number legal), not log 30,433."""
+    planes, pi, z, legal = sample_batch(tables(), records, 4, np.random.default_rng(1), False)
+    flat = Flat()
+    opt = torch.optim.SGD(flat.parameters(), lr=0.0)
+    _, full = train_step(flat, opt, planes, pi, z)
+    _, masked = train_step(flat, opt, planes, pi, z, legal=legal)
+    assert np.isclose(full, np.log(N_MOVES), atol=1e-4)
+    assert np.isclose(masked, np.log(legal.sum(axis=1)).mean(), atol=1e-4)
 
 
 def test_augmentation_is_one_symmetry_of_planes_and_pi_together(records):
@@ -469,7 +503,10 @@ def test_augmentation_is_one_symmetry_of_planes_and_pi_together(records):
             moved[:, maps[k]] = base[0][i]
             pi = np.zeros(N_MOVES, np.float32)
             pi[t.symmetry[k]] = base[1][i]
-            if np.array_equal(moved, aug[0][i]) and np.array_equal(pi, aug[1][i]):
+            legal = np.zeros(N_MOVES, np.bool_)
+            legal[t.symmetry[k]] = base[3][i]
+            if (np.array_equal(moved, aug[0][i]) and np.array_equal(pi, aug[1][i])
+                    and np.array_equal(legal, aug[3][i])):  # fmt: skip
                 fits.append(k)
         assert fits, i
         turned += 0 not in fits
@@ -672,6 +709,7 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     assert small["selfplay-1"]["rollout_mix"] == 0.5 and "rollout_mix" not in small["eval-1"]
     assert sp["rollout_mix"] == 0.0 and "rollout_mix" not in ev
     assert sp["root_rule"] == ev["root_rule"] == "puct"  # the paper's root
+    assert paper["train-1"]["legal_softmax"] is False and small["train-1"]["legal_softmax"]
     assert small["selfplay-1"]["root_rule"] == small["eval-1"]["root_rule"] == "gumbel"
     paperlike = spec.resolve("small", ["fpu_reduction=none"])  # back to Q = 0 from the CLI
     assert paperlike["selfplay-1"]["fpu_reduction"] is paperlike["eval-1"]["fpu_reduction"] is None
