@@ -123,13 +123,13 @@ class _Recorder:
         self.outcome.append(z)
 
     def records(self) -> GameRecords:
-        cat = lambda xs: np.concatenate(xs).astype(np.int64) if xs else np.zeros(0, np.int64)  # noqa: E731
+        def cat(xs: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
+            return np.concatenate(xs).astype(dtype) if xs else np.zeros(0, dtype)
+
         return GameRecords(
             np.array(self.moves, np.int64), np.array(self.game_start, np.int64),
             np.concatenate([[0], np.cumsum(self.pi_counts)]).astype(np.int64),
-            cat(self.pi_move),
-            np.concatenate(self.pi_weight).astype(np.float32) if self.pi_weight
-            else np.zeros(0, np.float32),
+            cat(self.pi_move), cat(self.pi_weight, np.float32),
             np.array(self.scores).reshape(-1, N_PLAYERS),
             np.array(self.outcome).reshape(-1, N_PLAYERS),
         )  # fmt: skip
@@ -237,7 +237,7 @@ class ZeroSearch:
             n = root_visits(g, f.move, f.visits, f.value, f.first_child, f.n_children,
                             int(movers[g]), self._moves, self._visits, self._means)  # fmt: skip
             visits = self._visits[:n].copy()
-            if not self.gumbel or n == 0:  # (a root always has children; kept total)
+            if not self.gumbel or n == 0:  # (a live root always has children)
                 out.append(RootResult(self._moves[:n].copy(), visits, self._means[:n].copy(),
                                       visits.astype(np.float64)))  # fmt: skip
                 continue

@@ -414,6 +414,7 @@ def eval_snapshot(path: str, key: str, checkpoint: int, p: dict[str, Any]) -> li
 
 
 RANK_DEALS_FIRST = 16  # deals per match played before checking which matches are complete
+RANK_DEALS_MOST = 40  # deals per match at most (a match to 100 points lasts about 10-15)
 
 
 def rank_final(path: str, key: str, p: dict[str, Any]) -> list[tuple[int, float, int]]:
@@ -425,14 +426,14 @@ def rank_final(path: str, key: str, p: dict[str, Any]) -> list[tuple[int, float,
     matches = p["rank_matches"]
     out = []
     for opp in (RULE_BASED, MONTE_CARLO):
-        # A match to 100 points lasts about 10-15 deals: play 16 deals per match, then more
-        # while matches are missing, up to 40 per match. Games depend on their number only, so
-        # this equals one run of 40 deals per match, without playing the unused ones.
+        # Play RANK_DEALS_FIRST deals per match, then more while matches are missing. Games
+        # depend on their number only, so this equals one run of RANK_DEALS_MOST deals per
+        # match, without playing the unused ones.
         points = np.zeros((0, 4), np.int64)
         seats = np.zeros(0, np.int64)
         ranks = np.zeros(0)
-        while len(ranks) < matches and len(points) < 40 * matches:
-            more = min(RANK_DEALS_FIRST * matches, 40 * matches - len(points))
+        while len(ranks) < matches and len(points) < RANK_DEALS_MOST * matches:
+            more = min(RANK_DEALS_FIRST * matches, RANK_DEALS_MOST * matches - len(points))
             got_points, got_seats = evaluate(weights, nodes, lp, opp, more, p["seed"] + 1,
                                              p["sims"], np.asarray(p["options"]),
                                              first_game=len(points))  # fmt: skip
