@@ -389,7 +389,8 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # improved policy), which improves the policy with fewer simulations than legal moves; its
     # policy loss is a softmax over the legal placements (legal_softmax), the set the search
     # renormalises the priors over, so 480 games are not spent learning which are illegal.
-    # Evaluation is always the network's own search (the same root rule, no noise).
+    # Evaluation plays the search self-play trains with (the same root rule and leaf mixing),
+    # without noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
     "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
              "buffer": 100, "lr": 0.001, "drop": 40_000, "augment": False, "eval_games": 1,
              "final_games": 2, "mcts_sims": 4, "fpu": 0.25, "selfplay_mix": 0.5,
@@ -437,7 +438,7 @@ def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out[f"eval-{i}"] = {"games": v["final_games"] if last else v["eval_games"],
                             "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"],
                             "fpu_reduction": v["fpu"], "root_rule": v["root"],
-                            "seed": 20_000_003 + i}  # fmt: skip
+                            "rollout_mix": v["selfplay_mix"], "seed": 20_000_003 + i}  # fmt: skip
     return out
 
 

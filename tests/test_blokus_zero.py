@@ -706,8 +706,9 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     assert sp["fpu_reduction"] is None and ev["fpu_reduction"] is None  # the paper's Q = 0
     small = spec.resolve("small")
     assert small["selfplay-1"]["fpu_reduction"] == small["eval-1"]["fpu_reduction"] == 0.25
-    assert small["selfplay-1"]["rollout_mix"] == 0.5 and "rollout_mix" not in small["eval-1"]
-    assert sp["rollout_mix"] == 0.0 and "rollout_mix" not in ev
+    # evaluation searches as self-play does: the small preset's mixing, the paper's none
+    assert small["selfplay-1"]["rollout_mix"] == small["eval-1"]["rollout_mix"] == 0.5
+    assert sp["rollout_mix"] == ev["rollout_mix"] == 0.0
     assert sp["root_rule"] == ev["root_rule"] == "puct"  # the paper's root
     assert paper["train-1"]["legal_softmax"] is False and small["train-1"]["legal_softmax"]
     assert small["selfplay-1"]["root_rule"] == small["eval-1"]["root_rule"] == "gumbel"
