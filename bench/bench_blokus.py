@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_blokus.py [moves|mcts|net|selfplay|all] [--root puct|gumbel]
     .venv/bin/python bench/bench_blokus.py probe --store DIR --net KEY|uniform [--mix 0.5]
         [--fpu 0.25|none] [--root puct|gumbel] [--games 24] [--sims 64] [--seed 7]
+        [--parallel 16]   (with --seed 20000013: the same games as the small preset's final eval)
 
 `probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
 MCTS-MAXN, the paper's evaluation protocol, without writing to the store.
@@ -184,7 +185,8 @@ def probe(args: argparse.Namespace) -> None:
         model, _ = load_net(ArtifactStore(args.store).open(args.net), "cpu")
     fpu = None if args.fpu == "none" else float(args.fpu)
     t0 = time.perf_counter()
-    result = match(tables(), Evaluator(model), args.games, args.games, args.sims, args.sims,
+    parallel = args.parallel or args.games  # the eval stage searches 16 at once
+    result = match(tables(), Evaluator(model), args.games, parallel, args.sims, args.sims,
                    args.seed, 4, 1, rollout_mix=args.mix, fpu_reduction=fpu,
                    root_rule=args.root)  # fmt: skip
     mean, half = interval(np.asarray(result.win_share()))
@@ -199,7 +201,7 @@ def main() -> None:
     ap.add_argument("what", nargs="?", default="all")
     ap.add_argument("--sims", type=int, default=64)
     ap.add_argument("--games", type=int, default=8)
-    ap.add_argument("--parallel", type=int, default=8)
+    ap.add_argument("--parallel", type=int, default=None, help="default: 8; a probe: --games")
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--filters", type=int, default=64)
     ap.add_argument("--store", default=None)
@@ -223,7 +225,7 @@ def main() -> None:
         if args.what == "net":
             bench_net(ZeroConfig(10, 128))
     if args.what in ("selfplay", "all"):
-        bench_selfplay(config, args.sims, args.games, args.parallel, args.root)
+        bench_selfplay(config, args.sims, args.games, args.parallel or 8, args.root)
 
 
 if __name__ == "__main__":
