@@ -5,8 +5,12 @@
         [--fpu 0.25|none] [--root puct|gumbel] [--games 24] [--sims 64] [--seed 7]
         [--parallel 16]   (with --seed 20000013: the same games as the small preset's final eval)
 
+    .venv/bin/python bench/bench_blokus.py targets --store DIR --net KEY|uniform [--mix 0.5]
+        [--fpu 0.25] [--root gumbel] [--games 16] [--seed 11]
+
 `probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
-MCTS-MAXN, the paper's evaluation protocol, without writing to the store.
+MCTS-MAXN, the paper's evaluation protocol, without writing to the store. `targets`: how much
+the policy targets of repeated searches of one position agree.
 
 Reference in the same run for legal moves: the rules applied to all 30,433 placements at once
 with numpy (what a vectorised Python engine would do).
@@ -38,7 +42,7 @@ from engines.blokus import (
 )
 from engines.blokus_mcts import History, Tree, mcts_move, seeded_rng
 from engines.blokus_selfplay import self_play, tree_capacity
-from engines.blokus_zero import N_PLANES, BlokusNet, Evaluator, ZeroConfig
+from engines.blokus_zero import N_MOVES, N_PLANES, BlokusNet, Evaluator, ZeroConfig
 
 
 def mid_game_positions(n: int, seed: int = 0) -> list[np.ndarray]:
@@ -173,16 +177,22 @@ def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int, roo
           f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
 
 
-def probe(args: argparse.Namespace) -> None:
-    """A network's win share against three MCTS-MAXN under the chosen search settings."""
+def probe_net(args: argparse.Namespace) -> torch.nn.Module:
+    """The network a probe searches with: a stored blokus-train artifact, or an untrained one."""
     from artifacts import ArtifactStore
-    from engines.blokus_selfplay import match
-    from stages.blokus import fresh_net, interval, load_net
+    from stages.blokus import fresh_net, load_net
 
     if args.net == "uniform":
-        model = fresh_net(ZeroConfig(args.blocks, args.filters), 0)
-    else:
-        model, _ = load_net(ArtifactStore(args.store).open(args.net), "cpu")
+        return fresh_net(ZeroConfig(args.blocks, args.filters), 0)
+    return load_net(ArtifactStore(args.store).open(args.net), "cpu")[0]
+
+
+def probe(args: argparse.Namespace) -> None:
+    """A network's win share against three MCTS-MAXN under the chosen search settings."""
+    from engines.blokus_selfplay import match
+    from stages.blokus import interval
+
+    model = probe_net(args)
     fpu = None if args.fpu == "none" else float(args.fpu)
     t0 = time.perf_counter()
     parallel = args.parallel or args.games  # the eval stage searches 16 at once
@@ -193,6 +203,28 @@ def probe(args: argparse.Namespace) -> None:
     print(f"{args.net} rollout_mix={args.mix} fpu={fpu} root={args.root}, {args.games} games: "
           "win share "
           f"{mean:.3f} ± {half:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+
+
+def target_spread(args: argparse.Namespace) -> None:
+    """How reproducible the search's policy target is: `--games` self-play searches of the same
+    position (the empty board, every game's ply 0) under the chosen settings, compared."""
+    model = probe_net(args)
+    fpu = None if args.fpu == "none" else float(args.fpu)
+    rec = self_play(tables(), Evaluator(model), args.games, args.games, args.sims, args.seed,
+                    rollout_mix=args.mix, fpu_reduction=fpu, root_rule=args.root)  # fmt: skip
+    targets = np.zeros((rec.games, N_MOVES))
+    for g in range(rec.games):
+        a, b = rec.pi_start[rec.game_start[g]], rec.pi_start[rec.game_start[g] + 1]
+        targets[g, rec.pi_move[a:b]] = rec.pi_weight[a:b]
+    targets /= targets.sum(axis=1, keepdims=True)
+    pairs = [(i, j) for i in range(rec.games) for j in range(i + 1, rec.games)]
+    tv = np.mean([0.5 * np.abs(targets[i] - targets[j]).sum() for i, j in pairs])
+    consensus = int(targets.mean(axis=0).argmax())
+    print(f"{args.net} rollout_mix={args.mix} root={args.root}, {rec.games} searches of the "
+          f"empty board ({int((targets[0] > 0).sum())} legal): top-1 mass "
+          f"{targets.max(axis=1).mean():.3f}, distinct top-1 moves "
+          f"{len(set(targets.argmax(axis=1)))}, mean pairwise total variation {tv:.3f}, mass on "
+          f"the mean target's top move {targets[:, consensus].mean():.3f}", flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -211,8 +243,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--root", choices=("puct", "gumbel"), default="puct")
     args = ap.parse_args()
-    if args.what == "probe":
-        probe(args)
+    if args.what in ("probe", "targets"):
+        (probe if args.what == "probe" else target_spread)(args)
         return
     print(f"torch threads {torch.get_num_threads()}, players {N_PLAYERS}", flush=True)
     config = ZeroConfig(args.blocks, args.filters)
