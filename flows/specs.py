@@ -383,7 +383,7 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # larger learning rate and symmetry augmentation (the paper's suggestion), and its 64
     # simulations search in depth with a first-play-urgency reduction (fpu; None: the paper's
     # Q = 0, under which 64 simulations visit each root child at most once); its self-play
-    # blends one rollout into each leaf value (selfplay_mix, AlphaGo's mixing) so the first
+    # blends one rollout into each leaf value (mix, AlphaGo's mixing) so the first
     # generations' search targets are not a random network's values, and its root follows the
     # Gumbel rule (root: sequential halving over 16 Gumbel-sampled moves, trained towards the
     # improved policy), which improves the policy with fewer simulations than legal moves; its
@@ -393,16 +393,16 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # without noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
     "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
              "buffer": 100, "lr": 0.001, "drop": 40_000, "augment": False, "eval_games": 1,
-             "final_games": 2, "mcts_sims": 4, "fpu": 0.25, "selfplay_mix": 0.5,
+             "final_games": 2, "mcts_sims": 4, "fpu": 0.25, "mix": 0.5,
              "root": "gumbel", "legal_softmax": True},
     "small": {"blocks": 4, "filters": 64, "sims": 64, "games": 48, "parallel": 48,
               "steps": 300, "buffer": 2000, "lr": 0.01, "drop": 1700, "augment": True,
               "eval_games": 12, "final_games": 120, "mcts_sims": 64, "fpu": 0.25,
-              "selfplay_mix": 0.5, "root": "gumbel", "legal_softmax": True},
+              "mix": 0.5, "root": "gumbel", "legal_softmax": True},
     "paper": {"blocks": 10, "filters": 128, "sims": 800, "games": 7000, "parallel": 32,
               "steps": 7000, "buffer": 10_000, "lr": 0.001, "drop": 40_000, "augment": False,
               "eval_games": 300, "final_games": 300, "mcts_sims": 800, "fpu": None,
-              "selfplay_mix": 0.0, "root": "puct", "legal_softmax": False},
+              "mix": 0.0, "root": "puct", "legal_softmax": False},
 }  # fmt: skip
 
 
@@ -428,7 +428,7 @@ def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for i in range(1, BLOKUS_ITERATIONS + 1):
         out[f"selfplay-{i}"] = {**net, "sims": v["sims"], "games": v["games"],
                                 "parallel": v["parallel"], "fpu_reduction": v["fpu"],
-                                "rollout_mix": v["selfplay_mix"], "root_rule": v["root"],
+                                "rollout_mix": v["mix"], "root_rule": v["root"],
                                 "seed": i}  # fmt: skip
         out[f"train-{i}"] = {**net, "steps": v["steps"], "buffer_games": v["buffer"],
                              "lr": v["lr"], "lr_late": v["lr"] / 10, "lr_drop_step": v["drop"],
@@ -438,7 +438,7 @@ def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out[f"eval-{i}"] = {"games": v["final_games"] if last else v["eval_games"],
                             "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"],
                             "fpu_reduction": v["fpu"], "root_rule": v["root"],
-                            "rollout_mix": v["selfplay_mix"], "seed": 20_000_003 + i}  # fmt: skip
+                            "rollout_mix": v["mix"], "seed": 20_000_003 + i}  # fmt: skip
     return out
 
 
