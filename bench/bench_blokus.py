@@ -177,14 +177,16 @@ def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int, roo
           f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
 
 
-def probe_net(args: argparse.Namespace) -> torch.nn.Module:
-    """The network a probe searches with: a stored blokus-train artifact, or an untrained one."""
+def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, float | None]:
+    """The network a probe searches with (a stored blokus-train artifact, or an untrained one)
+    and its first-play-urgency reduction (None: the paper's Q = 0)."""
     from artifacts import ArtifactStore
     from stages.blokus import fresh_net, load_net
 
+    fpu = None if args.fpu == "none" else float(args.fpu)
     if args.net == "uniform":
-        return fresh_net(ZeroConfig(args.blocks, args.filters), 0)
-    return load_net(ArtifactStore(args.store).open(args.net), "cpu")[0]
+        return fresh_net(ZeroConfig(args.blocks, args.filters), 0), fpu
+    return load_net(ArtifactStore(args.store).open(args.net), "cpu")[0], fpu
 
 
 def probe(args: argparse.Namespace) -> None:
@@ -192,8 +194,7 @@ def probe(args: argparse.Namespace) -> None:
     from engines.blokus_selfplay import match
     from stages.blokus import interval
 
-    model = probe_net(args)
-    fpu = None if args.fpu == "none" else float(args.fpu)
+    model, fpu = probe_search(args)
     t0 = time.perf_counter()
     parallel = args.parallel or args.games  # the eval stage searches 16 at once
     result = match(tables(), Evaluator(model), args.games, parallel, args.sims, args.sims,
@@ -208,8 +209,7 @@ def probe(args: argparse.Namespace) -> None:
 def target_spread(args: argparse.Namespace) -> None:
     """How reproducible the search's policy target is: `--games` self-play searches of the same
     position (the empty board, every game's ply 0) under the chosen settings, compared."""
-    model = probe_net(args)
-    fpu = None if args.fpu == "none" else float(args.fpu)
+    model, fpu = probe_search(args)
     rec = self_play(tables(), Evaluator(model), args.games, args.games, args.sims, args.seed,
                     rollout_mix=args.mix, fpu_reduction=fpu, root_rule=args.root)  # fmt: skip
     targets = np.zeros((rec.games, N_MOVES))
@@ -243,8 +243,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--root", choices=("puct", "gumbel"), default="puct")
     args = ap.parse_args()
-    if args.what in ("probe", "targets"):
-        (probe if args.what == "probe" else target_spread)(args)
+    search_probes = {"probe": probe, "targets": target_spread}
+    if args.what in search_probes:
+        search_probes[args.what](args)
         return
     print(f"torch threads {torch.get_num_threads()}, players {N_PLAYERS}", flush=True)
     config = ZeroConfig(args.blocks, args.filters)
