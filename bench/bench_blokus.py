@@ -6,11 +6,15 @@
         [--parallel 16]   (with --seed 20000013: the same games as the small preset's final eval)
 
     .venv/bin/python bench/bench_blokus.py targets --store DIR --net KEY|uniform [--mix 0.5]
-        [--fpu 0.25] [--root gumbel] [--games 16] [--seed 11]
+        [--fpu 0.25] [--root gumbel] [--games 16] [--seed 11] [--margin 10]
+    .venv/bin/python bench/bench_blokus.py signal --store DIR [--margin 10]
 
 `probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
 MCTS-MAXN, the paper's evaluation protocol, without writing to the store. `targets`: how much
-the policy targets of repeated searches of one position agree.
+the policy targets of repeated searches of one position agree, and how much they prefer large
+pieces. `signal`: how much of a stored run's training targets simple features can predict, on
+its last self-play run held out (value: a linear fit on the squares each colour has placed;
+policy: a softmax on piece size).
 
 Reference in the same run for legal moves: the rules applied to all 30,433 placements at once
 with numpy (what a vectorised Python engine would do).
@@ -199,7 +203,7 @@ def probe(args: argparse.Namespace) -> None:
     parallel = args.parallel or args.games  # the eval stage searches 16 at once
     result = match(tables(), Evaluator(model), args.games, parallel, args.sims, args.sims,
                    args.seed, 4, 1, rollout_mix=args.mix, fpu_reduction=fpu,
-                   root_rule=args.root)  # fmt: skip
+                   root_rule=args.root, value_margin=args.margin)  # fmt: skip
     mean, half = interval(np.asarray(result.win_share()))
     print(f"{args.net} rollout_mix={args.mix} fpu={fpu} root={args.root}, {args.games} games: "
           "win share "
@@ -211,7 +215,8 @@ def target_spread(args: argparse.Namespace) -> None:
     position (the empty board, every game's ply 0) under the chosen settings, compared."""
     model, fpu = probe_search(args)
     rec = self_play(tables(), Evaluator(model), args.games, args.games, args.sims, args.seed,
-                    rollout_mix=args.mix, fpu_reduction=fpu, root_rule=args.root)  # fmt: skip
+                    rollout_mix=args.mix, fpu_reduction=fpu, root_rule=args.root,
+                    value_margin=args.margin)  # fmt: skip
     targets = np.zeros((rec.games, N_MOVES))
     for g in range(rec.games):
         a, b = rec.pi_start[rec.game_start[g]], rec.pi_start[rec.game_start[g] + 1]
@@ -225,6 +230,81 @@ def target_spread(args: argparse.Namespace) -> None:
           f"{targets.max(axis=1).mean():.3f}, distinct top-1 moves "
           f"{len(set(targets.argmax(axis=1)))}, mean pairwise total variation {tv:.3f}, mass on "
           f"the mean target's top move {targets[:, consensus].mean():.3f}", flush=True)  # fmt: skip
+    size = tables().size
+    searched = np.flatnonzero(np.diff(rec.pi_start) > 1)
+    by_target = by_legal = 0.0
+    for k in searched.tolist():
+        moves = rec.pi_move[rec.pi_start[k] : rec.pi_start[k + 1]]
+        w = rec.pi_weight[rec.pi_start[k] : rec.pi_start[k + 1]]
+        by_target += float((w * size[moves]).sum() / w.sum())
+        by_legal += float(size[moves].mean())
+    print(f"over all {searched.size} searched positions of these games: mean piece size "
+          f"{by_target / searched.size:.3f} under the target, {by_legal / searched.size:.3f} "
+          "over the legal moves", flush=True)  # fmt: skip
+
+
+def learnable_signal(args: argparse.Namespace) -> None:
+    """On a stored run's self-play games (the last run held out): the value targets' variance a
+    linear fit on placed squares explains (win/loss, and the margin utility), and the policy
+    loss of the best softmax on piece size against a uniform guess over the legal moves."""
+    from artifacts import ArtifactStore
+    from engines.blokus_selfplay import GameRecords, sample_batch
+    from stages.blokus import load_records
+
+    store = ArtifactStore(args.store)
+    done = [e.key for e in store.entries()
+            if e.stage == "blokus-selfplay" and e.status == "complete"]  # fmt: skip
+    runs = sorted(((int(store.open(k).params["seed"]), store.open(k)) for k in done),
+                  key=lambda x: x[0])  # fmt: skip
+    fit = GameRecords.concat([load_records(a) for _, a in runs[:-1]])
+    held = load_records(runs[-1][1])
+    t = tables()
+
+    def features(planes: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        placed = planes[:, :N_PLAYERS, :].sum(axis=2)  # squares on the board, mover first
+        ply = planes[:, N_PLANES - 1, :1]
+        count = np.log(legal.sum(axis=1, keepdims=True))
+        return np.concatenate([placed, placed * ply, ply, count, np.ones_like(ply)], axis=1)
+
+    for margin in (0.0, args.margin):
+        xp, _, xz, xl = sample_batch(t, fit, 8192, np.random.default_rng(5), False, margin)
+        hp, _, hz, hl = sample_batch(t, held, 2048, np.random.default_rng(6), False, margin)
+        w, *_ = np.linalg.lstsq(features(xp, xl), xz, rcond=None)
+        constant = float(((hz - xz.mean(axis=0)) ** 2).sum(axis=1).mean())
+        linear = float(((hz - features(hp, hl) @ w) ** 2).sum(axis=1).mean())
+        name = "win/loss" if margin == 0 else f"margin {margin:g}"
+        print(f"value targets ({name}), {held.games} held-out games: squared error "
+              f"{constant:.3f} for the best constant, {linear:.3f} for the linear fit "
+              f"({1 - linear / constant:.1%} explained)", flush=True)  # fmt: skip
+    size = t.size.astype(np.float64)
+
+    def size_loss(records: GameRecords, beta: float) -> float:
+        losses = []
+        for k in np.flatnonzero(np.diff(records.pi_start) > 1).tolist():
+            a, b = records.pi_start[k], records.pi_start[k + 1]
+            w = records.pi_weight[a:b] / records.pi_weight[a:b].sum()
+            logits = beta * size[records.pi_move[a:b]]
+            logits -= logits.max()
+            losses.append(-float((w * (logits - np.log(np.exp(logits).sum()))).sum()))
+        return float(np.mean(losses))
+
+    betas = np.linspace(-0.5, 1.5, 21)
+    best = betas[int(np.argmin([size_loss(fit, b) for b in betas]))]
+    print(f"policy targets: held-out loss {size_loss(held, 0.0):.4f} for a uniform guess over "
+          f"the legal moves, {size_loss(held, best):.4f} for softmax({best:.1f} x piece size) "
+          "fitted on the rest", flush=True)  # fmt: skip
+    if args.net != "uniform":  # a network that has not trained on the held-out games
+        model, _ = probe_search(args)
+        planes, pi, z, legal = sample_batch(t, held, 2048, np.random.default_rng(6), False)
+        with torch.no_grad():
+            logits, v = model.eval()(torch.from_numpy(planes).view(-1, N_PLANES, SIDE, SIDE))
+        logits = logits.masked_fill(~torch.from_numpy(legal), -1e9)
+        loss = -(torch.from_numpy(pi) * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        uniform = float(np.log(legal.sum(axis=1)).mean())
+        error = float(((z - v.numpy()) ** 2).sum(axis=1).mean())
+        print(f"{args.net} on held-out positions: policy loss {float(loss):.4f} (uniform over "
+              f"the legal moves {uniform:.4f}), value squared error {error:.3f} (win/loss)",
+              flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -240,10 +320,12 @@ def main() -> None:
     ap.add_argument("--net", default="uniform")
     ap.add_argument("--mix", type=float, default=0.0)
     ap.add_argument("--fpu", default="none")
+    ap.add_argument("--margin", type=float, default=0.0, help="value margin (0: win/loss)")
+    # (signal compares win/loss with --margin; give it one above 0 there)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--root", choices=("puct", "gumbel"), default="puct")
     args = ap.parse_args()
-    search_probes = {"probe": probe, "targets": target_spread}
+    search_probes = {"probe": probe, "targets": target_spread, "signal": learnable_signal}
     if args.what in search_probes:
         search_probes[args.what](args)
         return

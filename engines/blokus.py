@@ -371,3 +371,27 @@ def outcome(s: np.ndarray, sizes: np.ndarray, z: np.ndarray) -> None:
             winners += 1
     for p in range(N_PLAYERS):
         z[p] = -1.0 if sc[p] < top else (1.0 if winners == 1 else 0.0)
+
+
+@njit(cache=True, nogil=True)
+def margin_values(sc: np.ndarray, margin: float, z: np.ndarray) -> None:
+    """z[p] = tanh((score p - the best other score) / margin): the sign of `outcome`, graded by
+    how far ahead or behind (a lower-variance utility than win/loss; beyond the paper)."""
+    for p in range(N_PLAYERS):
+        best_other = -1e9
+        for q in range(N_PLAYERS):
+            if q != p:
+                best_other = max(best_other, sc[q])
+        z[p] = np.tanh((sc[p] - best_other) / margin)
+
+
+@njit(cache=True, nogil=True)
+def utility(s: np.ndarray, sizes: np.ndarray, margin: float, z: np.ndarray) -> None:
+    """The final position's value per colour: `outcome` (margin 0, the paper's win/loss) or
+    `margin_values` of the scores."""
+    if margin <= 0:
+        outcome(s, sizes, z)
+        return
+    sc = np.zeros(N_PLAYERS)
+    scores(s, sizes, sc)
+    margin_values(sc, margin, z)

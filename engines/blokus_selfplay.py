@@ -33,6 +33,7 @@ from engines.blokus import (
     advance,
     board_symmetries,
     legal_moves,
+    margin_values,
     new_state,
     outcome,
     place,
@@ -170,6 +171,7 @@ class ZeroSearch:
         fpu_reduction: float | None = None,
         root_rule: str = "puct",
         considered: int = 16,
+        value_margin: float = 0.0,
     ) -> None:
         if root_rule not in ROOT_RULES:
             raise ValueError(f"root_rule must be one of {ROOT_RULES}, not {root_rule!r}")
@@ -188,6 +190,7 @@ class ZeroSearch:
         self.noise_eps = noise_eps
         self.rng = seeded_rng(seed, 1)
         self.rollout_mix = rollout_mix
+        self.value_margin = value_margin
         self.rollout_rng = seeded_rng(seed, 2)
         self._stamp = np.zeros(N_MOVES + 1, np.int64)
         self.planes = np.zeros((games, N_PLANES, CELLS), np.float32)
@@ -217,12 +220,13 @@ class ZeroSearch:
                 if self.rollout_mix > 0:
                     values = np.array(values, np.float64)
                     mix_rollouts(active, rows, f.leaf_states, values, self.rollout_mix, t,
-                                 self._stamp, self._moves, self.rollout_rng)  # fmt: skip
+                                 self._stamp, self._moves, self.rollout_rng,
+                                 self.value_margin)  # fmt: skip
             else:
                 logits = np.zeros((1, N_MOVES), np.float32)
                 values = np.zeros((1, N_PLAYERS), np.float32)
             expand_leaves(active, logits, values, rows, self.noise_alpha,
-                          0.0 if self.gumbel else self.noise_eps, self.rng,
+                          0.0 if self.gumbel else self.noise_eps, self.value_margin, self.rng,
                           *f.arrays()[:-1])  # fmt: skip
             if self.gumbel and k == 0:
                 self._gumbel_start(active, movers)
@@ -321,11 +325,13 @@ def self_play(
     fpu_reduction: float | None = None,
     root_rule: str = "puct",
     considered: int = 16,
+    value_margin: float = 0.0,
 ) -> GameRecords:
     """`games` self-play games, `parallel` at a time, each move searched with `sims` simulations."""
     parallel = max(1, min(parallel, games))
     search = ZeroSearch(t, evaluator, parallel, sims, tree_capacity(sims), noise_alpha, noise_eps,
-                        seed, rollout_mix, fpu_reduction, root_rule, considered)  # fmt: skip
+                        seed, rollout_mix, fpu_reduction, root_rule, considered,
+                        value_margin)  # fmt: skip
     rng = np.random.default_rng([seed, first_game])
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
     active = np.zeros(parallel, np.bool_)
@@ -402,6 +408,7 @@ def match(
     fpu_reduction: float | None = None,
     root_rule: str = "puct",
     considered: int = 16,
+    value_margin: float = 0.0,
 ) -> MatchResult:
     """The paper's evaluation: the tested player (BlokusZero, or uniform random without an
     evaluator) in a random seat against three MCTS-MAXN, the first `random_plies` placements
@@ -411,7 +418,8 @@ def match(
     seats = rng.integers(0, N_PLAYERS, games)
     search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed,
                          rollout_mix=rollout_mix, fpu_reduction=fpu_reduction,
-                         root_rule=root_rule, considered=considered)
+                         root_rule=root_rule, considered=considered,
+                         value_margin=value_margin)
               if evaluator is not None else None)  # fmt: skip
     trees = [Tree(tree_capacity(mcts_sims), t.n) for _ in range(parallel)]
     histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]
@@ -531,9 +539,11 @@ def sample_batch(
     batch: int,
     rng: np.random.Generator,
     augment: bool,
+    value_margin: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(planes [B, 33, 400], pi [B, 30433], z [B, 4] from the mover, legal [B, 30433]: the
-    searched placements, i.e. the legal ones) of random positions."""
+    searched placements, i.e. the legal ones) of random positions; z is the game's outcome,
+    or with value_margin > 0 the `margin_values` of its final scores."""
     searched = np.flatnonzero(np.diff(records.pi_start) > 0)
     pick = searched[rng.integers(0, searched.size, batch)]
     games = np.searchsorted(records.game_start, pick, side="right") - 1
@@ -549,7 +559,12 @@ def sample_batch(
         pi[i, records.pi_move[a:b]] = w / max(float(w.sum()), 1e-12)
         legal[i, records.pi_move[a:b]] = True
     order = (movers[:, None] + np.arange(N_PLAYERS)[None, :]) % N_PLAYERS
-    z = records.outcome[games[:, None], order].astype(np.float32)
+    final = records.outcome
+    if value_margin > 0:
+        final = np.zeros_like(records.scores, dtype=np.float64)
+        for g in np.unique(games).tolist():
+            margin_values(records.scores[g].astype(np.float64), value_margin, final[g])
+    z = final[games[:, None], order].astype(np.float32)
     if augment:
         cell_map = board_symmetries()
         for i, k in enumerate(rng.integers(0, 8, batch)):
@@ -581,11 +596,14 @@ def train_step(
     z: np.ndarray,
     device: str = "cpu",
     legal: np.ndarray | None = None,
+    value_weight: float = 1.0,
 ) -> tuple[float, float]:
-    """One SGD step on (z - v)^2 + cross-entropy(pi, p); returns (value loss, policy loss).
-    With `legal`, p is the softmax over those placements only (the search renormalises the
-    priors over the legal moves, so the network need not learn which are illegal); without
-    it, over all 30,433 (the paper's)."""
+    """One SGD step on value_weight (z - v)^2 + cross-entropy(pi, p); returns (value loss,
+    policy loss). With `legal`, p is the softmax over those placements only (the search
+    renormalises the priors over the legal moves, so the network need not learn which are
+    illegal); without it, over all 30,433 (the paper's). A value weight below the paper's 1
+    keeps the value head from memorising the outcomes of the few games in a small buffer
+    (AlphaGo's reason for sampling one position per game)."""
     model.train()
     x = torch.from_numpy(planes).to(device).view(-1, N_PLANES, 20, 20)
     target_pi = torch.from_numpy(pi).to(device)
@@ -596,6 +614,6 @@ def train_step(
     value_loss = ((target_z - v) ** 2).sum(dim=1).mean()
     policy_loss = -(target_pi * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
     optimiser.zero_grad(set_to_none=True)
-    (value_loss + policy_loss).backward()
+    (value_weight * value_loss + policy_loss).backward()
     optimiser.step()
     return value_loss.item(), policy_loss.item()

@@ -20,7 +20,8 @@ simulations than legal moves visits each root child at most once. The most visit
 is played, ties to the better mean value for the mover (as MCTS-MAXN breaks them).
 
 A leaf is evaluated by the network (priors renormalised over the legal placements) or, at the
-end of the game, by the outcome (+1 sole winner, 0 shared top score, -1 otherwise); the four
+end of the game, by the outcome (+1 sole winner, 0 shared top score, -1 otherwise; or, with a
+value margin m > 0, beyond the paper, tanh((own score - best other score) / m)); the four
 values are added to every edge on the path.
 Dirichlet noise (alpha, eps) mixes into the root priors during self-play. One leaf per game per
 step, so a batch holds one position of every game played in parallel. A node whose children
@@ -50,8 +51,8 @@ from engines.blokus import (
     Tables,
     advance,
     legal_moves,
-    outcome,
     place,
+    utility,
 )
 from engines.blokus_mcts import rollout_move
 from engines.mccfr import _uniform
@@ -356,6 +357,7 @@ def expand_leaves(
     rows: np.ndarray,
     noise_alpha: float,
     noise_eps: float,
+    margin: float,
     rng: np.ndarray,
     move: np.ndarray,
     prior: np.ndarray,
@@ -374,7 +376,8 @@ def expand_leaves(
     """Expand each active game's leaf with the network's priors and back the values up.
 
     Game g's network output is row rows[g] of logits/values (-1: not evaluated, i.e. terminal
-    or already expanded). Root priors get Dirichlet noise when noise_eps > 0.
+    or already expanded); a terminal leaf is worth its `utility` (margin 0: win/loss). Root
+    priors get Dirichlet noise when noise_eps > 0.
     """
     capacity = move.shape[1]
     v_abs = np.zeros(N_PLAYERS)
@@ -384,7 +387,7 @@ def expand_leaves(
         s = leaf_states[g]
         leaf = path[g, depth[g]]
         if terminal[g]:
-            outcome(s, PIECE_SIZES, v_abs)
+            utility(s, PIECE_SIZES, margin, v_abs)
         else:
             r = rows[g]
             me = s[TO_MOVE]
@@ -438,10 +441,12 @@ def mix_rollouts(
     stamp: np.ndarray,
     moves: np.ndarray,
     rng: np.ndarray,
+    margin: float = 0.0,
 ) -> None:
     """Blend one MCTS-MAXN rollout into each evaluated leaf: v <- (1 - mix) v + mix z, z the
-    rollout's outcome in the mover's order (AlphaGo's mixed leaf evaluation; an option beyond
-    the paper, which uses the value network alone)."""
+    rollout's final `utility` (win/loss, or the score margin with margin > 0) in the mover's
+    order (AlphaGo's mixed leaf evaluation; an option beyond the paper, which uses the value
+    network alone)."""
     s = np.empty(leaf_states.shape[1], np.uint8)
     anchors = np.zeros(CELLS, np.int64)
     z = np.zeros(N_PLAYERS)
@@ -456,7 +461,7 @@ def mix_rollouts(
             m = rollout_move(s, t, stamp, moves, anchors, 0.05, rng)
             place(s, m, t)
             alive = advance(s, t)
-        outcome(s, PIECE_SIZES, z)
+        utility(s, PIECE_SIZES, margin, z)
         for i in range(N_PLAYERS):
             values[r, i] = (1.0 - mix) * values[r, i] + mix * z[(me + i) % N_PLAYERS]
 

@@ -27,10 +27,17 @@ class StageParams(BaseModel):
     # Fields that change how a stage runs (chunk sizes, checkpoint interval, pruning groups)
     # but never what it writes: recorded in the lineage, left out of the artifact key.
     execution_only: ClassVar[frozenset[str]] = frozenset()
+    # Options added after artifacts were stored, whose default reproduces the old behaviour:
+    # left out of the key while at their default, so those artifacts keep their keys.
+    keyed_unless_default: ClassVar[frozenset[str]] = frozenset()
 
     def key_params(self) -> dict[str, Any]:
         """The parameters that define the artifact's content (they form its key)."""
-        return self.model_dump(mode="json", exclude=set(self.execution_only))
+        out = self.model_dump(mode="json", exclude=set(self.execution_only))
+        for name in self.keyed_unless_default:
+            if getattr(self, name) == type(self).model_fields[name].default:
+                del out[name]
+        return out
 
     def execution_params(self) -> dict[str, Any]:
         """The execution-only parameters of this run."""

@@ -103,10 +103,14 @@ class SelfPlayParams(NetParams):
     # over `considered` actions, trained towards the improved policy; see engines.blokus_zero)
     root_rule: Literal["puct", "gumbel"] = "puct"
     considered: int = Field(default=16, ge=1)
+    # the value of a finished game: 0, win/loss (the paper's); m > 0, beyond the paper,
+    # tanh((own score - best other score) / m), for rollouts and terminal leaves
+    value_margin: float = Field(default=0.0, ge=0)
     seed: int = 0
     # `parallel` is in the key: the games of a batch share the noise and move-draw streams, and
     # the batch size is the network's, so another `parallel` plays other games
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
+    keyed_unless_default: ClassVar[frozenset[str]] = frozenset({"value_margin"})
 
 
 def run_selfplay(ctx: StageContext) -> dict[str, Any]:
@@ -128,7 +132,7 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
                         p.seed * 1_000_003 + start, p.proportional_plies, p.noise_alpha,
                         p.noise_eps, progress=bar.advance, rollout_mix=p.rollout_mix,
                         fpu_reduction=p.fpu_reduction, root_rule=p.root_rule,
-                        considered=p.considered)  # fmt: skip
+                        considered=p.considered, value_margin=p.value_margin)  # fmt: skip
         plies += len(rec.moves)
         return rec
 
@@ -169,9 +173,14 @@ class TrainParams(NetParams):
     augment: bool = False  # one of the 8 board symmetries per sample (the paper's suggestion)
     # the policy loss over the legal placements only (beyond the paper, which uses all 30,433)
     legal_softmax: bool = False
+    value_margin: float = Field(default=0.0, ge=0)  # value targets: as in blokus-selfplay
+    # the value loss's weight (the paper's 1); lower keeps the value head from memorising the
+    # outcomes of a small buffer's games
+    value_weight: float = Field(default=1.0, gt=0)
     checkpoint_every: int = Field(default=200, ge=1)
     seed: int = 0
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "checkpoint_every"})
+    keyed_unless_default: ClassVar[frozenset[str]] = frozenset({"value_margin", "value_weight"})
 
 
 def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
@@ -236,9 +245,9 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
         for group in optimiser.param_groups:
             group["lr"] = lr
         rng = np.random.default_rng([p.seed, g])  # a step's batch depends on its number only
-        planes, pi, z, legal = sample_batch(t, buffer, p.batch, rng, p.augment)
+        planes, pi, z, legal = sample_batch(t, buffer, p.batch, rng, p.augment, p.value_margin)
         losses[step] = train_step(model, optimiser, planes, pi, z, device,
-                                  legal if p.legal_softmax else None)  # fmt: skip
+                                  legal if p.legal_softmax else None, p.value_weight)  # fmt: skip
         bar.advance(1)
         bar.note(f"value {losses[step, 0]:.3f} policy {losses[step, 1]:.3f}")
         if (step + 1) % p.checkpoint_every == 0 and step + 1 < p.steps:
@@ -282,6 +291,7 @@ class EvalParams(StageParams):
     fpu_reduction: float | None = Field(default=None, ge=0)  # as in blokus-selfplay
     root_rule: Literal["puct", "gumbel"] = "puct"  # as in blokus-selfplay
     considered: int = Field(default=16, ge=1)
+    value_margin: float = Field(default=0.0, ge=0)  # as in blokus-selfplay
     parallel: int = Field(default=16, ge=1)
     threads: int = Field(default=2, ge=1)
     seed: int = 20_000_003
@@ -289,6 +299,7 @@ class EvalParams(StageParams):
     # `parallel` is in the key (the batch size is the network's, and rollout_mix draws from one
     # stream shared by the batch); MCTS-MAXN's streams are per game, so `threads` is not
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "threads"})
+    keyed_unless_default: ClassVar[frozenset[str]] = frozenset({"value_margin"})
 
 
 def interval(shares: np.ndarray) -> tuple[float, float]:
@@ -320,7 +331,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                            p.mcts_sims, p.seed + i, p.random_plies, p.threads,
                            progress=bar.advance, rollout_mix=p.rollout_mix,
                            fpu_reduction=p.fpu_reduction, root_rule=p.root_rule,
-                           considered=p.considered)  # fmt: skip
+                           considered=p.considered, value_margin=p.value_margin)  # fmt: skip
             bar.close()
             saved = {"seat": result.seat, "scores": result.scores, "outcome": result.outcome,
                      "share": result.win_share(), "boards": result.boards,

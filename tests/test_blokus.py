@@ -50,6 +50,7 @@ from engines.blokus import (
     place,
     scores,
     tables,
+    utility,
 )
 from engines.blokus_mcts import History, Tree, mcts_move, seeded_rng
 
@@ -610,6 +611,29 @@ def test_outcome_sole_and_shared_top():
     near = with_remaining({1: [], 3: []}, {1: MONOMINO, 3: piece_index("I5")})
     assert outcome_of(near).tolist() == [-1.0, 1.0, -1.0, -1.0]
     assert outcome_of(new_state()).tolist() == [0.0] * 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    left=st.lists(st.lists(st.booleans(), min_size=21, max_size=21), min_size=4, max_size=4),
+    last=st.lists(st.integers(0, 20), min_size=4, max_size=4),
+    margin=st.sampled_from([0.5, 3.0, 10.0, 40.0]),
+)
+def test_margin_utility_grades_the_outcome(left, last, margin):
+    """utility with a margin m is tanh((own score - best other score) / m) of the rule's
+    scores: the same sign as the outcome (a shared top is 0), so it orders the finished games
+    a colour wins, ties and loses as win/loss does; with m = 0 it is the outcome itself."""
+    rows = {p: [k for k in range(N_PIECES) if left[p][k]] for p in range(4)}
+    s = with_remaining(rows, dict(enumerate(last)))
+    sc = score_of(s)
+    z = np.zeros(4)
+    utility(s, PIECE_SIZES, margin, z)
+    for p in range(4):
+        best_other = max(sc[q] for q in range(4) if q != p)
+        assert z[p] == pytest.approx(np.tanh((sc[p] - best_other) / margin), abs=1e-12)
+    assert np.array_equal(np.sign(z), outcome_of(s))
+    utility(s, PIECE_SIZES, 0.0, z)
+    assert z.tolist() == outcome_of(s).tolist()
 
 
 # ---------------------------------------------------------------------------------------------

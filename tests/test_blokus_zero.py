@@ -477,6 +477,47 @@ class Flat(nn.Module):
         return torch.zeros(b, N_MOVES) + self.bias, torch.zeros(b, 4) + self.bias
 
 
+def test_margin_value_targets_come_from_the_final_scores(records):
+    """With value_margin m, sample_batch's z is tanh((score - best other score) / m) of the
+    game's final scores in the mover's order, of the outcome's sign; the rest of the batch is
+    unchanged."""
+    m = 8.0
+    base = sample_batch(tables(), records, 24, np.random.default_rng(3), augment=False)
+    graded = sample_batch(tables(), records, 24, np.random.default_rng(3), False, m)
+    for a, b in zip(base[:2] + base[3:], graded[:2] + graded[3:], strict=True):
+        assert np.array_equal(a, b)
+    z = graded[2]
+    assert np.array_equal(np.sign(z), base[2]) and (np.abs(z) < 1).all()
+    wanted = np.array([
+        [np.tanh((sc[p] - max(sc[q] for q in range(4) if q != p)) / m) for p in order]
+        for sc in records.scores
+        for order in ([(mover + i) % 4 for i in range(4)] for mover in range(4))
+    ])  # fmt: skip
+    for row in z:
+        assert np.isclose(wanted, row, atol=1e-6).all(axis=1).any(), row
+
+
+def test_value_weight_scales_only_the_value_gradient(records):
+    """train_step's value_weight w multiplies the value loss's gradient: from the same start,
+    the value head's output bias moves w times as far, the policy head's bias the same."""
+    import copy
+
+    planes, pi, z, legal = sample_batch(tables(), records, 8, np.random.default_rng(2), False)
+    torch.manual_seed(5)
+    start = BlokusNet(TINY)
+    moved = {}
+    for w in (1.0, 0.25):
+        net = copy.deepcopy(start)
+        opt = torch.optim.SGD(net.parameters(), lr=0.01)
+        train_step(net, opt, planes, pi, z, legal=legal, value_weight=w)
+        moved[w] = [(getattr(net, head)[-2 if head == "value" else -1].bias
+                     - getattr(start, head)[-2 if head == "value" else -1].bias).detach().numpy()
+                    for head in ("value", "policy")]  # fmt: skip
+    assert np.abs(moved[1.0][0]).max() > 0
+    np.testing.assert_allclose(moved[0.25][0], 0.25 * moved[1.0][0], rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(moved[0.25][1], moved[1.0][1], rtol=1e-4, atol=1e-9)
+
+
 def test_legal_softmax_loss_is_the_cross_entropy_over_the_legal_placements(records):
     """With `legal`, the policy loss is -sum pi log softmax over the legal set only: a network
     whose logits are equal on the legal placements scores log(number legal), not log 30,433."""
@@ -716,6 +757,23 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     assert paperlike["selfplay-1"]["fpu_reduction"] is paperlike["eval-1"]["fpu_reduction"] is None
 
 
+def test_value_margin_keys_only_when_set():
+    """value_margin and value_weight, added after runs were stored, stay out of the artifact
+    key at their defaults (win/loss and weight 1, the old behaviour: stored artifacts keep
+    their keys) and enter it when set; from the CLI value_margin reaches self-play, training
+    and evaluation alike."""
+    from flows.specs import get_flow
+    from stages.blokus import EvalParams, SelfPlayParams, TrainParams
+
+    for model in (SelfPlayParams, TrainParams, EvalParams):
+        assert "value_margin" not in model().key_params()
+        assert model(value_margin=10.0).key_params()["value_margin"] == 10.0
+    assert "value_weight" not in TrainParams().key_params()
+    assert TrainParams(value_weight=0.25).key_params()["value_weight"] == 0.25
+    graded = get_flow("blokus-zero").resolve("small", ["value_margin=10"])
+    assert {graded[n]["value_margin"] for n in ("selfplay-2", "train-2", "eval-2")} == {10.0}
+
+
 def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
     """The evaluator (batch norms folded into the convolutions, only the asked policy columns
     computed) gives the plain network's logits and values to float precision."""
@@ -780,9 +838,10 @@ def test_rollout_mix_blends_one_rollout_outcome_into_the_leaf_value():
     net = np.array([[0.2, -0.4, 0.6, -0.8], [0.5, 0.5, 0.5, 0.5], [0.1, 0.0, -0.1, 0.3]])
     stamp, moves = np.zeros(t.n + 1, np.int64), np.zeros(t.n, np.int64)
 
-    def mixed(mix: float) -> np.ndarray:
+    def mixed(mix: float, margin: float = 0.0) -> np.ndarray:
         values = net.copy()
-        mix_rollouts(active, rows, leaf_states, values, mix, t, stamp, moves, seeded_rng(9, 9))
+        mix_rollouts(active, rows, leaf_states, values, mix, t, stamp, moves, seeded_rng(9, 9),
+                     margin)  # fmt: skip
         return values
 
     pure = mixed(1.0)
@@ -794,3 +853,6 @@ def test_rollout_mix_blends_one_rollout_outcome_into_the_leaf_value():
     half = mixed(0.5)  # the same rollouts (same seed): halfway between
     np.testing.assert_allclose(half[[0, 2]], 0.5 * net[[0, 2]] + 0.5 * pure[[0, 2]])
     np.testing.assert_array_equal(mixed(0.0), net)
+    graded = mixed(1.0, margin=6.0)  # the same rollouts, valued by the score margin
+    assert np.array_equal(np.sign(graded[[0, 2]]), pure[[0, 2]])
+    assert (np.abs(graded[[0, 2]]) < 1).all() and np.array_equal(graded[1], net[1])
