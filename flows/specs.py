@@ -372,11 +372,12 @@ HEARTS_FALCON = FlowSpec(
 )
 
 # Blokus (the BlokusZero paper): self-play -> train -> evaluate, repeated. Iteration i trains on
-# the newest games of the last `BLOKUS_WINDOW` self-play runs, continuing generation i - 1, and
+# the newest `buffer_games` games of all self-play runs so far (the paper's replay buffer; an
+# earlier wiring took only the last two runs, whose few games the small preset's value head
+# memorised), continuing generation i - 1, and
 # evaluates the result against three MCTS-MAXN (with --parallel-nodes 2, beside the next
 # self-play); `curve` gathers the evaluations into the learning curve.
 BLOKUS_ITERATIONS = 10
-BLOKUS_WINDOW = 2
 _BLOKUS: dict[str, dict[str, Any]] = {
     # net: blocks x filters; sims: BlokusZero simulations per move (and MCTS-MAXN's rollouts
     # unless mcts_sims); games and steps per iteration; the small preset trains faster with a
@@ -411,7 +412,7 @@ def _blokus_nodes() -> tuple[Node, ...]:
     for i in range(1, BLOKUS_ITERATIONS + 1):
         net = {"net": f"train-{i - 1}"} if i > 1 else {}
         nodes.append(Node("blokus-selfplay", inputs=net, id=f"selfplay-{i}"))
-        window = range(max(1, i - BLOKUS_WINDOW + 1), i + 1)
+        window = range(1, i + 1)
         inputs = {f"games.{k}": f"selfplay-{j}" for k, j in enumerate(window)}
         if i > 1:
             inputs["previous"] = f"train-{i - 1}"

@@ -188,7 +188,12 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     names = sorted((n for n in inputs if n.startswith("games")), key=lambda n: int(n[6:] or 0))
     if not names:
         raise StageError("blokus-train: needs at least one games input (blokus-selfplay)")
-    records = GameRecords.concat([load_records(inputs[n]) for n in names])
+    loaded: list[GameRecords] = []
+    for name in reversed(names):  # newest first, only as many runs as the buffer holds
+        loaded.insert(0, load_records(inputs[name]))
+        if sum(r.games for r in loaded) >= newest:
+            break
+    records = GameRecords.concat(loaded)
     if records.games <= newest:
         return records
     first = records.games - newest

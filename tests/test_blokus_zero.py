@@ -497,6 +497,35 @@ def test_margin_value_targets_come_from_the_final_scores(records):
         assert np.isclose(wanted, row, atol=1e-6).all(axis=1).any(), row
 
 
+def test_replay_buffer_is_the_newest_games_and_loads_no_older_run(records):
+    """replay_buffer keeps the newest `newest` games across the games.N inputs (higher N
+    newer), in order, and does not read a run older than the buffer needs."""
+    from stages.blokus import RECORD_FIELDS, replay_buffer
+
+    read = []
+
+    class Run(dict):
+        def __init__(self, n: int) -> None:
+            arrays = records.arrays()
+            super().__init__({f: arrays[f] for f in RECORD_FIELDS})
+            self["scores"] = arrays["scores"] + 100 * n  # tells the runs' games apart
+            self.n = n
+
+        def __getitem__(self, name: str) -> np.ndarray:
+            read.append(self.n)
+            return dict.__getitem__(self, name)
+
+    inputs = {f"games.{n}": Run(n) for n in (2, 0, 1)}  # order of the dict does not matter
+    buffer = replay_buffer(inputs, 3)
+    assert 0 not in read and buffer.games == 3
+    np.testing.assert_array_equal(
+        buffer.scores, np.concatenate([records.scores[1:] + 100, records.scores + 200])
+    )
+    last = records.game_start[1]
+    assert buffer.moves.tolist() == records.moves[last:].tolist() + records.moves.tolist()
+    assert replay_buffer(inputs, 100).games == 6
+
+
 def test_value_weight_scales_only_the_value_gradient(records):
     """train_step's value_weight w multiplies the value loss's gradient: from the same start,
     the value head's output bias moves w times as far, the policy head's bias the same."""
@@ -717,9 +746,9 @@ def test_train_refuses_a_previous_network_of_another_size(chain):
 
 
 def test_blokus_zero_flow_wiring_and_paper_preset():
-    """The flow chains self-play -> train ten times (each train on the last two self-play runs,
-    continuing the previous network), evaluates every generation, and its paper preset is the
-    paper's setting."""
+    """The flow chains self-play -> train ten times (each train on every self-play run so far,
+    its buffer the newest games, continuing the previous network), evaluates every generation,
+    and its paper preset is the paper's setting."""
     from flows.specs import BLOKUS_ITERATIONS, get_flow
 
     spec = get_flow("blokus-zero")
@@ -728,7 +757,7 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
         assert sp.inputs == ({"net": f"train-{i - 1}"} if i > 1 else {})
         tr = spec.node(f"train-{i}")
         games = sorted(v for k, v in tr.inputs.items() if k.startswith("games."))
-        assert games == sorted({f"selfplay-{max(1, i - 1)}", f"selfplay-{i}"})
+        assert games == sorted(f"selfplay-{j}" for j in range(1, i + 1))
         assert tr.inputs.get("previous") == (f"train-{i - 1}" if i > 1 else None)
         assert spec.node(f"eval-{i}").inputs == {"net.0": f"train-{i}"}
     assert sorted(spec.node("curve").inputs.values()) == sorted(
