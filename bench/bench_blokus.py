@@ -254,10 +254,9 @@ def learnable_signal(args: argparse.Namespace) -> None:
     store = ArtifactStore(args.store)
     done = [e.key for e in store.entries()
             if e.stage == "blokus-selfplay" and e.status == "complete"]  # fmt: skip
-    runs = sorted(((int(store.open(k).params["seed"]), store.open(k)) for k in done),
-                  key=lambda x: x[0])  # fmt: skip
-    fit = GameRecords.concat([load_records(a) for _, a in runs[:-1]])
-    held = load_records(runs[-1][1])
+    runs = sorted((store.open(k) for k in done), key=lambda a: int(a.params["seed"]))
+    fit = GameRecords.concat([load_records(a) for a in runs[:-1]])
+    held = load_records(runs[-1])
     t = tables()
 
     def features(planes: np.ndarray, legal: np.ndarray) -> np.ndarray:

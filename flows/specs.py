@@ -374,9 +374,9 @@ HEARTS_FALCON = FlowSpec(
 # Blokus (the BlokusZero paper): self-play -> train -> evaluate, repeated. Iteration i trains on
 # the newest `buffer_games` games of all self-play runs so far (the paper's replay buffer; an
 # earlier wiring took only the last two runs, whose few games the small preset's value head
-# memorised), continuing generation i - 1, and
-# evaluates the result against three MCTS-MAXN (with --parallel-nodes 2, beside the next
-# self-play); `curve` gathers the evaluations into the learning curve.
+# memorised), continuing generation i - 1, and evaluates the result against three MCTS-MAXN
+# (with --parallel-nodes 2, beside the next self-play); `curve` gathers the evaluations into the
+# learning curve.
 BLOKUS_ITERATIONS = 10
 _BLOKUS: dict[str, dict[str, Any]] = {
     # net: blocks x filters; sims: BlokusZero simulations per move (and MCTS-MAXN's rollouts
@@ -412,8 +412,7 @@ def _blokus_nodes() -> tuple[Node, ...]:
     for i in range(1, BLOKUS_ITERATIONS + 1):
         net = {"net": f"train-{i - 1}"} if i > 1 else {}
         nodes.append(Node("blokus-selfplay", inputs=net, id=f"selfplay-{i}"))
-        window = range(1, i + 1)
-        inputs = {f"games.{k}": f"selfplay-{j}" for k, j in enumerate(window)}
+        inputs = {f"games.{j - 1}": f"selfplay-{j}" for j in range(1, i + 1)}
         if i > 1:
             inputs["previous"] = f"train-{i - 1}"
         nodes.append(Node("blokus-train", inputs=inputs, id=f"train-{i}"))
