@@ -389,21 +389,23 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # Gumbel rule (root: sequential halving over 16 Gumbel-sampled moves, trained towards the
     # improved policy), which improves the policy with fewer simulations than legal moves; its
     # policy loss is a softmax over the legal placements (legal_softmax), the set the search
-    # renormalises the priors over, so 480 games are not spent learning which are illegal.
+    # renormalises the priors over, so 480 games are not spent learning which are illegal; its
+    # value loss is weighted 0.1 (value_weight), because at weight 1 the value head memorised the
+    # outcomes of its few hundred games and was worse than a constant on new ones.
     # Evaluation plays the search self-play trains with (the same root rule and leaf mixing),
     # without noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
     "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
              "buffer": 100, "lr": 0.001, "drop": 40_000, "augment": False, "eval_games": 1,
              "final_games": 2, "mcts_sims": 4, "fpu": 0.25, "mix": 0.5,
-             "root": "gumbel", "legal_softmax": True},
+             "root": "gumbel", "legal_softmax": True, "value_weight": 1.0},
     "small": {"blocks": 4, "filters": 64, "sims": 64, "games": 48, "parallel": 48,
               "steps": 300, "buffer": 2000, "lr": 0.01, "drop": 1700, "augment": True,
               "eval_games": 12, "final_games": 120, "mcts_sims": 64, "fpu": 0.25,
-              "mix": 0.5, "root": "gumbel", "legal_softmax": True},
+              "mix": 0.5, "root": "gumbel", "legal_softmax": True, "value_weight": 0.1},
     "paper": {"blocks": 10, "filters": 128, "sims": 800, "games": 7000, "parallel": 32,
               "steps": 7000, "buffer": 10_000, "lr": 0.001, "drop": 40_000, "augment": False,
               "eval_games": 300, "final_games": 300, "mcts_sims": 800, "fpu": None,
-              "mix": 0.0, "root": "puct", "legal_softmax": False},
+              "mix": 0.0, "root": "puct", "legal_softmax": False, "value_weight": 1.0},
 }  # fmt: skip
 
 
@@ -433,7 +435,7 @@ def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out[f"train-{i}"] = {**net, "steps": v["steps"], "buffer_games": v["buffer"],
                              "lr": v["lr"], "lr_late": v["lr"] / 10, "lr_drop_step": v["drop"],
                              "augment": v["augment"], "legal_softmax": v["legal_softmax"],
-                             "seed": i}  # fmt: skip
+                             "value_weight": v["value_weight"], "seed": i}  # fmt: skip
         last = i == BLOKUS_ITERATIONS
         out[f"eval-{i}"] = {"games": v["final_games"] if last else v["eval_games"],
                             "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"],
