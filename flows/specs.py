@@ -390,8 +390,8 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # improved policy), which improves the policy with fewer simulations than legal moves; its
     # policy loss is a softmax over the legal placements (legal_softmax), the set the search
     # renormalises the priors over, so 480 games are not spent learning which are illegal; its
-    # value loss is weighted 0.1 (value_weight), because at weight 1 the value head memorised the
-    # outcomes of its few hundred games and was worse than a constant on new ones.
+    # value loss is weighted 0.1 (value_weight), which slows the value head's memorising of the
+    # outcomes of its few games (it does not stop it in the flow: see bench/BENCHMARKS.md).
     # Evaluation plays the search self-play trains with (the same root rule and leaf mixing),
     # without noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
     "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
