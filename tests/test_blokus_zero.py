@@ -782,6 +782,9 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     assert sp["root_rule"] == ev["root_rule"] == "puct"  # the paper's root
     assert paper["train-1"]["legal_softmax"] is False and small["train-1"]["legal_softmax"]
     assert small["selfplay-1"]["root_rule"] == small["eval-1"]["root_rule"] == "gumbel"
+    # the small preset weights the value loss down; the paper's loss weighs both heads alike
+    assert {small[f"train-{i}"]["value_weight"] for i in range(1, BLOKUS_ITERATIONS + 1)} == {0.1}
+    assert paper["train-1"]["value_weight"] == 1.0
     paperlike = spec.resolve("small", ["fpu_reduction=none"])  # back to Q = 0 from the CLI
     assert paperlike["selfplay-1"]["fpu_reduction"] is paperlike["eval-1"]["fpu_reduction"] is None
 
