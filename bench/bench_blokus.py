@@ -265,14 +265,15 @@ def learnable_signal(args: argparse.Namespace) -> None:
         count = np.log(legal.sum(axis=1, keepdims=True))
         return np.concatenate([placed, placed * ply, ply, count, np.ones_like(ply)], axis=1)
 
-    for margin in (0.0, args.margin):
+    for margin in dict.fromkeys((0.0, args.margin)):  # win/loss once when --margin is 0
         xp, _, xz, xl = sample_batch(t, fit, 8192, np.random.default_rng(5), False, margin)
         hp, _, hz, hl = sample_batch(t, held, 2048, np.random.default_rng(6), False, margin)
         w, *_ = np.linalg.lstsq(features(xp, xl), xz, rcond=None)
         constant = float(((hz - xz.mean(axis=0)) ** 2).sum(axis=1).mean())
-        linear = float(((hz - features(hp, hl) @ w) ** 2).sum(axis=1).mean())
+        fitted = features(hp, hl) @ w
+        linear = float(((hz - fitted) ** 2).sum(axis=1).mean())
         name = "win/loss" if margin == 0 else f"margin {margin:g}"
-        corr = np.corrcoef((features(hp, hl) @ w).ravel(), hz.ravel())[0, 1]
+        corr = np.corrcoef(fitted.ravel(), hz.ravel())[0, 1]
         print(f"value targets ({name}), {held.games} held-out games: squared error "
               f"{constant:.3f} for the best constant, {linear:.3f} for the linear fit "
               f"({1 - linear / constant:.1%} explained, correlation {corr:.3f})",

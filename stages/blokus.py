@@ -189,11 +189,13 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     if not names:
         raise StageError("blokus-train: needs at least one games input (blokus-selfplay)")
     loaded: list[GameRecords] = []
+    games = 0
     for name in reversed(names):  # newest first, only as many runs as the buffer holds
-        loaded.insert(0, load_records(inputs[name]))
-        if sum(r.games for r in loaded) >= newest:
+        loaded.append(load_records(inputs[name]))
+        games += loaded[-1].games
+        if games >= newest:
             break
-    records = GameRecords.concat(loaded)
+    records = GameRecords.concat(loaded[::-1])
     if records.games <= newest:
         return records
     first = records.games - newest
