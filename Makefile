@@ -18,7 +18,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install $(PIP_QUIET) "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
-	$(BIN)/pip install $(PIP_QUIET) -e ".[test,bench]" --config-settings editable_mode=compat "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
+	$(BIN)/pip install $(PIP_QUIET) -e ".[test,bench,dashboard]" --config-settings editable_mode=compat "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
 	$(BIN)/python -c "import torch, prefect, zarr, numba, ot, engines; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $(STAMP)
 

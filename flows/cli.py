@@ -50,8 +50,16 @@ DaskOpt = Annotated[
     typer.Option(
         "--dask-address",
         envvar="GAMEFORGE_DASK_ADDRESS",
-        help="Scheduler of an existing Dask cluster (tcp://host:8786); 'local' runs in-process. "
-        "Default: a local threaded cluster.",
+        help="Scheduler of an existing Dask cluster (tls://host:8786, or tcp:// on a trusted "
+        "network); 'local' runs in-process. Default: a local threaded cluster.",
+    ),
+]
+DashboardOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dashboard",
+        envvar="GAMEFORGE_DASHBOARD",
+        help="Serve Dask's dashboard on 127.0.0.1 at a free port and print its link.",
     ),
 ]
 
@@ -64,9 +72,10 @@ def _fail(message: str) -> None:
 def _user_errors() -> tuple[type[Exception], ...]:
     from artifacts.store import StoreError
     from engines.acpc import GameDefError
+    from flows.runtime import ClusterError
     from stages.base import StageError
 
-    return (StoreError, StageError, GameDefError, FileNotFoundError)
+    return (StoreError, StageError, GameDefError, ClusterError, FileNotFoundError)
 
 
 def _human_bytes(n: int) -> str:
@@ -139,6 +148,7 @@ def _run(
     force: list[str],
     only: list[str] | None = None,
     parallel_nodes: int = 1,
+    dashboard: bool = False,
 ) -> None:
     import time
 
@@ -158,6 +168,7 @@ def _run(
                 progress=progress,
                 echo=progress.echo,
                 parallel_nodes=parallel_nodes,
+                dashboard=dashboard,
             )
     except _user_errors() as exc:
         _fail(str(exc))
@@ -203,9 +214,10 @@ def run_cmd(
             help="Run up to N independent stages at once (e.g. a flow's learners).",
         ),
     ] = 1,
+    dashboard: DashboardOpt = False,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
-    _run(flow, preset, overrides, store, dask_address, force or [], None, parallel_nodes)
+    _run(flow, preset, overrides, store, dask_address, force or [], None, parallel_nodes, dashboard)
 
 
 @stage_app.command("run")
@@ -216,6 +228,7 @@ def stage_run_cmd(
     store: StoreOpt = Path("store"),
     dask_address: DaskOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute even if cached.")] = False,
+    dashboard: DashboardOpt = False,
 ) -> None:
     """Run one stage (and whatever it needs upstream) with its flow's preset."""
     try:
@@ -226,7 +239,8 @@ def stage_run_cmd(
         _fail(str(exc))
         return
     only = spec.upstream(stage)
-    _run(spec.name, preset, overrides, store, dask_address, [stage] if force else [], only)
+    forced = [stage] if force else []
+    _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard)
 
 
 @stage_app.command("list")

@@ -44,6 +44,7 @@ def _prefect_flow(name: str) -> Any:
         progress: Any = None,
         echo: Any = None,
         parallel_nodes: int = 1,
+        dashboard: bool = False,
     ) -> dict[str, dict]:
         logger = get_run_logger()
 
@@ -54,7 +55,7 @@ def _prefect_flow(name: str) -> Any:
 
         spec = get_flow(name)
         params = spec.resolve(preset, overrides)
-        with dask_executor(dask_address) as executor:
+        with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:
             results = run_plan(
                 spec,
                 params,
@@ -85,6 +86,7 @@ def run_flow(
     progress: Any = None,
     echo: Any = None,
     parallel_nodes: int = 1,
+    dashboard: bool = False,
 ) -> dict[str, dict]:
     """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds."""
     from flows.specs import get_flow
@@ -102,4 +104,5 @@ def run_flow(
         progress=progress,
         echo=echo,
         parallel_nodes=parallel_nodes,
+        dashboard=dashboard,
     )

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from artifacts import ArtifactStore
-from flows.runtime import dask_executor
+from flows.runtime import TLS_ENV, ClusterError, dask_executor
+from stages.executor import DaskExecutor
 from stages.runner import run_stage
 
 PARAMS = {"game": "holdem6.limit.2p.reverse_blinds", "boards_per_chunk": 128}
@@ -24,79 +25,149 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.cluster
-def test_stage_through_real_cluster_equals_in_process(tmp_path):
+def _start_cluster(
+    tmp_path: Path, protocol: str = "tcp", tls: list[str] = ()
+) -> tuple[str, list[subprocess.Popen]]:
+    """A `dask scheduler` and two single-thread `dask worker` processes, all on 127.0.0.1."""
     bindir = Path(sys.executable).parent
     port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
+    address = f"{protocol}://127.0.0.1:{port}"
     env = dict(os.environ, NUMBA_NUM_THREADS="1")
     logs = tmp_path / "logs"
     logs.mkdir()
+    scheduler = [str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+    scheduler += ["--protocol", protocol, "--dashboard-address", "127.0.0.1:0", *tls]
     procs = [
         subprocess.Popen(
-            [
-                str(bindir / "dask"),
-                "scheduler",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--dashboard-address",
-                "127.0.0.1:0",
-            ],
+            scheduler,
             stdout=open(logs / "scheduler.log", "w"),  # noqa: SIM115 (closed with the process)
             stderr=subprocess.STDOUT,
             env=env,
         )
     ]
-    try:
-        time.sleep(1.0)
-        for i in range(2):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        str(bindir / "dask"),
-                        "worker",
-                        address,
-                        "--host",
-                        "127.0.0.1",
-                        "--nworkers",
-                        "1",
-                        "--nthreads",
-                        "1",
-                        "--no-dashboard",
-                        "--name",
-                        f"w{i}",
-                    ],
-                    stdout=open(logs / f"worker{i}.log", "w"),  # noqa: SIM115
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                )
+    time.sleep(1.0)
+    for i in range(2):
+        worker = [str(bindir / "dask"), "worker", address, "--host", "127.0.0.1"]
+        worker += ["--nworkers", "1", "--nthreads", "1", "--no-dashboard", "--name", f"w{i}"]
+        procs.append(
+            subprocess.Popen(
+                worker + list(tls),
+                stdout=open(logs / f"worker{i}.log", "w"),  # noqa: SIM115
+                stderr=subprocess.STDOUT,
+                env=env,
             )
-        from distributed import Client
+        )
+    return address, procs
 
-        with Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-            assert len(client.scheduler_info()["workers"]) == 2
-        on_cluster = ArtifactStore(tmp_path / "cluster")
-        with dask_executor(address) as executor:
-            remote = run_stage(
-                "river-hs", PARAMS, store=on_cluster, executor=executor, log=lambda _m: None
-            )
-        local = ArtifactStore(tmp_path / "local")
-        here = run_stage("river-hs", PARAMS, store=local, log=lambda _m: None)
-        assert remote.key == here.key
-        a = on_cluster.open(remote.key)
-        b = local.open(here.key)
-        assert a.meta["arrays"] == b.meta["arrays"]  # shapes, dtypes and checksums
-        assert a["hs_count"][:].tobytes() == b["hs_count"][:].tobytes()
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for proc in reversed(procs):
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _same_artifact_as_in_process(tmp_path: Path, address: str) -> None:
+    on_cluster = ArtifactStore(tmp_path / "cluster")
+    with dask_executor(address) as executor:
+        assert isinstance(executor, DaskExecutor)
+        executor.client.wait_for_workers(2, timeout=60)
+        remote = run_stage(
+            "river-hs", PARAMS, store=on_cluster, executor=executor, log=lambda _m: None
+        )
+    local = ArtifactStore(tmp_path / "local")
+    here = run_stage("river-hs", PARAMS, store=local, log=lambda _m: None)
+    assert remote.key == here.key
+    a = on_cluster.open(remote.key)
+    b = local.open(here.key)
+    assert a.meta["arrays"] == b.meta["arrays"]  # shapes, dtypes and checksums
+    assert a["hs_count"][:].tobytes() == b["hs_count"][:].tobytes()
+
+
+@pytest.mark.cluster
+def test_stage_through_real_cluster_equals_in_process(tmp_path):
+    address, procs = _start_cluster(tmp_path)
+    try:
+        _same_artifact_as_in_process(tmp_path, address)
+        logs = tmp_path / "logs"
         worker_logs = "".join((logs / f"worker{i}.log").read_text() for i in range(2))
         assert "Starting established connection" in worker_logs or "Registered to" in worker_logs
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        _stop(procs)
+
+
+def _make_certificates(directory: Path) -> dict[str, Path]:
+    """A throwaway CA and one certificate it signs for 127.0.0.1, as PEM files."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gameforge test CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    files = {
+        "ca": directory / "ca.pem",
+        "cert": directory / "node.pem",
+        "key": directory / "key.pem",
+    }
+    files["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    files["key"].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return files
+
+
+@pytest.mark.cluster
+def test_stage_through_a_tls_cluster_equals_in_process(tmp_path, monkeypatch):
+    """tls://: certificates from GAMEFORGE_TLS_*; without them, one line before connecting."""
+    files = _make_certificates(tmp_path)
+    tls = ["--tls-ca-file", str(files["ca"]), "--tls-cert", str(files["cert"])]
+    tls += ["--tls-key", str(files["key"])]
+    address, procs = _start_cluster(tmp_path, "tls", tls)
+    try:
+        for env in TLS_ENV.values():
+            monkeypatch.delenv(env, raising=False)
+        with pytest.raises(ClusterError, match="GAMEFORGE_TLS_CA_FILE"), dask_executor(address):
+            pass
+        monkeypatch.setenv("GAMEFORGE_TLS_CA_FILE", str(files["ca"]))
+        monkeypatch.setenv("GAMEFORGE_TLS_CERT", str(files["cert"]))
+        monkeypatch.setenv("GAMEFORGE_TLS_KEY", str(files["key"]))
+        _same_artifact_as_in_process(tmp_path, address)
+    finally:
+        _stop(procs)
