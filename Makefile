@@ -18,8 +18,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install $(PIP_QUIET) "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
-	$(BIN)/pip install $(PIP_QUIET) -e ".[test,bench,dashboard]" --config-settings editable_mode=compat "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
-	$(BIN)/python -c "import torch, prefect, zarr, numba, ot, engines; assert torch.__version__.startswith('2.13.0'), torch.__version__"
+	$(BIN)/pip install $(PIP_QUIET) -e ".[test,bench,dashboard]" "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
+	$(BIN)/python -c "import torch, prefect, zarr, numba, ot, gameforge.engines; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -28,7 +28,9 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy engines artifacts
+	@mkdir -p build/typecheck/gameforge
+	@for part in engines stages artifacts flows; do ln -sfn ../../../$$part build/typecheck/gameforge/$$part; done
+	$(BIN)/mypy -p gameforge
 
 test: lint
 	$(BIN)/python -m pytest -q

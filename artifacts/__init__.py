@@ -1,7 +1,7 @@
 """The artifact store: keys, Zarr layout, commit protocol, resume, listing and lineage."""
 
-from artifacts.keys import artifact_key, canonical_json
-from artifacts.store import (
+from gameforge.artifacts.keys import artifact_key, canonical_json
+from gameforge.artifacts.store import (
     Artifact,
     ArtifactInfo,
     ArtifactStore,

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import zarr
 
-from artifacts.keys import artifact_key
+from gameforge.artifacts.keys import artifact_key
 
 META_ATTR = "gameforge"
 DATA_DIR = "data"
@@ -159,6 +159,12 @@ class ArtifactWriter:
         self.resumed = self.path.exists()
         (self.path / DONE_DIR).mkdir(parents=True, exist_ok=True)
         self.group = zarr.open_group(str(self.path / DATA_DIR), mode="a")
+
+    def __getitem__(self, name: str) -> zarr.Array:
+        """One array written so far."""
+        node = self.group[name]
+        assert isinstance(node, zarr.Array)
+        return node
 
     def array(
         self,

@@ -16,8 +16,8 @@ import tarfile
 import uuid
 from pathlib import Path
 
-from artifacts.keys import artifact_key
-from artifacts.store import ArtifactStore, StoreError, array_checksum
+from gameforge.artifacts.keys import artifact_key
+from gameforge.artifacts.store import ArtifactStore, StoreError, array_checksum
 
 FORMAT = "gameforge-artifact/1"
 SUFFIX = ".gameforge.tar"

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from engines.blokus import (
+from gameforge.engines.blokus.game import (
     CELLS,
     EMPTY,
     N_PLAYERS,
@@ -44,9 +44,9 @@ from engines.blokus import (
     place,
     tables,
 )
-from engines.blokus_mcts import History, Tree, mcts_move, seeded_rng
-from engines.blokus_selfplay import self_play, tree_capacity
-from engines.blokus_zero import N_MOVES, N_PLANES, BlokusNet, Evaluator, ZeroConfig
+from gameforge.engines.blokus.mcts import History, Tree, mcts_move, seeded_rng
+from gameforge.engines.blokus.selfplay import self_play, tree_capacity
+from gameforge.engines.blokus.zero import N_MOVES, N_PLANES, BlokusNet, Evaluator, ZeroConfig
 
 
 def mid_game_positions(n: int, seed: int = 0) -> list[np.ndarray]:
@@ -184,8 +184,8 @@ def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int, roo
 def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, float | None]:
     """The network a probe searches with (a stored blokus-train artifact, or an untrained one)
     and its first-play-urgency reduction (None: the paper's Q = 0)."""
-    from artifacts import ArtifactStore
-    from stages.blokus import fresh_net, load_net
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.stages.blokus import fresh_net, load_net
 
     fpu = None if args.fpu == "none" else float(args.fpu)
     if args.net == "uniform":
@@ -195,8 +195,8 @@ def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, float | Non
 
 def probe(args: argparse.Namespace) -> None:
     """A network's win share against three MCTS-MAXN under the chosen search settings."""
-    from engines.blokus_selfplay import match
-    from stages.blokus import interval
+    from gameforge.engines.blokus.selfplay import match
+    from gameforge.stages.blokus import interval
 
     model, fpu = probe_search(args)
     t0 = time.perf_counter()
@@ -247,9 +247,9 @@ def learnable_signal(args: argparse.Namespace) -> None:
     """On a stored run's self-play games (the last run held out): the value targets' variance a
     linear fit on placed squares explains (win/loss, and the margin utility), and the policy
     loss of the best softmax on piece size against a uniform guess over the legal moves."""
-    from artifacts import ArtifactStore
-    from engines.blokus_selfplay import GameRecords, sample_batch
-    from stages.blokus import load_records
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.engines.blokus.selfplay import GameRecords, sample_batch
+    from gameforge.stages.blokus import load_records
 
     store = ArtifactStore(args.store)
     done = [e.key for e in store.entries()

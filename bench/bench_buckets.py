@@ -15,12 +15,12 @@ import os
 import resource
 import time
 
-from artifacts import ArtifactStore
-from flows.pipeline import run_plan
-from flows.runtime import dask_executor
-from flows.specs import get_flow
-from stages.progress import LogProgress
-from stages.runner import run_stage
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.pipeline import run_plan
+from gameforge.flows.runtime import dask_executor
+from gameforge.flows.specs import get_flow
+from gameforge.stages.progress import LogProgress
+from gameforge.stages.runner import run_stage
 
 
 def main() -> None:

@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from engines.cfr import Solver
-from engines.mccfr import SampledSolver
-from stages.games import load_game
+from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.mccfr import SampledSolver
+from gameforge.engines.poker.shipped_games import load_game
 
 
 def leduc(iterations: int) -> None:
@@ -106,12 +106,12 @@ def sampling(seconds: float, game_name: str) -> None:
 
 def paper(store: str, iterations: int, algorithm: str) -> None:
     """The paper preset's abstraction (built or reused), then `cfr` timed in this process."""
-    from artifacts import ArtifactStore
-    from flows.pipeline import run_plan
-    from flows.runtime import dask_executor
-    from flows.specs import get_flow
-    from stages.progress import LogProgress
-    from stages.runner import run_stage
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.runtime import dask_executor
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.progress import LogProgress
+    from gameforge.stages.runner import run_stage
 
     spec = get_flow("lhe-solve")
     params = spec.resolve("paper")

@@ -1,4 +1,4 @@
-"""Benchmark engines.evaluator against eval7, phevaluator and pokerkit on random 7-card hands.
+"""Benchmark the poker hand evaluator against eval7, phevaluator and pokerkit on 7-card hands.
 
 Ours runs as one batch call (single-threaded numba loop); the others are called once per hand
 from Python on a smaller sample, with cards converted to their formats outside the timed loop.
@@ -18,8 +18,8 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-from engines import evaluator as ev
-from engines.cards import format_card
+from gameforge.engines.poker import evaluator as ev
+from gameforge.engines.poker.cards import format_card
 
 
 @njit(cache=True, nogil=True)

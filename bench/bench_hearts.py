@@ -19,12 +19,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from engines.falcon import FalconParams
-from engines.hearts import RULE_BASED, Options
-from engines.hearts_agents import KIND_NAMES, MONTE_CARLO
-from engines.hearts_falcon import action_mask, make_learner, svr_predict
-from engines.hearts_games import NO_LOG, NO_QS, falcon_games, play_games
-from stages.hearts import DIM, N_NETWORKS, svr_arrays
+from gameforge.engines.hearts.agents import KIND_NAMES, MONTE_CARLO
+from gameforge.engines.hearts.falcon import FalconParams
+from gameforge.engines.hearts.game import RULE_BASED, Options
+from gameforge.engines.hearts.learner import action_mask, make_learner, svr_predict
+from gameforge.engines.hearts.play import NO_LOG, NO_QS, falcon_games, play_games
+from gameforge.stages.hearts import DIM, N_NETWORKS, svr_arrays
 
 OPTS = Options().array()
 OPPONENTS = {kind: name for name, kind in KIND_NAMES.items()}
@@ -48,7 +48,7 @@ def _games(kinds: list[int], games: int, threads: int, first: int = 0) -> float:
 def learning_curve(games: int, readout: str, opponent: int = RULE_BASED) -> None:
     """One learner (all 29 actions, per-trick rewards) vs 3 `opponent` agents (the paper:
     rule-based); evaluations of 3,000 games vs rule-based and 1,000 vs Monte Carlo agents."""
-    from stages.hearts import READOUTS
+    from gameforge.stages.hearts import READOUTS
 
     params = FalconParams(rho=(0.8, 0.0, 0.5), beta=0.5).array()
     weights = np.ones((N_NETWORKS, 6000, DIM))

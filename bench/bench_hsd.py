@@ -18,9 +18,9 @@ import tempfile
 
 CHILD = r"""
 import json, resource, sys, time
-from artifacts import ArtifactStore
-from flows.runtime import dask_executor
-from stages.runner import run_stage
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.runtime import dask_executor
+from gameforge.stages.runner import run_stage
 
 game, root = sys.argv[1], sys.argv[2]
 store = ArtifactStore(root)

@@ -1,4 +1,4 @@
-"""Benchmark of engines.isomorphism: batch index and unindex of Hold'em hands, one thread.
+"""Benchmark of the hand isomorphism: batch index and unindex of Hold'em hands, one thread.
 
 Prints a markdown table. The reference C implementation's 190 ns per river index is the number
 quoted in the project's issue; it is not re-measured here.
@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engines.isomorphism import HandIndexer  # noqa: E402
+from gameforge.engines.poker.isomorphism import HandIndexer  # noqa: E402
 
 REFERENCE_NS = 190.0  # reference C implementation, ns per river index (quoted, not re-measured)
 ROUND_NAMES = ("preflop", "flop", "turn", "river")

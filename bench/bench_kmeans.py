@@ -21,8 +21,8 @@ import time
 import numba
 import numpy as np
 
-from engines import emd
-from engines import kmeans as km
+from gameforge.engines.common import emd
+from gameforge.engines.common import kmeans as km
 
 FLOP_N, FLOP_K = 1_286_792, 9_000
 

@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from artifacts import ArtifactStore
-from engines.match import Agent, play_match, summarize
-from stages.strategy import StrategyView
+from gameforge.artifacts import ArtifactStore
+from gameforge.engines.poker.match import Agent, play_match, summarize
+from gameforge.stages.poker.strategy import StrategyView
 
 
 def agent(view: StrategyView, name: str) -> Agent:

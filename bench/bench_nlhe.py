@@ -22,11 +22,11 @@ import time
 import numpy as np
 import torch
 
-from engines import nolimit as nl
-from engines.nlhe_encoding import encode_candidate, encode_state
-from engines.nlhe_net import CnnPlayer, NetConfig, PokerCNN, make_optimiser, train_epoch
-from stages.games import load_game
-from stages.nlhe import NLHE_GAME, Samples
+from gameforge.engines.nlhe import game as nl
+from gameforge.engines.nlhe.encoding import encode_candidate, encode_state
+from gameforge.engines.nlhe.net import CnnPlayer, NetConfig, PokerCNN, make_optimiser, train_epoch
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.nlhe import NLHE_GAME, Samples
 
 RULES = nl.rules_of(load_game(NLHE_GAME))
 
@@ -270,10 +270,10 @@ VARIANTS = {
 
 def variants(store_root: str, hands: tuple[int, int], epochs: int, league_hands: int) -> None:
     """Train three generations per variant; play generation 3 against the heuristic players."""
-    from artifacts import ArtifactStore
-    from flows.pipeline import run_plan
-    from flows.specs import get_flow
-    from stages.runner import run_stage
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.runner import run_stage
 
     spec = get_flow("nlhe-cnn")
     store = ArtifactStore(store_root)

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from engines.potential import (
+from gameforge.engines.poker.potential import (
     _distances_to,
     approx_emd,
     exact_emd,
@@ -65,12 +65,12 @@ def emd(buckets: int, pairs: int) -> None:
 
 def stage(store: str, preset: str) -> None:
     """Build (or reuse) the upstream chain, then time `potential-buckets` in this process."""
-    from artifacts import ArtifactStore
-    from flows.pipeline import run_plan
-    from flows.runtime import dask_executor
-    from flows.specs import get_flow
-    from stages.progress import LogProgress
-    from stages.runner import run_stage
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.runtime import dask_executor
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.progress import LogProgress
+    from gameforge.stages.runner import run_stage
 
     spec = get_flow("lhe-abstraction-pa")
     params = spec.resolve(preset)

@@ -20,9 +20,9 @@ import tempfile
 
 CHILD = r"""
 import json, resource, sys, time
-from artifacts import ArtifactStore
-from flows.runtime import dask_executor
-from stages.runner import run_stage
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.runtime import dask_executor
+from gameforge.stages.runner import run_stage
 
 game, executor_name, root = sys.argv[1], sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()

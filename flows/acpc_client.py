@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engines.acpc import GameDef
-from engines.betting import ACTIONS, DECISION, BettingTree
-from engines.cards import parse_cards
+from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.betting import ACTIONS, DECISION, BettingTree
+from gameforge.engines.poker.cards import parse_cards
 
 VERSION = "VERSION:2.0.0"
 
@@ -109,7 +109,7 @@ class ACPCClient:
 
 
 def strategy_chooser(view, seed: int = 0) -> Callable[[MatchState, int], str]:  # type: ignore[no-untyped-def]
-    """Sample the solved strategy's action at our bucket (see `stages.strategy`)."""
+    """Sample the solved strategy's action at our bucket (see `gameforge.stages.poker.strategy`)."""
     rng = np.random.default_rng(seed)
 
     def choose(state: MatchState, node: int) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -64,16 +64,16 @@ DashboardOpt = Annotated[
 ]
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
-def _user_errors() -> tuple[type[Exception], ...]:
-    from artifacts.store import StoreError
-    from engines.acpc import GameDefError
-    from flows.runtime import ClusterError
-    from stages.base import StageError
+def _user_errors() -> tuple[type[Exception], ...]:  # lazy: the imports are slow
+    from gameforge.artifacts.store import StoreError
+    from gameforge.engines.poker.acpc import GameDefError
+    from gameforge.flows.runtime import ClusterError
+    from gameforge.stages.base import StageError
 
     return (StoreError, StageError, GameDefError, ClusterError, FileNotFoundError)
 
@@ -152,7 +152,7 @@ def _run(
 ) -> None:
     import time
 
-    from flows.prefect_flow import run_flow
+    from gameforge.flows.prefect_flow import run_flow
 
     t0 = time.monotonic()
     try:
@@ -172,7 +172,6 @@ def _run(
             )
     except _user_errors() as exc:
         _fail(str(exc))
-        return
     table = Table(title=f"{flow} \\[{preset}] in {time.monotonic() - t0:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
         table.add_column(column)
@@ -185,7 +184,7 @@ def _run(
 @app.command("flows")
 def flows_cmd() -> None:
     """List flows, their stages and presets."""
-    from flows.specs import FLOWS
+    from gameforge.flows.specs import FLOWS
 
     table = Table()
     for column in ("flow", "stages", "presets", "description"):
@@ -232,12 +231,11 @@ def stage_run_cmd(
 ) -> None:
     """Run one stage (and whatever it needs upstream) with its flow's preset."""
     try:
-        from flows.specs import flow_of_stage
+        from gameforge.flows.specs import flow_of_stage
 
         spec = flow_of_stage(stage)
     except _user_errors() as exc:
         _fail(str(exc))
-        return
     only = spec.upstream(stage)
     forced = [stage] if force else []
     _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard)
@@ -246,7 +244,7 @@ def stage_run_cmd(
 @stage_app.command("list")
 def stage_list_cmd() -> None:
     """List stages with their versions, inputs and parameters."""
-    from stages.base import all_stages
+    from gameforge.stages.registry import all_stages
 
     table = Table()
     for column in ("stage", "version", "inputs", "parameters (defaults)", "description"):
@@ -265,7 +263,7 @@ def artifacts_ls(
     as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
 ) -> None:
     """List artifacts: key, stage, status (complete or partial), size."""
-    from artifacts.store import ArtifactStore
+    from gameforge.artifacts.store import ArtifactStore
 
     infos = ArtifactStore(store).entries()
     if as_json:
@@ -295,14 +293,13 @@ def artifacts_show(
     as_json: Annotated[bool, typer.Option("--json", help="Raw metadata as JSON.")] = False,
 ) -> None:
     """Explain an artifact: its stage, parameters, inputs, arrays and lineage."""
-    from artifacts.store import ArtifactStore, StoreError, dumps
+    from gameforge.artifacts.store import ArtifactStore, StoreError, dumps
 
     artifacts = ArtifactStore(store)
     try:
         meta = artifacts.show(key)
     except StoreError as exc:
         _fail(str(exc))
-        return
     if as_json:
         sys.stdout.write(dumps(meta) + "\n")
         return
@@ -339,16 +336,15 @@ def artifacts_plot(
     ] = None,
 ) -> None:
     """Write a PNG figure of an artifact (HSD, opponent-cluster grid, OCHS, HS histogram)."""
-    from artifacts.store import ArtifactStore
-    from flows.plots import plot
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.plots import plot
 
     try:
         artifact = ArtifactStore(store).open(key)
         target = out or Path(f"{artifact.key}.png")
         description = plot(artifact, target, hand)
-    except (*_user_errors(), ValueError) as exc:
+    except _user_errors() + (ValueError,) as exc:
         _fail(str(exc))
-        return
     console.print(f"wrote {target}: {description}", highlight=False)
 
 
@@ -362,14 +358,13 @@ def artifacts_export(
     ] = False,
 ) -> None:
     """Write self-describing files (one tar per artifact) that `import` reads."""
-    from artifacts.store import ArtifactStore
-    from artifacts.transfer import export_artifacts
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.artifacts.transfer import export_artifacts
 
     try:
         written = export_artifacts(ArtifactStore(store), keys, out, with_inputs)
     except _user_errors() as exc:
         _fail(str(exc))
-        return
     for path in written:
         console.print(f"wrote {path} ({_human_bytes(path.stat().st_size)})", highlight=False)
 
@@ -380,14 +375,13 @@ def artifacts_import(
     store: StoreOpt = Path("store"),
 ) -> None:
     """Import exported artifacts, verifying their keys and checksums first."""
-    from artifacts.store import ArtifactStore
-    from artifacts.transfer import import_artifacts
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.artifacts.transfer import import_artifacts
 
     try:
         results = import_artifacts(ArtifactStore(store), files)
     except _user_errors() as exc:
         _fail(str(exc))
-        return
     for key, status in results:
         console.print(f"{status}: {key}")
 
@@ -398,7 +392,7 @@ def artifacts_verify(
     store: StoreOpt = Path("store"),
 ) -> None:
     """Re-check every array's checksum; exit 1 naming any corrupted artifact."""
-    from artifacts.store import ArtifactStore
+    from gameforge.artifacts.store import ArtifactStore
 
     report = ArtifactStore(store).verify(keys or None)
     bad = {k: v for k, v in report.items() if v}
@@ -419,20 +413,19 @@ def artifacts_rm(
     force: Annotated[bool, typer.Option("--force", help="Remove even if others use it.")] = False,
 ) -> None:
     """Remove an artifact; refuses while other artifacts depend on it, unless --force."""
-    from artifacts.store import ArtifactStore, StoreError
+    from gameforge.artifacts.store import ArtifactStore, StoreError
 
     try:
         removed = ArtifactStore(store).remove(key, force=force)
     except StoreError as exc:
         _fail(str(exc))
-        return
     console.print(f"removed {removed}")
 
 
 @artifacts_app.command("gc")
 def artifacts_gc(store: StoreOpt = Path("store")) -> None:
     """Remove partial artifacts that no running process is building."""
-    from artifacts.store import ArtifactStore
+    from gameforge.artifacts.store import ArtifactStore
 
     removed = ArtifactStore(store).gc()
     for key in removed:
@@ -453,17 +446,16 @@ def strategy_show(
     """Print the average strategy's action probabilities at one decision point."""
     from rich.table import Table
 
-    from artifacts.store import ArtifactStore
-    from stages.strategy import ACTION_NAMES, StrategyView
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.stages.poker.strategy import ACTION_NAMES, StrategyView
 
     try:
         artifacts = ArtifactStore(store)
         view = StrategyView(artifacts, artifacts.open(key))
         decision = view.decision(hand, board, history)
         cards = view.cards_text(hand, board)
-    except (*_user_errors(), ValueError) as exc:
+    except _user_errors() + (ValueError,) as exc:
         _fail(str(exc))
-        return
     console.print(
         f"[bold]{view.artifact.key}[/] ({view.artifact.params['algorithm']}, "
         f"{view.artifact.meta['summary']['iterations']:,} iterations; {view.describe})",
@@ -494,22 +486,20 @@ def play_cmd(
     """Play a match at an ACPC dealer with a solved strategy (ACPC protocol 2.0.0)."""
     from dataclasses import replace
 
-    from artifacts.store import ArtifactStore
-    from flows.acpc_client import ACPCClient, ProtocolError, strategy_chooser
-    from stages.games import load_game
-    from stages.strategy import StrategyView
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.engines.poker.shipped_games import load_game
+    from gameforge.flows.acpc_client import ACPCClient, ProtocolError, strategy_chooser
+    from gameforge.stages.poker.strategy import StrategyView
 
     try:
         artifacts = ArtifactStore(store)
         view = StrategyView(artifacts, artifacts.open(strategy))
         if game is not None and replace(load_game(game), name="") != replace(view.game, name=""):
             _fail(f"strategy {view.artifact.key} was solved for {view.game.name}, not {game}")
-            return
         client = ACPCClient(view.game, view.tree, strategy_chooser(view, seed))
         hands = client.play(host, port)
-    except (*_user_errors(), ProtocolError, OSError) as exc:
+    except _user_errors() + (ProtocolError, OSError) as exc:
         _fail(str(exc))
-        return
     console.print(f"played {hands:,} hands at {host}:{port} with {view.artifact.key}")
 
 
@@ -525,12 +515,11 @@ def strategy_lbr(
     """Local best response against a strategy: a lower bound of its exploitability, in mbb/g."""
     import os
 
-    from artifacts.store import ArtifactStore
-    from stages.strategy import StrategyView
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.stages.poker.strategy import StrategyView
 
     if deals < 2:
         _fail("--deals must be at least 2")
-        return
     try:
         artifacts = ArtifactStore(store)
         view = StrategyView(artifacts, artifacts.open(key))
@@ -540,9 +529,8 @@ def strategy_lbr(
                 deals, seed=seed, n_threads=os.cpu_count() or 1, progress=bar.advance
             )
             bar.close()
-    except (*_user_errors(), ValueError) as exc:
+    except _user_errors() + (ValueError,) as exc:
         _fail(str(exc))
-        return
     console.print(
         f"{view.artifact.key}: LBR wins {mean:.1f} ± {1.96 * se:.1f} mbb/g (95%, {deals:,} deals "
         "x 2 seats): the strategy's exploitability is at least about this",
@@ -553,7 +541,7 @@ def strategy_lbr(
 @game_app.command("list")
 def game_list() -> None:
     """List the shipped game definitions."""
-    from stages.games import shipped_games
+    from gameforge.engines.poker.shipped_games import shipped_games
 
     for name in shipped_games():
         console.print(name)
@@ -565,15 +553,14 @@ def game_info(
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
 ) -> None:
     """Rounds of a game and, per round, the number of canonical (suit-isomorphic) hands."""
-    from engines.acpc import GameDefError
-    from engines.isomorphism import count_classes
-    from stages.games import load_game
+    from gameforge.engines.poker.acpc import GameDefError
+    from gameforge.engines.poker.isomorphism import count_classes
+    from gameforge.engines.poker.shipped_games import load_game
 
     try:
         definition = load_game(game)
     except GameDefError as exc:
         _fail(str(exc))
-        return
     groups = definition.card_groups()
     classes = count_classes(groups, definition.num_ranks, definition.num_suits)
     rounds = []
@@ -612,16 +599,18 @@ def game_info(
     table = Table()
     for column in ("round", "board dealt", "board seen", "raw hands", "canonical hands"):
         table.add_column(column, justify="right")
-    for r in rounds:
+    for row in rounds:
         table.add_row(
-            str(r["round"]),
-            str(r["board_cards_dealt"]),
-            str(r["board_cards_seen"]),
-            f"{r['raw_hands']:,}",
-            f"{r['canonical_hands']:,}",
+            str(row["round"]),
+            str(row["board_cards_dealt"]),
+            str(row["board_cards_seen"]),
+            f"{row['raw_hands']:,}",
+            f"{row['canonical_hands']:,}",
         )
     console.print(table)
-    if definition.num_hole_cards in (1, 2) and sum(definition.num_board_cards):
+    if definition.num_hole_cards in (1, 2) and definition.board_cards_through(
+        definition.num_rounds - 1
+    ):
         hole, board = definition.num_hole_cards, sum(definition.num_board_cards)
         unordered = count_classes((hole, board), definition.num_ranks, definition.num_suits)[-1]
         console.print(f"last round with the board unordered (river-hs layout): {unordered:,}")
@@ -630,14 +619,13 @@ def game_info(
 @server_app.command("start")
 def server_start(port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 4200) -> None:
     """Start a local Prefect server (UI and API on 127.0.0.1) that later runs use."""
-    from flows import server
+    from gameforge.flows import server
 
     with console.status("starting prefect server..."):
         try:
             state = server.start(port)
         except RuntimeError as exc:
             _fail(str(exc))
-            return
     console.print(
         f"prefect server up: pid {state['pid']}, UI {state['ui']}, API {state['api_url']}"
     )
@@ -646,7 +634,7 @@ def server_start(port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] =
 @server_app.command("stop")
 def server_stop() -> None:
     """Stop the local Prefect server."""
-    from flows import server
+    from gameforge.flows import server
 
     console.print("stopped" if server.stop() else "no server running")
 
@@ -654,7 +642,7 @@ def server_stop() -> None:
 @server_app.command("status")
 def server_status() -> None:
     """Whether the local Prefect server is up (runs use it when it is)."""
-    from flows import server
+    from gameforge.flows import server
 
     state = server.status()
     if not state:

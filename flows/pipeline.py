@@ -7,12 +7,13 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from artifacts import ArtifactStore
-from flows.specs import FlowSpec, Node, sweep_values
-from stages.base import StageError, get_stage
-from stages.executor import Executor
-from stages.progress import Progress
-from stages.runner import StageRun, run_stage
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.specs import FlowSpec, Node, sweep_values
+from gameforge.stages.base import StageError
+from gameforge.stages.executor import Executor
+from gameforge.stages.progress import Progress
+from gameforge.stages.registry import get_stage
+from gameforge.stages.runner import StageRun, run_stage
 
 
 def run_plan(
@@ -100,7 +101,8 @@ def run_plan(
                     break
                 pending.remove(job)
                 context = contextvars.copy_context()  # Prefect's flow-run context, per thread
-                running[pool.submit(context.run, run_job, *job[:3])] = job[2]
+                node, variant, label, _needs = job
+                running[pool.submit(context.run, run_job, node, variant, label)] = label
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 label = running.pop(future)

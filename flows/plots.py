@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from artifacts import Artifact
-from engines.cards import RANK_CHARS, format_cards, parse_cards
-from stages.base import StageError
-from stages.common import GameParams
+from gameforge.artifacts import Artifact
+from gameforge.engines.poker.cards import RANK_CHARS, format_cards, parse_cards
+from gameforge.stages.base import StageError
+from gameforge.stages.poker.params import GameParams
 
 # The paper's example hands (Limit Hold'em abstraction paper, figures of HSD and OCHS).
 PAPER_FLOP_HAND = "Jc9h4d5d9d"
@@ -68,7 +68,7 @@ def plot_river_hs(artifact: Artifact, out: Path, hand: str | None) -> str:
 
 def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
     """The HSD of one hand (default: the paper's J♣9♡ on 4♢5♢9♢)."""
-    from stages.hsd import array_name, round_indexer
+    from gameforge.stages.poker.hsd import array_name, round_indexer
 
     plt = _pyplot()
     game = _game(artifact)
@@ -97,8 +97,8 @@ def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
 
 def plot_opponent_clusters(artifact: Artifact, out: Path, hand: str | None) -> str:
     """13x13 grid (pairs on the diagonal, suited above, offsuit below) coloured by cluster."""
-    from stages.hsd import round_indexer
-    from stages.opponent_clusters import hand_name
+    from gameforge.stages.poker.hsd import round_indexer
+    from gameforge.stages.poker.opponent_clusters import hand_name
 
     plt = _pyplot()
     game = _game(artifact)
@@ -146,7 +146,7 @@ def plot_opponent_clusters(artifact: Artifact, out: Path, hand: str | None) -> s
 
 def plot_ochs(artifact: Artifact, out: Path, hand: str | None) -> str:
     """OCHS bars of one river hand (default: the paper's J♣9♡ on 4♢5♢9♢6♣J♠)."""
-    from stages.river_hs import hand_indexer
+    from gameforge.stages.poker.river_hs import hand_indexer
 
     plt = _pyplot()
     game = _game(artifact)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from flows.runtime import prefect_defaults
+from gameforge.flows.runtime import prefect_defaults
 
 
 @cache
@@ -18,11 +18,11 @@ def _prefect_flow(name: str) -> Any:
     from prefect import flow, get_run_logger, task
     from prefect.cache_policies import NO_CACHE
 
-    from artifacts import ArtifactStore
-    from flows.pipeline import run_plan
-    from flows.runtime import dask_executor
-    from flows.specs import get_flow
-    from stages.runner import run_stage
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.runtime import dask_executor
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.runner import run_stage
 
     @task(cache_policy=NO_CACHE, persist_result=False)
     def stage_task(stage: str, params: dict, inputs: dict, **kwargs: Any) -> Any:
@@ -89,7 +89,7 @@ def run_flow(
     dashboard: bool = False,
 ) -> dict[str, dict]:
     """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds."""
-    from flows.specs import get_flow
+    from gameforge.flows.specs import get_flow
 
     spec = get_flow(name)
     spec.resolve(preset, overrides)  # fail fast on bad presets/overrides, before Prefect starts

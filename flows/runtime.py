@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from stages.executor import DaskExecutor, Executor, InProcessExecutor
+from gameforge.stages.executor import DaskExecutor, Executor, InProcessExecutor
 
 
 def prefect_defaults() -> None:
@@ -21,7 +21,7 @@ def prefect_defaults() -> None:
     # more on a busy machine); Prefect's default 20 s start-up timeout is too tight for that.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     if "PREFECT_API_URL" not in os.environ:
-        from flows.server import server_url
+        from gameforge.flows.server import server_url
 
         url = server_url()
         if url:
@@ -95,8 +95,11 @@ def dask_security(address: str) -> Any:
             if not os.path.isfile(path):
                 raise ClusterError(f"{TLS_ENV[name]}: no such file {path}")
         return Security(**files, require_encryption=True)
+    import dask.config
+
     security = Security()  # Dask's configuration: distributed.comm.tls.* (or DASK_* variables)
-    if _address_host(address)[0] == "tls" and not security.tls_client_cert:
+    configured = dask.config.get("distributed.comm.tls.client.cert", None)
+    if _address_host(address)[0] == "tls" and not configured:
         raise ClusterError(
             f"{address} needs TLS certificates: set GAMEFORGE_TLS_CA_FILE, GAMEFORGE_TLS_CERT "
             "and GAMEFORGE_TLS_KEY (or Dask's distributed.comm.tls configuration)"

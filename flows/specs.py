@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stages.base import StageError, get_stage
+from gameforge.stages.base import StageError
+from gameforge.stages.registry import get_stage
 
 
 @dataclass(frozen=True)
@@ -340,7 +341,7 @@ _HEARTS = {
 
 def _hearts_nodes() -> tuple[Node, ...]:
     nodes = [Node("hearts-logs", id="logs"), Node("hearts-svr", inputs={"logs": "logs"}, id="svr")]
-    learners = {}
+    learners: dict[str, str] = {}
     for variant, values in HEARTS_VARIANTS.items():
         for t in range(HEARTS_TRIALS):
             name = f"falcon-{variant}-{t}"

@@ -9,9 +9,9 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from artifacts import Artifact, ArtifactWriter, done_chunks
-from stages.executor import Executor, InProcessExecutor
-from stages.progress import NullProgress, Progress, ProgressTask
+from gameforge.artifacts import Artifact, ArtifactWriter, done_chunks
+from gameforge.stages.executor import Executor, InProcessExecutor
+from gameforge.stages.progress import NullProgress, Progress, ProgressTask
 
 Batch = TypeVar("Batch")
 
@@ -178,26 +178,3 @@ class Stage:
             where = ".".join(str(p) for p in first["loc"])
             message = first["msg"].removeprefix("Value error, ")
             raise StageError(f"stage {self.name}: parameter {where}: {message}") from None
-
-
-STAGES: dict[str, Stage] = {}
-
-
-def register(stage: Stage) -> Stage:
-    """Add a stage to the registry."""
-    STAGES[stage.name] = stage
-    return stage
-
-
-def all_stages() -> dict[str, Stage]:
-    """Every registered stage by name."""
-    import stages.registry  # noqa: F401  (registers every stage module)
-
-    return STAGES
-
-
-def get_stage(name: str) -> Stage:
-    """A registered stage by name; an unknown name raises StageError listing the valid ones."""
-    if name not in all_stages():
-        raise StageError(f"unknown stage {name!r} (valid: {', '.join(sorted(STAGES))})")
-    return STAGES[name]

@@ -1,7 +1,7 @@
 """Four-player Blokus, BlokusZero against MCTS-MAXN: self-play, training, evaluation.
 
 - `blokus-selfplay` plays games of four copies of a network (the `net` input, else a freshly
-  initialised one) with the batched MAXN PUCT search (`engines.blokus_selfplay`) and stores the
+  initialised one) with the batched MAXN PUCT search (`engines.blokus.selfplay`) and stores the
   compact game records; resumes per chunk of games.
 - `blokus-train` continues the `previous` network (or starts one) on the most recent
   `buffer_games` games of its `games` inputs: SGD with momentum and weight decay, the paper's
@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from pydantic import Field
 
-from artifacts import Artifact
-from engines.blokus import tables
-from engines.blokus_selfplay import (
+from gameforge.artifacts import Artifact
+from gameforge.engines.blokus.game import tables
+from gameforge.engines.blokus.selfplay import (
     POLICY_STATS,
     GameRecords,
     make_optimiser,
@@ -30,10 +30,16 @@ from engines.blokus_selfplay import (
     self_play,
     train_step,
 )
-from engines.blokus_zero import BlokusNet, Evaluator, ZeroConfig, model_from_arrays
-from engines.nets import optimiser_from_arrays, optimiser_to_arrays, pick_device, weights_to_arrays
-from stages.base import Stage, StageContext, StageError, StageParams, register
-from stages.progress import ProgressTask
+from gameforge.engines.blokus.zero import BlokusNet, Evaluator, ZeroConfig, model_from_arrays
+from gameforge.engines.common.torch_arrays import (
+    optimiser_from_arrays,
+    optimiser_to_arrays,
+    pick_device,
+    weights_to_arrays,
+)
+from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.progress import ProgressTask
+from gameforge.stages.registry import register
 
 WEIGHT_PREFIX = "weights."
 OPTIMISER_PREFIX = "optimiser."
@@ -97,10 +103,10 @@ class SelfPlayParams(NetParams):
     # beyond the paper: blend one MCTS-MAXN rollout into each leaf value (AlphaGo's mixing)
     rollout_mix: float = Field(default=0.0, ge=0, le=1)
     # first-play urgency: None, Q = 0 before an edge's first visit (the paper's, AlphaZero's);
-    # r, the parent's Q minus r (see engines.blokus_zero)
+    # r, the parent's Q minus r (see gameforge.engines.blokus.zero)
     fpu_reduction: float | None = Field(default=None, ge=0)
     # the root rule: "puct" (the paper's) or "gumbel" (Gumbel-top-m with sequential halving
-    # over `considered` actions, trained towards the improved policy; see engines.blokus_zero)
+    # over `considered` actions, trained towards the improved policy; see engines.blokus.zero)
     root_rule: Literal["puct", "gumbel"] = "puct"
     considered: int = Field(default=16, ge=1)
     # the value of a finished game: 0, win/loss (the paper's); m > 0, beyond the paper,
@@ -353,9 +359,9 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                      "clear_of_par": bool(mean - half > 0.25)})  # fmt: skip
         ctx.log(f"blokus-eval: {name} ({steps:,} steps): win rate {mean:.3f} ± {half:.3f} "
                 f"over {len(saved['share'])} games")  # fmt: skip
-    steps = np.array([r["steps"] for r in rows], np.int64)
+    all_steps = np.array([r["steps"] for r in rows], np.int64)
     rates = np.array([[r["win_rate"], r["half_width"]] for r in rows], np.float64)
-    _write(ctx, "steps", steps)
+    _write(ctx, "steps", all_steps)
     _write(ctx, "win_rate", rates)
     return {"table": rows, "zero_sims": p.zero_sims, "mcts_sims": p.mcts_sims,
             "policy_stats": list(POLICY_STATS)}  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from stages.progress import NullProgress, Progress
+from gameforge.stages.progress import NullProgress, Progress
 
 
 class Executor(Protocol):

@@ -18,15 +18,17 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field, field_validator
 
-from artifacts import Artifact, write_chunk
-from engines.falcon import FalconParams
-from engines.hearts import RULE_BASED, Options
-from engines.hearts_actions import N_ACTIONS, N_PERCEPTION, card_features
-from engines.hearts_agents import MONTE_CARLO
-from engines.hearts_falcon import N_FEATURES, N_NETWORKS, action_mask, make_learner
-from engines.hearts_games import LOG_WIDTH, falcon_games, play_games
-from engines.hearts_svr import SvrModel, fit, pack
-from stages.base import Stage, StageContext, StageError, StageParams, register
+from gameforge.artifacts import Artifact, write_chunk
+from gameforge.engines.hearts.actions import N_ACTIONS, N_PERCEPTION, card_features
+from gameforge.engines.hearts.agents import MONTE_CARLO
+from gameforge.engines.hearts.falcon import FalconParams
+from gameforge.engines.hearts.game import RULE_BASED, Options
+from gameforge.engines.hearts.learner import N_FEATURES, N_NETWORKS, action_mask, make_learner
+from gameforge.engines.hearts.play import LOG_WIDTH, falcon_games, play_games
+from gameforge.engines.hearts.svr import SvrModel, fit, pack
+from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.progress import ProgressTask
+from gameforge.stages.registry import register
 
 CHECKPOINTS = (0, 1, 100, 1000, 10_000, *range(20_000, 100_001, 10_000))
 READOUTS = {"motor": 0, "value": 1}
@@ -34,7 +36,7 @@ DIM = 2 * N_PERCEPTION + N_ACTIONS + 2  # FALCON weight vector: S complement-cod
 
 
 class RuleParams(StageParams):
-    """The rule options (engines.hearts): the paper's game by default."""
+    """The rule options (gameforge.engines.hearts.game): the paper's game by default."""
 
     passing: int = Field(default=0, ge=0, le=4)
     moon: bool = False
@@ -107,8 +109,8 @@ def run_logs(ctx: StageContext) -> dict[str, Any]:
     n_chunks = -(-p.games // p.games_per_chunk)
     payload = {**p.model_dump(), "options": p.options().tolist()}
     ctx.run_chunks(log_chunk, "features", n_chunks, (payload,), desc="Monte Carlo games")
-    meta = np.asarray(w.group["meta"][:])
-    points = np.asarray(w.group["points"][:]).astype(np.float64)
+    meta = np.asarray(w["meta"][:])
+    points = np.asarray(w["points"][:]).astype(np.float64)
     return {
         "games": p.games,
         "decisions": rows,
@@ -135,11 +137,11 @@ def fit_group(path: str, group: int, p: dict[str, Any]) -> dict[str, Any]:
     """Fit one group's model (a Dask task); returns its arrays and label counts."""
     import zarr
 
-    root = zarr.open_group(path, mode="r")
-    meta = np.asarray(root["meta"][:])
+    meta = np.asarray(zarr.open_array(f"{path}/meta", mode="r")[:])
+    features_array = zarr.open_array(f"{path}/features", mode="r")
     rows = np.flatnonzero(meta[:, 0] == group)
     labels = meta[rows, 1].astype(np.int64)
-    features = np.asarray(root["features"].get_orthogonal_selection((rows, slice(None))))
+    features = np.asarray(features_array.get_orthogonal_selection((rows, slice(None))))
     gamma = p["gamma"] or 1.0 / N_FEATURES
     model = fit(features, labels, p["per_label"], p["nu"], p["c"], gamma, p["seed"] + group)
     fallback = 1.0 if len(labels) and (labels > 0).all() else -1.0
@@ -464,7 +466,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         for c in np.asarray(art["checkpoints"][:]):
             items.append((li, str(art.path), art.key, int(c)))
 
-    def eval_batch(start: int, stop: int, _bar: object) -> list[tuple[float, float]]:
+    def eval_batch(start: int, stop: int, _bar: ProgressTask) -> list[tuple[float, float]]:
         jobs = [(path, key, c, payload) for _li, path, key, c in items[start:stop]]
         return ctx.executor.map(eval_snapshot, jobs)
 
@@ -477,22 +479,24 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
     )  # fmt: skip
     results = [pair for batch in batches for pair in batch]
     rows = [(li, c, rb, mc) for (li, _p, _k, c), (rb, mc) in zip(items, results)]
-    rank_rows = []
+    rank_rows: list[tuple[int, int, float, int]] = []
     if p.rank_matches:
         jobs = [(str(ctx.inputs[n].path), ctx.inputs[n].key, payload) for n in names]
 
-        def rank_batch(start: int, stop: int, _bar: object) -> list[list[tuple[int, float, int]]]:
+        def rank_batch(
+            start: int, stop: int, _bar: ProgressTask
+        ) -> list[list[tuple[int, float, int]]]:
             return ctx.executor.map(rank_final, jobs[start:stop], desc="")
 
         # a checkpoint per batch of learners: a paper-scale rank step takes over an hour
-        batches = ctx.run_batches(
+        rank_batches = ctx.run_batches(
             "ranks", len(names), RANK_BATCH, rank_batch,
             lambda per: {"rows": np.array(per, np.float64).reshape(-1, 3)},
             lambda saved: [[(int(o), float(m), int(n)) for o, m, n in learner]
                            for learner in saved["rows"].reshape(-1, 2, 3)],
             "games to 100 (learners)",
         )  # fmt: skip
-        finals = [learner for batch in batches for learner in batch]
+        finals = [learner for batch in rank_batches for learner in batch]
         rank_rows = [(li, opp, mean, n) for li, per in enumerate(finals) for opp, mean, n in per]
     table = np.array(rows, np.float64)
     w = ctx.writer
@@ -505,12 +509,12 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         variants.setdefault(label.rsplit(" seed ", 1)[0], []).append(li)
     table_rows = {}
     for variant, members in variants.items():
-        finals = np.array([table[table[:, 0] == li][-1] for li in members])
+        last = np.array([table[table[:, 0] == li][-1] for li in members])
         entry: dict[str, Any] = {"trials": len(members)}
         for col, key in ((2, "vs_rule_based"), (3, "vs_monte_carlo")):
             # below 0.25 is also below the opponents' mean: the four ratios sum to 1
-            entry[key] = round(float(finals[:, col].mean()), 4)
-            entry[key + "_trials_below_0.25"] = int((finals[:, col] < 0.25).sum())
+            entry[key] = round(float(last[:, col].mean()), 4)
+            entry[key + "_trials_below_0.25"] = int((last[:, col] < 0.25).sum())
         for opp, key in ((RULE_BASED, "rank_vs_rule_based"), (MONTE_CARLO, "rank_vs_monte_carlo")):
             got = [r[2] for r in rank_rows if r[0] in members and r[1] == opp]
             if got:

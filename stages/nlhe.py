@@ -2,8 +2,8 @@
 
 - `nlhe-histories` plays every pairing of a roster (built-in players by name, CNN generations as
   `cnn.N` inputs) for equal numbers of hands, each deal twice with seats swapped, and stores the
-  compact action records (`engines.nolimit`); planes are encoded on the fly when training.
-- `nlhe-train` fits one network (`engines.nlhe_net`) to every recorded action: the target is
+  compact action records (`engines.nlhe.game`); planes are encoded on the fly when training.
+- `nlhe-train` fits one network (`engines.nlhe.net`) to every recorded action: the target is
   the acting player's chips won in that hand divided by the buy-in. Checkpoints each epoch.
 - `nlhe-league` plays a duplicate round robin and writes big blinds per hand with 95% intervals,
   plus each player's action mix and raise sizes (the paper's Figures 2 and 3).
@@ -21,10 +21,16 @@ import torch
 from numba import njit
 from pydantic import Field, field_validator
 
-from artifacts import Artifact, ArtifactStore
-from engines.nets import optimiser_from_arrays, optimiser_to_arrays, pick_device, weights_to_arrays
-from engines.nlhe_encoding import N_PLANES, SIZE, encode_samples
-from engines.nlhe_net import (
+from gameforge.artifacts import Artifact, ArtifactStore
+from gameforge.engines.common.torch_arrays import (
+    optimiser_from_arrays,
+    optimiser_to_arrays,
+    pick_device,
+    weights_to_arrays,
+)
+from gameforge.engines.nlhe.encoding import N_PLANES, SIZE, encode_samples
+from gameforge.engines.nlhe.game import KINDS, HandRecords, Player, Rules, play, rules_of
+from gameforge.engines.nlhe.net import (
     CnnPlayer,
     NetConfig,
     PokerCNN,
@@ -33,9 +39,9 @@ from engines.nlhe_net import (
     model_from_arrays,
     train_epoch,
 )
-from engines.nolimit import KINDS, HandRecords, Player, Rules, play, rules_of
-from stages.base import Stage, StageContext, StageError, StageParams, register
-from stages.common import GameParams
+from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.poker.params import GameParams
+from gameforge.stages.registry import register
 
 NLHE_GAME = "holdem.nolimit.2p.50bb"
 RECORD_FIELDS = ("cards", "seat_player", "counts", "actions", "payoff")

@@ -1,15 +1,54 @@
-"""Imports every stage module so each registers itself."""
+"""The stage registry: which modules hold stages, and the lookup of a stage by name.
 
-from stages import (  # noqa: F401
-    blokus,
-    buckets,
-    cfr,
-    hearts,
-    hsd,
-    league,
-    nlhe,
-    ochs,
-    opponent_clusters,
-    potential,
-    river_hs,
+Adding a stage: write its module (a `Stage` passed to `register`) and add the module's import
+path to `STAGE_MODULES`. Modules are imported on first lookup, so a stage module may import
+`register` from here without an import circle.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from gameforge.stages.base import Stage, StageError
+
+STAGE_MODULES = (
+    "gameforge.stages.poker.river_hs",
+    "gameforge.stages.poker.hsd",
+    "gameforge.stages.poker.opponent_clusters",
+    "gameforge.stages.poker.ochs",
+    "gameforge.stages.poker.buckets",
+    "gameforge.stages.poker.potential",
+    "gameforge.stages.poker.cfr",
+    "gameforge.stages.poker.league",
+    "gameforge.stages.nlhe",
+    "gameforge.stages.hearts",
+    "gameforge.stages.blokus",
 )
+
+STAGES: dict[str, Stage] = {}
+_loaded = False
+
+
+def register(stage: Stage) -> Stage:
+    """Add a stage (its name must be new); returns it, so a module can keep a handle."""
+    if STAGES.get(stage.name, stage) is not stage:
+        raise StageError(f"stage {stage.name!r} is registered twice")
+    STAGES[stage.name] = stage
+    return stage
+
+
+def all_stages() -> dict[str, Stage]:
+    """Every registered stage by name (the shipped ones, and any registered since)."""
+    global _loaded
+    if not _loaded:
+        for module in STAGE_MODULES:
+            importlib.import_module(module)
+        _loaded = True
+    return STAGES
+
+
+def get_stage(name: str) -> Stage:
+    """A registered stage by name; an unknown name raises StageError listing the valid ones."""
+    if name not in all_stages():
+        raise StageError(f"unknown stage {name!r} (valid: {', '.join(sorted(STAGES))})")
+    return STAGES[name]

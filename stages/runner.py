@@ -10,10 +10,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from artifacts import ArtifactStore, artifact_key
-from stages.base import StageContext, StageError, StageParams, get_stage
-from stages.executor import Executor, InProcessExecutor
-from stages.progress import NullProgress, Progress
+from gameforge.artifacts import ArtifactStore, artifact_key
+from gameforge.stages.base import StageContext, StageError, StageParams
+from gameforge.stages.executor import Executor, InProcessExecutor
+from gameforge.stages.progress import NullProgress, Progress
+from gameforge.stages.registry import get_stage
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ import sys
 
 import numpy as np
 
-from engines.betting import ACTIONS, DECISION, FOLD_END, build_tree
-from engines.cards import format_cards
-from engines.evaluator import evaluate
-from stages.games import load_game
+from gameforge.engines.poker.betting import ACTIONS, DECISION, FOLD_END, build_tree
+from gameforge.engines.poker.cards import format_cards
+from gameforge.engines.poker.evaluator import evaluate
+from gameforge.engines.poker.shipped_games import load_game
 
 
 def cards_field(game, holes, board, position, show_all: bool, round_: int) -> str:  # type: ignore[no-untyped-def]

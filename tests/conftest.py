@@ -17,7 +17,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 @pytest.fixture
 def store(tmp_path):
     """An empty artifact store in a temporary directory."""
-    from artifacts import ArtifactStore
+    from gameforge.artifacts import ArtifactStore
 
     return ArtifactStore(tmp_path / "store")
 
@@ -28,7 +28,7 @@ HOLDEM = "holdem.limit.2p.reverse_blinds"
 @pytest.fixture(scope="session")
 def holdem_store(tmp_path_factory):
     """One store shared by the full-Hold'em tests (river-hs is built once, ~12 s)."""
-    from artifacts import ArtifactStore
+    from gameforge.artifacts import ArtifactStore
 
     return ArtifactStore(tmp_path_factory.mktemp("holdem") / "store")
 
@@ -36,7 +36,7 @@ def holdem_store(tmp_path_factory):
 @pytest.fixture(scope="session")
 def holdem_river_hs(holdem_store):
     """The full Hold'em river-hs artifact."""
-    from stages.runner import run_stage
+    from gameforge.stages.runner import run_stage
 
     result = run_stage("river-hs", {"game": HOLDEM}, store=holdem_store, log=lambda _m: None)
     return holdem_store.open(result.key)
@@ -45,8 +45,8 @@ def holdem_river_hs(holdem_store):
 @pytest.fixture(scope="session")
 def holdem_preflop_hsd(holdem_store, holdem_river_hs):
     """HSD of the 169 preflop hands of full Hold'em (2,118,760 boards each; ~20 s)."""
-    from flows.runtime import dask_executor
-    from stages.runner import run_stage
+    from gameforge.flows.runtime import dask_executor
+    from gameforge.stages.runner import run_stage
 
     with dask_executor(None) as executor:
         result = run_stage(

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engines.acpc import GameDefError, parse_game
-from engines.cards import format_cards, parse_card, parse_cards
-from stages.games import load_game, shipped_games
+from gameforge.engines.poker.acpc import GameDefError, parse_game
+from gameforge.engines.poker.cards import format_cards, parse_card, parse_cards
+from gameforge.engines.poker.shipped_games import load_game, shipped_games
 
 
 def test_shipped_games_parse_and_round_trip():

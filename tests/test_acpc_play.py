@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from stages.runner import run_stage
+from gameforge.stages.runner import run_stage
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEFORGE = str(Path(sys.executable).with_name("gameforge"))

@@ -1,4 +1,4 @@
-"""Four-player Blokus (engines.blokus) and its MCTS-MAXN baseline (engines.blokus_mcts).
+"""Four-player Blokus (engines.blokus.game) and its MCTS-MAXN baseline (engines.blokus.mcts).
 
 The rules are re-implemented here, slowly and independently of the engine's flag planes: a
 reference legal-move generator that reads only the OWNER grid and the REMAINING flags, and a
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.blokus import (
+from gameforge.engines.blokus.game import (
     CELLS,
     CORNER,
     EMPTY,
@@ -52,7 +52,7 @@ from engines.blokus import (
     tables,
     utility,
 )
-from engines.blokus_mcts import History, Tree, mcts_move, seeded_rng
+from gameforge.engines.blokus.mcts import History, Tree, mcts_move, seeded_rng
 
 # Orientation counts of the 21 pieces (rotations and reflections), by name.
 KNOWN_ORIENTATIONS = {
@@ -830,7 +830,7 @@ def test_rollout_policy_is_uniform(epsilon):
     (epsilon 0) or over all legal moves (epsilon 1): chi-square on 40 draws per move."""
     from scipy.stats import chisquare
 
-    from engines.blokus_mcts import rollout_move, seeded_rng
+    from gameforge.engines.blokus.mcts import rollout_move, seeded_rng
 
     t = T()
     rng = np.random.default_rng(5)

@@ -1,4 +1,4 @@
-"""BlokusZero (engines.blokus_zero, engines.blokus_selfplay, stages.blokus).
+"""BlokusZero (gameforge.engines.blokus.zero, gameforge.engines.blokus.selfplay, stages.blokus).
 
 The input planes are rebuilt from the list of placements made, the search is driven by constant
 networks whose outputs are known, self-play records are replayed through the rules engine, and
@@ -14,8 +14,8 @@ import torch
 from test_blokus import engine_legal, one_winning_move_position, outcome_of, score_of, step
 from torch import nn
 
-from artifacts import ArtifactStore
-from engines.blokus import (
+from gameforge.artifacts import ArtifactStore
+from gameforge.engines.blokus.game import (
     CELLS,
     N_PLAYERS,
     OUT,
@@ -24,7 +24,7 @@ from engines.blokus import (
     new_state,
     tables,
 )
-from engines.blokus_selfplay import (
+from gameforge.engines.blokus.selfplay import (
     GameRecords,
     ZeroSearch,
     sample_batch,
@@ -32,7 +32,7 @@ from engines.blokus_selfplay import (
     train_step,
     tree_capacity,
 )
-from engines.blokus_zero import (
+from gameforge.engines.blokus.zero import (
     MAX_PLIES,
     N_HISTORY,
     N_MOVES,
@@ -44,8 +44,8 @@ from engines.blokus_zero import (
     encode,
     pick_move,
 )
-from stages.base import StageError
-from stages.runner import run_stage
+from gameforge.stages.base import StageError
+from gameforge.stages.runner import run_stage
 
 torch.set_num_threads(1)
 
@@ -500,7 +500,7 @@ def test_margin_value_targets_come_from_the_final_scores(records):
 def test_replay_buffer_is_the_newest_games_and_loads_no_older_run(records):
     """replay_buffer keeps the newest `newest` games across the games.N inputs (higher N
     newer), in order, and does not read a run older than the buffer needs."""
-    from stages.blokus import RECORD_FIELDS, replay_buffer
+    from gameforge.stages.blokus import RECORD_FIELDS, replay_buffer
 
     read = []
 
@@ -611,7 +611,7 @@ def chain(tmp_path_factory):
 
 
 def test_selfplay_stage_records_replay_legally(chain):
-    from stages.blokus import load_records
+    from gameforge.stages.blokus import load_records
 
     store, sp, *_ = chain
     art = store.open(sp)
@@ -679,7 +679,7 @@ def test_eval_stage_reports_every_network(chain):
 
 
 def test_train_resumes_after_a_kill_to_the_same_weights(chain, monkeypatch):
-    import stages.blokus as stage
+    import gameforge.stages.blokus as stage
 
     store, sp, tr1, _tr2, _ev = chain
     want = _checksums(store, tr1)
@@ -707,7 +707,7 @@ def test_train_resumes_after_a_kill_to_the_same_weights(chain, monkeypatch):
 def test_selfplay_resumes_after_a_kill_to_the_same_games(chain, monkeypatch):
     """A blokus-selfplay run killed after its first batch of games resumes from that batch's
     checkpoint, plays only the rest, and commits the same records as an uninterrupted run."""
-    import stages.blokus as stage
+    import gameforge.stages.blokus as stage
 
     store = chain[0]
     params = {**SELFPLAY, "games": 4, "parallel": 2}
@@ -749,7 +749,7 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     """The flow chains self-play -> train ten times (each train on every self-play run so far,
     its buffer the newest games, continuing the previous network), evaluates every generation,
     and its paper preset is the paper's setting."""
-    from flows.specs import BLOKUS_ITERATIONS, get_flow
+    from gameforge.flows.specs import BLOKUS_ITERATIONS, get_flow
 
     spec = get_flow("blokus-zero")
     for i in range(1, BLOKUS_ITERATIONS + 1):
@@ -794,8 +794,8 @@ def test_value_margin_keys_only_when_set():
     key at their defaults (win/loss and weight 1, the old behaviour: stored artifacts keep
     their keys) and enter it when set; from the CLI value_margin reaches self-play, training
     and evaluation alike."""
-    from flows.specs import get_flow
-    from stages.blokus import EvalParams, SelfPlayParams, TrainParams
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.blokus import EvalParams, SelfPlayParams, TrainParams
 
     for model in (SelfPlayParams, TrainParams, EvalParams):
         assert "value_margin" not in model().key_params()
@@ -809,7 +809,7 @@ def test_value_margin_keys_only_when_set():
 def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
     """The evaluator (batch norms folded into the convolutions, only the asked policy columns
     computed) gives the plain network's logits and values to float precision."""
-    from engines.blokus_zero import BlokusNet, Evaluator, ZeroConfig
+    from gameforge.engines.blokus.zero import BlokusNet, Evaluator, ZeroConfig
 
     torch.manual_seed(3)
     net = BlokusNet(ZeroConfig(2, 8))
@@ -851,8 +851,8 @@ def test_curve_gathers_evaluations_in_step_order(chain):
 def test_rollout_mix_blends_one_rollout_outcome_into_the_leaf_value():
     """mix_rollouts turns a leaf value v into (1 - mix) v + mix z, z the outcome (+1 sole
     winner, 0 shared top, -1 otherwise) of one rollout from the leaf, in the mover's order."""
-    from engines.blokus_mcts import seeded_rng
-    from engines.blokus_zero import mix_rollouts
+    from gameforge.engines.blokus.mcts import seeded_rng
+    from gameforge.engines.blokus.zero import mix_rollouts
 
     t = tables()
     rng = np.random.default_rng(4)

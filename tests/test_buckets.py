@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stages.abstraction import CardAbstraction
-from stages.base import StageError
-from stages.buckets import merge_rows, strength_of_centroids
-from stages.games import load_game
-from stages.hsd import round_indexer
-from stages.runner import run_stage
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.base import StageError
+from gameforge.stages.poker.abstraction import CardAbstraction
+from gameforge.stages.poker.buckets import merge_rows, strength_of_centroids
+from gameforge.stages.poker.hsd import round_indexer
+from gameforge.stages.runner import run_stage
 
 SHORT = "holdem6.limit.2p.reverse_blinds"
 quiet = lambda _m: None  # noqa: E731
@@ -18,7 +18,7 @@ quiet = lambda _m: None  # noqa: E731
 
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
-    from artifacts import ArtifactStore
+    from gameforge.artifacts import ArtifactStore
 
     store = ArtifactStore(tmp_path_factory.mktemp("buckets") / "store")
     river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
@@ -79,7 +79,7 @@ def test_lookup_api_matches_tables_and_ignores_suit_symmetry(chain):
 
 def test_killed_kmeans_resumes_identically(chain, tmp_path):
     """An exception mid-k-means leaves a checkpoint; the rerun ends identical to a clean run."""
-    from artifacts import ArtifactStore
+    from gameforge.artifacts import ArtifactStore
 
     store, hsd_b, _ = chain
     hsd_key = hsd_b.inputs["hsd"]
@@ -112,7 +112,7 @@ def test_killed_kmeans_resumes_identically(chain, tmp_path):
     resumed = run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=store, log=logs.append)
     assert any("resuming k-means at iteration" in line for line in logs), logs
     clean_store = ArtifactStore(tmp_path / "clean")
-    from artifacts.transfer import export_artifacts, import_artifacts
+    from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 
     import_artifacts(clean_store, export_artifacts(store, [hsd_key], tmp_path / "x"))
     clean = run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=clean_store, log=quiet)
@@ -135,7 +135,7 @@ def test_merge_rows_and_bad_rounds(chain):
 
 
 def test_bucket_plots(chain, tmp_path):
-    from flows.plots import plot
+    from gameforge.flows.plots import plot
 
     _, hsd_b, ochs_b = chain
     assert plot(hsd_b, tmp_path / "a.png") == "buckets of rounds 1, 2"
@@ -145,8 +145,8 @@ def test_bucket_plots(chain, tmp_path):
 
 def test_pruning_groups_change_neither_key_nor_buckets(chain, tmp_path):
     """n_groups is execution-only: Hamerly (1 group) gives the default's exact buckets."""
-    from artifacts import ArtifactStore
-    from artifacts.transfer import export_artifacts, import_artifacts
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 
     store, hsd_b, _ = chain
     other = ArtifactStore(tmp_path / "other")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engines.betting import CALL, FOLD, RAISE, build_tree
-from engines.cfr import Solver, build_cards
-from stages.games import load_game
+from gameforge.engines.poker.betting import CALL, FOLD, RAISE, build_tree
+from gameforge.engines.poker.cfr import Solver, build_cards
+from gameforge.engines.poker.shipped_games import load_game
 
 HOLDEM = "holdem.limit.2p.reverse_blinds"
 
@@ -132,8 +132,8 @@ def _openspiel_policy(game, solver, strategy):
 
     from open_spiel.python import policy
 
-    from engines.cards import parse_cards
-    from engines.cfr import lossless_bucketer
+    from gameforge.engines.poker.cards import parse_cards
+    from gameforge.engines.poker.cfr import lossless_bucketer
 
     bucket, _ = lossless_bucketer(solver.game)
     tabular = policy.TabularPolicy(game)
@@ -159,7 +159,7 @@ def test_two_hole_card_removal_matches_openspiel_universal_poker():
     from open_spiel.python import policy
     from open_spiel.python.algorithms import expected_game_score, exploitability
 
-    from engines.acpc import parse_game
+    from gameforge.engines.poker.acpc import parse_game
 
     game = pyspiel.universal_poker.load_universal_poker_from_acpc_gamedef(TWO_HOLE)
     uniform = policy.UniformRandomPolicy(game)
@@ -189,7 +189,7 @@ def test_two_hole_card_removal_matches_openspiel_universal_poker():
 
 def test_short_deck_flop_holdem_exact_best_response():
     """Short-deck flop hold'em (20 cards): 500k chance-sampled deals cut exploitability 4x."""
-    from engines.mccfr import SampledSolver
+    from gameforge.engines.poker.mccfr import SampledSolver
 
     game = load_game("holdem5.flop.limit.2p")
     exact = Solver(game)

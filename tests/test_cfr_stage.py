@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from artifacts import ArtifactStore
-from engines.cfr import Solver
-from engines.mccfr import SampledSolver
-from stages.base import StageError
-from stages.games import load_game
-from stages.runner import run_stage
-from stages.strategy import StrategyView
+from gameforge.artifacts import ArtifactStore
+from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.mccfr import SampledSolver
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.base import StageError
+from gameforge.stages.poker.strategy import StrategyView
+from gameforge.stages.runner import run_stage
 
 LEDUC = "leduc.limit.2p"
 SHORT = "holdem6.limit.2p.reverse_blinds"
@@ -186,7 +186,7 @@ def test_abstract_holdem_solve_layout_and_strategy_queries(short_solve):
 
 def test_strategy_show_cli(short_solve):
     """`gameforge strategy show KEY --hand --board --history` prints the probabilities."""
-    from flows.cli import app
+    from gameforge.flows.cli import app
 
     store, key, _ = short_solve
     runner = CliRunner()
@@ -200,7 +200,7 @@ def test_strategy_show_cli(short_solve):
 
 def test_strategy_lbr_cli(short_solve):
     """`gameforge strategy lbr KEY --deals N` prints LBR's winnings with a confidence interval."""
-    from flows.cli import app
+    from gameforge.flows.cli import app
 
     store, key, _ = short_solve
     result = CliRunner().invoke(

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from artifacts import ArtifactStore
-from flows.runtime import TLS_ENV, ClusterError, dask_executor
-from stages.executor import DaskExecutor
-from stages.runner import run_stage
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.runtime import TLS_ENV, ClusterError, dask_executor
+from gameforge.stages.executor import DaskExecutor
+from gameforge.stages.runner import run_stage
 
 PARAMS = {"game": "holdem6.limit.2p.reverse_blinds", "boards_per_chunk": 128}
 

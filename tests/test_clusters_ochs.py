@@ -7,13 +7,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from engines.evaluator import evaluate, get_tables
-from engines.hand_strength import board_hs_counts
-from engines.ochs import board_ochs
-from stages.games import load_game
-from stages.hsd import round_indexer
-from stages.river_hs import canonical_boards, hand_indexer
-from stages.runner import run_stage
+from gameforge.engines.poker.evaluator import evaluate, get_tables
+from gameforge.engines.poker.hand_strength import board_hs_counts
+from gameforge.engines.poker.ochs import board_ochs
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.poker.hsd import round_indexer
+from gameforge.stages.poker.river_hs import canonical_boards, hand_indexer
+from gameforge.stages.runner import run_stage
 
 SHORT = "holdem6.limit.2p.reverse_blinds"
 quiet = lambda _m: None  # noqa: E731
@@ -46,7 +46,7 @@ def test_ochs_kernel_with_one_cluster_is_hs():
 
 @pytest.fixture(scope="module")
 def short_chain(tmp_path_factory):
-    from artifacts import ArtifactStore
+    from gameforge.artifacts import ArtifactStore
 
     store = ArtifactStore(tmp_path_factory.mktemp("ochs") / "store")
     river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
@@ -121,8 +121,8 @@ def test_preflop_clusters_on_full_holdem(holdem_store, holdem_preflop_hsd):
 
 
 def test_plots_of_every_feature_stage(short_chain, tmp_path):
-    from flows.plots import plot
-    from stages.base import StageError
+    from gameforge.flows.plots import plot
+    from gameforge.stages.base import StageError
 
     store, clusters, ochs = short_chain
     hsd = store.open(clusters.inputs["hsd"])

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines import emd
-from engines import kmeans as km
+from gameforge.engines.common import emd
+from gameforge.engines.common import kmeans as km
 
 # ---------------------------------------------------------------------------------------- EMD
 

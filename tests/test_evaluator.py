@@ -1,4 +1,4 @@
-"""Tests for engines.evaluator: reference libraries, exhaustive counts, small decks, properties."""
+"""Tests of the poker evaluator: reference libraries, exhaustive counts, small decks, properties."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from engines import evaluator as ev
-from engines.cards import format_card, parse_cards
+from gameforge.engines.poker import evaluator as ev
+from gameforge.engines.poker.cards import format_card, parse_cards
 
 FULL_5CARD_COUNTS = [1302540, 1098240, 123552, 54912, 10200, 5108, 3744, 624, 40]
 FULL_5CARD_DISTINCT = [1277, 2860, 858, 858, 10, 1277, 156, 156, 10]  # 7462 in all

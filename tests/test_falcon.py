@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engines.falcon import FalconBank, FalconParams, learn, resonate, select_action
+from gameforge.engines.hearts.falcon import FalconBank, FalconParams, learn, resonate, select_action
 
 # One perception value (complement-coded to 2), two actions, reward field (r, 1 - r).
 # node 0: S (0.2, 0.8), A (1, 0), R (1, 0); node 1: S (0.6, 0.4), A (0, 1), R (1, 0)
@@ -97,7 +97,7 @@ VALUE_NODES = np.array(
 
 
 def test_value_readout_predicts_each_actions_reward():
-    from engines.falcon import action_values
+    from gameforge.engines.hearts.falcon import action_values
 
     values = np.zeros(2)
     action_values(VALUE_NODES, 2, np.array([0.2]), VALID, 2, _params(), values)
@@ -108,7 +108,7 @@ def test_value_readout_predicts_each_actions_reward():
 
 
 def test_value_learning_moves_the_reward_template_toward_r():
-    from engines.falcon import action_values, learn_value
+    from gameforge.engines.hearts.falcon import action_values, learn_value
 
     w = VALUE_NODES.copy()
     # (0.2, action 1, r 0.7), beta 0.5: node 1's R becomes (0.5*0.3 + 0.5*0.7, 0.5*0.7 + 0.5*0.3)

@@ -26,7 +26,18 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from engines.hearts import (
+from gameforge.engines.hearts.actions import (
+    ACTION_NAMES,
+    N_ACTIONS,
+    N_PERCEPTION,
+    action_card,
+    fallback_card,
+    perception,
+    role_range,
+    valid_actions,
+)
+from gameforge.engines.hearts.agents import MONTE_CARLO
+from gameforge.engines.hearts.game import (
     HEARTS,
     QUEEN_SPADES,
     RANDOM,
@@ -45,18 +56,7 @@ from engines.hearts import (
     trick_points,
     trick_winner,
 )
-from engines.hearts_actions import (
-    ACTION_NAMES,
-    N_ACTIONS,
-    N_PERCEPTION,
-    action_card,
-    fallback_card,
-    perception,
-    role_range,
-    valid_actions,
-)
-from engines.hearts_agents import MONTE_CARLO
-from engines.hearts_games import LOG_WIDTH, NO_LOG, NO_QS, play_games
+from gameforge.engines.hearts.play import LOG_WIDTH, NO_LOG, NO_QS, play_games
 
 DEFAULT = Options().array()
 MOON = Options(moon=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from artifacts import ArtifactStore
-from engines.hearts_falcon import N_FEATURES, net_index, svr_predict
-from engines.hearts_svr import balanced_sample, scale
-from stages.base import StageError
-from stages.runner import run_stage
+from gameforge.artifacts import ArtifactStore
+from gameforge.engines.hearts.learner import N_FEATURES, net_index, svr_predict
+from gameforge.engines.hearts.svr import balanced_sample, scale
+from gameforge.stages.base import StageError
+from gameforge.stages.runner import run_stage
 
 QUIET = {"log": lambda m: None}
 
@@ -72,7 +72,7 @@ def test_svr_arrays_predict_exactly_as_scikit_learn(chain):
 
 
 def test_learner_resumes_after_a_kill_to_the_same_snapshots(chain, monkeypatch):
-    import stages.hearts as stage
+    import gameforge.stages.hearts as stage
 
     store, _logs, svr = chain
     params = {"games": 2500, "checkpoints": [0, 100, 1000], "actions": "new", "svr": True}
@@ -130,7 +130,7 @@ def test_eval_reports_every_snapshot_and_the_variant_table(chain):
 def kill_then_resume(monkeypatch, store, key, task: str, die_at: int, rerun):
     """Remove artifact `key`, rerun it with stages.hearts.`task` killed at its `die_at`-th
     call, then rerun it whole; (the resumed run, calls of `task` it made)."""
-    import stages.hearts as stage
+    import gameforge.stages.hearts as stage
 
     real = getattr(stage, task)
     calls = []
@@ -153,7 +153,7 @@ def kill_then_resume(monkeypatch, store, key, task: str, die_at: int, rerun):
 def test_eval_resumes_after_a_kill_to_the_same_table(chain, monkeypatch):
     """A hearts-eval run killed after some snapshot batches resumes from its checkpoints,
     evaluates only the rest, and commits the same arrays as an uninterrupted run."""
-    import stages.hearts as stage
+    import gameforge.stages.hearts as stage
 
     store, _logs, _svr = chain
     learners = {}
@@ -182,7 +182,7 @@ def test_eval_resumes_after_a_kill_to_the_same_table(chain, monkeypatch):
 def test_eval_resumes_its_rank_matches_after_a_kill(chain, monkeypatch):
     """The rank step (games to 100 points) checkpoints per batch of learners too: killed in
     the second learner's matches, the rerun ranks only that one and the table is unchanged."""
-    import stages.hearts as stage
+    import gameforge.stages.hearts as stage
 
     store, _logs, _svr = chain
     learners = {}
@@ -206,9 +206,9 @@ def test_eval_resumes_its_rank_matches_after_a_kill(chain, monkeypatch):
 def test_rank_matches_play_only_the_deals_they_need(chain, monkeypatch, first):
     """rank_final plays 16 deals per match and more only while matches are missing; since a
     game depends on its number only, the ranks equal those of one run of 40 deals per match."""
-    import stages.hearts as stage
-    from engines.hearts import RULE_BASED
-    from engines.hearts_agents import MONTE_CARLO
+    import gameforge.stages.hearts as stage
+    from gameforge.engines.hearts.agents import MONTE_CARLO
+    from gameforge.engines.hearts.game import RULE_BASED
 
     store, _logs, _svr = chain
     monkeypatch.setattr(stage, "RANK_DEALS_FIRST", first)
@@ -229,7 +229,7 @@ def test_rank_matches_play_only_the_deals_they_need(chain, monkeypatch, first):
 def test_svr_resumes_after_a_kill_to_the_same_models(chain, monkeypatch):
     """A hearts-svr run killed after some groups resumes from its checkpoint and commits the
     same arrays as an uninterrupted run."""
-    import stages.hearts as stage
+    import gameforge.stages.hearts as stage
 
     store, logs, svr = chain
     want = {n: a["checksum"] for n, a in store.open(svr).meta["arrays"].items()}

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from test_river_hs import brute_force_count
 
-from stages.games import load_game
-from stages.hsd import array_name, round_indexer
-from stages.runner import run_stage
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.poker.hsd import array_name, round_indexer
+from gameforge.stages.runner import run_stage
 
 GAME = "holdem6.limit.2p.reverse_blinds"
 
@@ -31,7 +31,7 @@ def brute_force_hsd(cards, game, bins=50):
 
 @pytest.fixture(scope="module")
 def short_deck_hsd(tmp_path_factory):
-    from artifacts import ArtifactStore
+    from gameforge.artifacts import ArtifactStore
 
     store = ArtifactStore(tmp_path_factory.mktemp("hsd") / "store")
     quiet = lambda _m: None  # noqa: E731
@@ -63,7 +63,7 @@ def test_hsd_matches_brute_force_on_a_short_deck(short_deck_hsd, round_):
 
 
 def test_bad_rounds_are_rejected(short_deck_hsd):
-    from stages.base import StageError
+    from gameforge.stages.base import StageError
 
     with pytest.raises(StageError, match="rounds must be in 0..2"):
         run_stage(
@@ -76,7 +76,7 @@ def test_bad_rounds_are_rejected(short_deck_hsd):
 
 
 def test_an_input_built_for_another_game_is_refused(store):
-    from stages.base import StageError
+    from gameforge.stages.base import StageError
 
     leduc = run_stage("river-hs", {"game": "leduc.limit.2p"}, store=store, log=lambda _m: None)
     with pytest.raises(StageError, match="input river_hs .* was built for another game"):

@@ -1,4 +1,4 @@
-"""Tests of engines.isomorphism: exact class counts, round trips, brute force, suit symmetry."""
+"""Tests of the hand isomorphism: exact class counts, round trips, brute force, suit symmetry."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from engines import isomorphism as iso
-from engines.isomorphism import HandIndexer, count_classes, index_hand, unindex_hand
+from gameforge.engines.poker import isomorphism as iso
+from gameforge.engines.poker.isomorphism import HandIndexer, count_classes, index_hand, unindex_hand
 
 HOLDEM = (2, 3, 1, 1)
 HOLDEM_SIZES = [169, 1_286_792, 55_190_538, 2_428_287_420]

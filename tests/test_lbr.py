@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.cfr import Solver
-from engines.lbr import local_best_response
-from engines.mccfr import SampledSolver, lossless_tables
-from stages.games import load_game
+from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.lbr import local_best_response
+from gameforge.engines.poker.mccfr import SampledSolver, lossless_tables
+from gameforge.engines.poker.shipped_games import load_game
 
 FLOP = "holdem5.flop.limit.2p"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stages.base import StageError
-from stages.runner import run_stage
+from gameforge.stages.base import StageError
+from gameforge.stages.runner import run_stage
 
 LEDUC = "leduc.limit.2p"
 quiet = lambda _m: None  # noqa: E731
@@ -38,7 +38,7 @@ def test_league_ranks_longer_solves_higher(store, tmp_path):
     assert sum(" vs " in line for line in logs) == 3
     assert sorted(art.inputs) == ["players.0", "players.1", "players.2"]
     assert set(store.show(keys[0])["dependents"]) == {league.key}
-    from flows.plots import plot
+    from gameforge.flows.plots import plot
 
     assert "ranking" in plot(art, tmp_path / "league.png")
     # Same seed, same table: a rerun is a cache hit with the same key.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flows.pipeline import run_plan
-from flows.specs import get_flow
+from gameforge.flows.pipeline import run_plan
+from gameforge.flows.specs import get_flow
 
 quiet = lambda _m: None  # noqa: E731
 
@@ -58,7 +58,7 @@ def test_parallel_nodes_respect_dependencies_and_give_the_same_results():
     import time
     from types import SimpleNamespace
 
-    from flows.specs import get_flow
+    from gameforge.flows.specs import get_flow
 
     spec = get_flow("hearts-falcon")
     params = spec.resolve("tiny")

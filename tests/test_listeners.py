@@ -18,8 +18,8 @@ from pathlib import Path
 
 import psutil
 
-from flows.runtime import dask_executor, plain_connection_warning
-from stages.runner import run_stage
+from gameforge.flows.runtime import dask_executor, plain_connection_warning
+from gameforge.stages.runner import run_stage
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEFORGE = str(Path(sys.executable).with_name("gameforge"))

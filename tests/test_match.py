@@ -7,12 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
-from engines.betting import DECISION, FOLD_END, build_tree
-from engines.cfr import Solver
-from engines.evaluator import evaluate
-from engines.match import Agent, play_match, summarize
-from engines.mccfr import lossless_tables
-from stages.games import load_game
+from gameforge.engines.poker.betting import DECISION, FOLD_END, build_tree
+from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.evaluator import evaluate
+from gameforge.engines.poker.match import Agent, play_match, summarize
+from gameforge.engines.poker.mccfr import lossless_tables
+from gameforge.engines.poker.shipped_games import load_game
 
 
 def _policy(kind: str, legal: np.ndarray) -> np.ndarray:

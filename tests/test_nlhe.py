@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from artifacts import ArtifactStore
-from engines import nolimit as nl
-from engines.cards import parse_cards
-from engines.nets import weights_to_arrays
-from engines.nlhe_encoding import (
+from gameforge.artifacts import ArtifactStore
+from gameforge.engines.common.torch_arrays import weights_to_arrays
+from gameforge.engines.nlhe import game as nl
+from gameforge.engines.nlhe.encoding import (
     COL0,
     ROW0,
     encode_candidate,
@@ -18,7 +17,7 @@ from engines.nlhe_encoding import (
     encode_state,
     thermo_count,
 )
-from engines.nlhe_net import (
+from gameforge.engines.nlhe.net import (
     CnnPlayer,
     NetConfig,
     PokerCNN,
@@ -26,9 +25,10 @@ from engines.nlhe_net import (
     model_from_arrays,
     train_epoch,
 )
-from stages.base import StageError
-from stages.games import load_game
-from stages.runner import run_stage
+from gameforge.engines.poker.cards import parse_cards
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.base import StageError
+from gameforge.stages.runner import run_stage
 
 RULES = nl.rules_of(load_game("holdem.nolimit.2p.50bb"))
 TINY_NET = {"filters": [4, 8], "kernel": 3, "dense": 16, "epochs": 1, "batch_size": 256}
@@ -257,7 +257,7 @@ def _checksums(store: ArtifactStore, key: str) -> dict[str, str]:
 def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypatch):
     """Killed after its first pairing, a rerun resumes from the pairing checkpoint; the records
     equal the uninterrupted run's (CNN decisions and the counter-based deals are deterministic)."""
-    import stages.nlhe as stage
+    import gameforge.stages.nlhe as stage
 
     store, _h1, g1, h2 = tiny_chain
     want = _checksums(store, h2)
@@ -282,7 +282,7 @@ def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypat
 
 
 def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path, monkeypatch):
-    import stages.nlhe as stage
+    import gameforge.stages.nlhe as stage
 
     store, h1, _g1, _h2 = tiny_chain
     params = {**TINY_NET, "epochs": 2, "seed": 5}
@@ -336,8 +336,8 @@ def test_bad_player_name_is_one_clear_error(tmp_path):
 
 
 def test_nlhe_cnn_flow_chains_three_generations_and_reuses_them(tmp_path):
-    from flows.pipeline import run_plan
-    from flows.specs import get_flow
+    from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.specs import get_flow
 
     spec = get_flow("nlhe-cnn")
     params = spec.resolve("tiny", ["hands=240", "epochs=1", "league.hands=200"])

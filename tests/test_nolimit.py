@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engines import nolimit as nl
-from engines.acpc import parse_game
-from engines.cards import parse_cards
-from engines.evaluator import evaluate
-from stages.games import load_game
+from gameforge.engines.nlhe import game as nl
+from gameforge.engines.poker.acpc import parse_game
+from gameforge.engines.poker.cards import parse_cards
+from gameforge.engines.poker.evaluator import evaluate
+from gameforge.engines.poker.shipped_games import load_game
 
 FOLD, CALL, RAISE = nl.FOLD, nl.CALL, nl.RAISE
 GAMES = ("holdem.nolimit.2p.50bb", "holdem.nolimit.2p.20bb", "holdem.nolimit.2p.reverse_blinds")

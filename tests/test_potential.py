@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engines.potential as potential
-from engines.potential import (
+import gameforge.engines.poker.potential as potential
+from gameforge.engines.poker.potential import (
     PotentialState,
     _distances_to,
     approx_emd,
@@ -18,11 +18,11 @@ from engines.potential import (
     potential_kmeans,
     to_histograms,
 )
-from stages.abstraction import CardAbstraction
-from stages.games import load_game
-from stages.hsd import round_indexer
-from stages.river_hs import hand_indexer
-from stages.runner import run_stage
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.poker.abstraction import CardAbstraction
+from gameforge.stages.poker.hsd import round_indexer
+from gameforge.stages.poker.river_hs import hand_indexer
+from gameforge.stages.runner import run_stage
 
 SHORT = "holdem6.limit.2p.reverse_blinds"
 K_POT = 40
@@ -194,7 +194,7 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
 
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
-    from artifacts import ArtifactStore
+    from gameforge.artifacts import ArtifactStore
 
     store = ArtifactStore(tmp_path_factory.mktemp("potential") / "store")
     river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
@@ -295,8 +295,8 @@ def test_stage_buckets_used_ordered_and_looked_up(chain):
 
 def test_killed_potential_kmeans_resumes_identically(chain, tmp_path):
     """An exception mid-k-means leaves a checkpoint; the rerun ends identical to a clean run."""
-    from artifacts import ArtifactStore
-    from artifacts.transfer import export_artifacts, import_artifacts
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 
     store, pot, ochs_b = chain
     other = ArtifactStore(tmp_path / "other")
@@ -337,7 +337,12 @@ def test_killed_potential_kmeans_resumes_identically(chain, tmp_path):
 
 def test_embedding_lower_bound_prunes_without_changing_assignments():
     """Mean-embedding bounds (exact EMD >= ||mean_p - mean_q||) skip work, never a winner."""
-    from engines.potential import assign, ground_from_centroids, neighbour_order, to_histograms
+    from gameforge.engines.poker.potential import (
+        assign,
+        ground_from_centroids,
+        neighbour_order,
+        to_histograms,
+    )
 
     rng = np.random.default_rng(11)
     K, n, k = 60, 400, 25

@@ -9,12 +9,17 @@ import numpy as np
 import pytest
 from numba import njit
 
-from engines.cards import parse_cards
-from engines.evaluator import evaluate, get_tables, value_from_packed
-from engines.hand_strength import board_hs_counts, hands_on_boards, opponent_hands
-from stages.games import load_game
-from stages.river_hs import canonical_boards, hand_indexer, hand_strength, num_boards
-from stages.runner import run_stage
+from gameforge.engines.poker.cards import parse_cards
+from gameforge.engines.poker.evaluator import evaluate, get_tables, value_from_packed
+from gameforge.engines.poker.hand_strength import board_hs_counts, hands_on_boards, opponent_hands
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.poker.river_hs import (
+    canonical_boards,
+    hand_indexer,
+    hand_strength,
+    num_boards,
+)
+from gameforge.stages.runner import run_stage
 
 
 def brute_force_count(hole, board, deck_size, num_ranks, num_suits):

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 import toy_stages  # noqa: F401  (registers toy-squares and toy-double)
 
-from artifacts import ArtifactStore, StoreError, artifact_key
-from stages.base import StageError, get_stage
-from stages.runner import run_stage
+from gameforge.artifacts import ArtifactStore, StoreError, artifact_key
+from gameforge.stages.base import StageError
+from gameforge.stages.registry import get_stage
+from gameforge.stages.runner import run_stage
 
 SCRIPT = Path(__file__).with_name("toy_stages.py")
 
@@ -189,8 +190,8 @@ def test_two_processes_one_computes_the_other_reuses(store):
 
 RIVER_SCRIPT = """
 import sys
-from artifacts import ArtifactStore
-from stages.runner import run_stage
+from gameforge.artifacts import ArtifactStore
+from gameforge.stages.runner import run_stage
 run_stage("river-hs", {"game": "holdem8.limit.2p.reverse_blinds", "boards_per_chunk": 8},
           store=ArtifactStore(sys.argv[1]), log=lambda _m: None)
 """
@@ -222,7 +223,7 @@ def test_river_hs_killed_mid_way_resumes_bit_identical(tmp_path, store):
 
 
 def test_export_import_round_trip_with_lineage(tmp_path, store):
-    from artifacts.transfer import export_artifacts, import_artifacts
+    from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 
     up = run_stage("toy-squares", {"n": 300}, store=store, log=_quiet)
     down = run_stage("toy-double", {}, {"squares": up.key}, store=store, log=_quiet)
@@ -244,7 +245,7 @@ def test_export_import_round_trip_with_lineage(tmp_path, store):
 def test_import_rejects_a_tampered_export(tmp_path, store):
     import tarfile
 
-    from artifacts.transfer import export_artifacts, import_artifacts
+    from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 
     up = run_stage("toy-squares", {"n": 300}, store=store, log=_quiet)
     [path] = export_artifacts(store, [up.key], tmp_path / "out")
@@ -302,8 +303,8 @@ class _Bars:
 
 
 def test_run_batches_checkpoints_each_batch_and_resumes_after_the_saved_ones(store):
-    from artifacts.store import ArtifactWriter
-    from stages.base import StageContext
+    from gameforge.artifacts.store import ArtifactWriter
+    from gameforge.stages.base import StageContext
 
     calls: list[tuple[int, int]] = []
     kill = [True]

@@ -14,8 +14,9 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from artifacts import write_chunk
-from stages.base import Stage, StageContext, StageParams, register
+from gameforge.artifacts import write_chunk
+from gameforge.stages.base import Stage, StageContext, StageParams
+from gameforge.stages.registry import register
 
 N_CHUNKS = 40
 
@@ -66,8 +67,8 @@ DOUBLE = register(
 
 
 if __name__ == "__main__":
-    from artifacts import ArtifactStore
-    from stages.runner import run_stage
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.stages.runner import run_stage
 
     store_root, delay = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     result = run_stage("toy-squares", {"delay": delay}, store=ArtifactStore(store_root), log=print)

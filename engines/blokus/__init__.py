@@ -1,0 +1,1 @@
+"""Four-player Blokus: rules, placements, MCTS-MAXN, the BlokusZero network, search, training."""

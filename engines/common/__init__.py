@@ -1,0 +1,1 @@
+"""Generic machinery every game shares: RNG, EMD, k-means, torch weights as arrays."""

@@ -1,0 +1,1 @@
+"""Poker: cards, ACPC games, evaluator, isomorphism, betting trees, features, CFR, matches."""

@@ -1,0 +1,467 @@
+"""Monte Carlo CFR on bucketed limit games: chance sampling and external sampling, in numba.
+
+Each iteration deals one complete hand (both players' hole cards and the whole board) from a
+counter-based generator (splitmix64 of seed and iteration), so iteration t always sees the same
+cards: a checkpoint is just the regret and strategy-sum arrays plus t, and a resumed run is
+bit-identical to an uninterrupted one. Buckets come from per-round isomorphism indexers and
+bucket tables (identity tables make the game lossless).
+
+- Chance sampling (CS, Zinkevich et al. 2007): one walk of the whole betting tree per deal,
+  updating both players (each information set is met at most once per deal, so updates can be
+  applied in place). The walk is two flat passes over the preorder node arrays (reach down,
+  values up): no recursion, no allocation.
+- External sampling (ES, Lanctot et al. 2009): per player, every own action is explored and one
+  opponent action is sampled from the current strategy; the opponent's strategy sum is updated
+  where it acts ("simple" averaging).
+
+Average-strategy weights are t**gamma: 0 uniform, 1 linear, 2 quadratic (the DCFR default).
+`plus` floors regrets at zero after each update (regret matching+).
+Information-set rows follow `poker.cfr.Solver`: offsets[r] + bucket * ndec[r] + slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from gameforge.engines.common.rng import mix, uniform
+from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, build_tree
+from gameforge.engines.poker.evaluator import get_tables
+from gameforge.engines.poker.evaluator import value_from_packed as _value
+from gameforge.engines.poker.isomorphism import HandIndexer, index_hand
+
+CHANCE_SAMPLING, EXTERNAL_SAMPLING = 0, 1
+VARIANTS = {"chance": CHANCE_SAMPLING, "external": EXTERNAL_SAMPLING}
+
+
+@dataclass(frozen=True)
+class DealTables:
+    """How a dealt hand becomes one bucket per round, plus the showdown evaluator tables."""
+
+    blobs: np.ndarray  # int64: every round's indexer blob, concatenated
+    blob_start: np.ndarray  # (R + 1,) int64
+    index_round: np.ndarray  # (R,) int64 the indexer round that covers the cards of round r
+    tables: np.ndarray  # int32: every round's bucket table (canonical index -> bucket)
+    table_start: np.ndarray  # (R + 1,) int64; an empty table means "bucket = index"
+    num_buckets: np.ndarray  # (R,) int64
+    card_key: np.ndarray
+    card_bit: np.ndarray
+    rank_table: np.ndarray
+    flush_table: np.ndarray
+
+
+def deal_tables(
+    game: GameDef,
+    indexers: list[HandIndexer],
+    tables: list[np.ndarray | None],
+    num_buckets: list[int] | None = None,
+) -> DealTables:
+    """Pack one indexer and one bucket table (None: lossless) per round for the kernels.
+
+    The indexer of round r must index the player's cards of round r laid out as hole cards then
+    the board in deal order (its last round covers them all).
+    """
+    if len(indexers) != game.num_rounds or len(tables) != game.num_rounds:
+        raise ValueError("need one indexer and one table per betting round")
+    blobs = [ix.tables.blob for ix in indexers]
+    sizes = []
+    packed = []
+    for ix, table in zip(indexers, tables):
+        n = ix.size(ix.rounds - 1)
+        if table is None:
+            packed.append(np.zeros(0, dtype=np.int32))
+            sizes.append(n)
+        else:
+            if table.shape[0] != n:
+                raise ValueError(f"bucket table has {table.shape[0]} rows, indexer has {n}")
+            packed.append(np.ascontiguousarray(table, dtype=np.int32))
+            sizes.append(int(table.max()) + 1)
+    if num_buckets is not None:
+        if any(given < used for given, used in zip(num_buckets, sizes)):
+            raise ValueError(f"bucket tables use more buckets than {num_buckets}")
+        sizes = list(num_buckets)
+    ev = get_tables(game.num_ranks, game.num_suits, game.num_hole_cards + sum(game.num_board_cards))
+    return DealTables(
+        blobs=np.concatenate(blobs).astype(np.int64),
+        blob_start=np.concatenate([[0], np.cumsum([b.shape[0] for b in blobs])]).astype(np.int64),
+        index_round=np.array([ix.rounds - 1 for ix in indexers], dtype=np.int64),
+        tables=np.concatenate(packed) if packed else np.zeros(0, dtype=np.int32),
+        table_start=np.concatenate([[0], np.cumsum([p.shape[0] for p in packed])]).astype(np.int64),
+        num_buckets=np.array(sizes, dtype=np.int64),
+        card_key=ev.card_key,
+        card_bit=ev.card_bit,
+        rank_table=ev.rank_table,
+        flush_table=ev.flush_table,
+    )
+
+
+def lossless_tables(game: GameDef) -> DealTables:
+    """Canonical isomorphism index per round as the bucket: the unabstracted game."""
+    groups = game.card_groups()
+    indexers = [
+        HandIndexer(groups[: game.group_of_round(r) + 1], game.num_ranks, game.num_suits)
+        for r in range(game.num_rounds)
+    ]
+    return deal_tables(game, indexers, [None] * game.num_rounds)
+
+
+def subtree_ends(tree: BettingTree) -> np.ndarray:
+    """(N,) one past the last node of each node's subtree (preorder numbering)."""
+    end = np.arange(1, tree.num_nodes + 1, dtype=np.int64)
+    for n in range(tree.num_nodes - 1, 0, -1):
+        p = tree.parent[n]
+        end[p] = max(end[p], end[n])
+    return end
+
+
+# ------------------------------------------------------------------------------- kernels
+
+
+@njit(cache=True, nogil=True)
+def shuffle_deal(seed: int, deal: int, state: np.ndarray, deck: np.ndarray, need: int) -> None:
+    """Seed `state` from (seed, deal) and put a uniform `need`-card deal at the front of `deck`."""
+    state[0] = mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(deal))
+    size = deck.shape[0]
+    for i in range(size):
+        deck[i] = i
+    for i in range(need):  # partial Fisher-Yates
+        j = i + int(uniform(state) * (size - i))
+        tmp = deck[i]
+        deck[i] = deck[j]
+        deck[j] = tmp
+
+
+@njit(cache=True, nogil=True)
+def lookup_bucket(
+    row: np.ndarray,
+    n: int,
+    r: int,
+    blobs: np.ndarray,
+    blob_start: np.ndarray,
+    index_round: np.ndarray,
+    tables: np.ndarray,
+    table_start: np.ndarray,
+) -> int:
+    """Bucket in round r of the first n cards of `row` (an empty table: the canonical index)."""
+    blob = blobs[blob_start[r] : blob_start[r + 1]]
+    idx = index_hand(row[:n], index_round[r], blob)
+    if table_start[r + 1] > table_start[r]:
+        return int(tables[table_start[r] + idx])
+    return int(idx)
+
+
+@njit(cache=True, nogil=True)
+def hand_value(
+    cards: np.ndarray,
+    n: int,
+    card_key: np.ndarray,
+    card_bit: np.ndarray,
+    rank_table: np.ndarray,
+    flush_table: np.ndarray,
+) -> int:
+    """Showdown value of the first n cards."""
+    key = np.int64(0)
+    bit_or = np.int64(0)
+    for t in range(n):
+        key += card_key[cards[t]]
+        bit_or |= card_bit[cards[t]]
+    return int(_value(key, bit_or, rank_table, flush_table))
+
+
+@njit(cache=True, nogil=True)
+def _deal(
+    num_hole: int,
+    board_total: int,
+    num_rounds: int,
+    board_through: np.ndarray,
+    blobs: np.ndarray,
+    blob_start: np.ndarray,
+    index_round: np.ndarray,
+    tables: np.ndarray,
+    table_start: np.ndarray,
+    card_key: np.ndarray,
+    card_bit: np.ndarray,
+    rank_table: np.ndarray,
+    flush_table: np.ndarray,
+    deck: np.ndarray,
+    rows: np.ndarray,
+    buckets: np.ndarray,
+) -> int:
+    """Deal both hands and the board; fill buckets[p, r]; return +1/0/-1 (player 0 wins)."""
+    values = np.zeros(2, dtype=np.int64)
+    for p in range(2):
+        for t in range(num_hole):
+            rows[p, t] = deck[p * num_hole + t]
+        for t in range(board_total):
+            rows[p, num_hole + t] = deck[2 * num_hole + t]
+        for r in range(num_rounds):
+            n = num_hole + board_through[r]
+            buckets[p, r] = lookup_bucket(
+                rows[p], n, r, blobs, blob_start, index_round, tables, table_start
+            )
+        values[p] = hand_value(
+            rows[p], num_hole + board_total, card_key, card_bit, rank_table, flush_table
+        )
+    if values[0] > values[1]:
+        return 1
+    if values[0] < values[1]:
+        return -1
+    return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _match(regret: np.ndarray, row: int, legal: np.ndarray, out: np.ndarray) -> None:
+    """Regret matching of one information-set row over the legal actions."""
+    total = 0.0
+    count = 0
+    for a in range(3):
+        if legal[a] >= 0:
+            count += 1
+            if regret[row, a] > 0.0:
+                total += regret[row, a]
+    for a in range(3):
+        if legal[a] < 0:
+            out[a] = 0.0
+        elif total > 0.0:
+            out[a] = regret[row, a] / total if regret[row, a] > 0.0 else 0.0
+        else:
+            out[a] = 1.0 / count
+
+
+@njit(cache=True, nogil=True)
+def _run(
+    start: int,
+    count: int,
+    seed: int,
+    variant: int,
+    gamma: float,
+    plus: bool,
+    kind: np.ndarray,
+    player: np.ndarray,
+    rnd: np.ndarray,
+    spent: np.ndarray,
+    children: np.ndarray,
+    slot: np.ndarray,
+    end: np.ndarray,
+    offsets: np.ndarray,
+    ndec: np.ndarray,
+    deck_size: int,
+    num_hole: int,
+    board_through: np.ndarray,
+    blobs: np.ndarray,
+    blob_start: np.ndarray,
+    index_round: np.ndarray,
+    tables: np.ndarray,
+    table_start: np.ndarray,
+    card_key: np.ndarray,
+    card_bit: np.ndarray,
+    rank_table: np.ndarray,
+    flush_table: np.ndarray,
+    regret: np.ndarray,
+    avg: np.ndarray,
+) -> int:
+    """Iterations start+1 .. start+count; returns the number of nodes visited."""
+    N = kind.shape[0]
+    R = board_through.shape[0]
+    board_total = board_through[R - 1]
+    deck = np.empty(deck_size, dtype=np.int8)
+    rows = np.empty((2, num_hole + board_total), dtype=np.int8)
+    buckets = np.empty((2, R), dtype=np.int64)
+    reach = np.zeros((N, 2))
+    sig = np.zeros((N, 3))
+    value = np.zeros(N)  # player 0's value (CS) or the traverser's (ES)
+    active = np.zeros(N, dtype=np.bool_)
+    state = np.zeros(1, dtype=np.uint64)
+    visited = 0
+    for t in range(start + 1, start + count + 1):
+        shuffle_deal(seed, t, state, deck, 2 * num_hole + board_total)
+        result = _deal(
+            num_hole, board_total, R, board_through, blobs, blob_start,
+            index_round, tables, table_start, card_key, card_bit, rank_table, flush_table,
+            deck, rows, buckets,
+        )  # fmt: skip
+        weight = float(t) ** gamma
+        travs = 1 if variant == CHANCE_SAMPLING else 2
+        for pass_ in range(travs):
+            trav = pass_  # ES: the traverser; CS: unused (both players update)
+            # Down: reach (CS) or which nodes the sampled walk enters (ES).
+            reach[0, 0] = 1.0
+            reach[0, 1] = 1.0
+            active[0] = True
+            n = 0
+            while n < N:
+                if not active[n]:
+                    n = end[n]
+                    continue
+                visited += 1
+                if kind[n] != DECISION:
+                    n += 1
+                    continue
+                p = player[n]
+                r = rnd[n]
+                row = offsets[r] + buckets[p, r] * ndec[r] + slot[n]
+                _match(regret, row, children[n], sig[n])
+                if variant == CHANCE_SAMPLING:
+                    live = reach[n, 0] > 0.0 or reach[n, 1] > 0.0
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0:
+                            active[c] = live
+                            reach[c, p] = reach[n, p] * sig[n, a]
+                            reach[c, 1 - p] = reach[n, 1 - p]
+                elif p == trav:
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0:
+                            active[c] = True
+                else:
+                    u = uniform(state)
+                    pick = -1
+                    acc = 0.0
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0:
+                            active[c] = False
+                            acc += sig[n, a]
+                            if pick < 0 and u < acc:
+                                pick = a
+                    if pick < 0:  # rounding left u above the total: take the last legal
+                        for a in range(3):
+                            if children[n, a] >= 0:
+                                pick = a
+                    active[children[n, pick]] = True
+                    for a in range(3):  # the opponent's strategy sum, where it acts
+                        if children[n, a] >= 0:
+                            avg[row, a] += weight * sig[n, a]
+                n += 1
+            # Up: values, regrets and strategy sums, children before parents.
+            for n in range(N - 1, -1, -1):
+                if not active[n]:
+                    continue
+                k = kind[n]
+                if k == FOLD_END:
+                    v0 = float(spent[n, 1]) if player[n] == 1 else -float(spent[n, 0])
+                    value[n] = v0 if (variant == CHANCE_SAMPLING or trav == 0) else -v0
+                    continue
+                if k != DECISION:  # showdown: the bets are level
+                    v0 = result * float(spent[n, 0])
+                    value[n] = v0 if (variant == CHANCE_SAMPLING or trav == 0) else -v0
+                    continue
+                p = player[n]
+                r = rnd[n]
+                row = offsets[r] + buckets[p, r] * ndec[r] + slot[n]
+                if variant == CHANCE_SAMPLING:
+                    if reach[n, 0] == 0.0 and reach[n, 1] == 0.0:
+                        value[n] = 0.0  # nobody can get here: nothing to learn below
+                        continue
+                    v = 0.0
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0:
+                            v += sig[n, a] * value[c]
+                    value[n] = v
+                    sign = 1.0 if p == 0 else -1.0
+                    opp = reach[n, 1 - p]
+                    own = reach[n, p]
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0:
+                            regret[row, a] += opp * sign * (value[c] - v)
+                            if plus and regret[row, a] < 0.0:
+                                regret[row, a] = 0.0
+                            avg[row, a] += weight * own * sig[n, a]
+                elif p == trav:
+                    v = 0.0
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0:
+                            v += sig[n, a] * value[c]
+                    value[n] = v
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0:
+                            regret[row, a] += value[c] - v
+                            if plus and regret[row, a] < 0.0:
+                                regret[row, a] = 0.0
+                else:
+                    for a in range(3):
+                        c = children[n, a]
+                        if c >= 0 and active[c]:
+                            value[n] = value[c]
+            for n in range(N):
+                active[n] = False
+    return visited
+
+
+class SampledSolver:
+    """Regrets, strategy sums and iteration count of a sampled CFR run on one abstraction."""
+
+    def __init__(
+        self,
+        game: GameDef,
+        tables: DealTables | None = None,
+        *,
+        variant: str = "chance",
+        gamma: float = 0.0,
+        plus: bool = False,
+        seed: int = 0,
+        dtype: type = np.float64,
+    ):
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+        self.game = game
+        self.tree = build_tree(game)
+        self.tables = tables if tables is not None else lossless_tables(game)
+        self.variant, self.gamma, self.plus, self.seed = variant, gamma, plus, seed
+        counts = self.tree.decision_counts()
+        self.ndec = np.array(counts, dtype=np.int64)
+        sizes = self.ndec * self.tables.num_buckets
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        n_sets = int(sizes.sum())
+        self.regret: np.ndarray = np.zeros((n_sets, 3), dtype=dtype)
+        self.avg: np.ndarray = np.zeros((n_sets, 3), dtype=dtype)
+        self.iteration = 0
+        self.nodes_visited = 0
+        self._end = subtree_ends(self.tree)
+        self._board_through = np.array(
+            [game.board_cards_through(r) for r in range(game.num_rounds)], dtype=np.int64
+        )
+
+    @property
+    def num_infosets(self) -> int:
+        """Information sets of the abstract game, both players."""
+        return int(self.regret.shape[0])
+
+    def iterate(self, iterations: int = 1) -> None:
+        """Run `iterations` more sampled iterations (deterministic for the seed)."""
+        t, c = self.tree, self.tables
+        self.nodes_visited += _run(
+            self.iteration, iterations, self.seed, VARIANTS[self.variant], self.gamma,
+            self.plus, t.kind, t.player, t.round, t.spent, t.children, t.slot, self._end,
+            self.offsets, self.ndec, self.game.deck_size, self.game.num_hole_cards,
+            self._board_through, c.blobs, c.blob_start, c.index_round, c.tables,
+            c.table_start, c.card_key, c.card_bit, c.rank_table, c.flush_table, self.regret,
+            self.avg,
+        )  # fmt: skip
+        self.iteration += iterations
+
+    def legal(self) -> np.ndarray:
+        """(infosets, 3) legal-action mask."""
+        legal = np.zeros(self.regret.shape, dtype=np.bool_)
+        for node in np.flatnonzero(self.tree.kind == DECISION):
+            r = int(self.tree.round[node])
+            start = self.offsets[r] + self.tree.slot[node]
+            stop = self.offsets[r] + self.tables.num_buckets[r] * self.ndec[r]
+            legal[start : stop : self.ndec[r]] = self.tree.children[node] >= 0
+        return legal
+
+    def average_strategy(self) -> np.ndarray:
+        """(infosets, 3) average strategy; uniform over legal actions where never reached."""
+        legal = self.legal()
+        total = self.avg.sum(axis=1, keepdims=True)
+        uniform = legal / legal.sum(axis=1, keepdims=True).clip(min=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, self.avg / np.where(total > 0, total, 1.0), uniform)

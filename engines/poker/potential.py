@@ -1,0 +1,607 @@
+"""Potential-aware abstraction (Ganzfried & Sandholm, AAAI 2014): features, EMD and k-means.
+
+A hand of round r is described by the histogram of the next round's buckets over every way to
+deal that next round (47 turn cards for a flop hand, 46 river cards for a turn hand). Two such
+histograms are compared by the earth mover's distance whose ground distance is the distance
+between next-round centroids, so a hand's whole future trajectory counts, not only its final
+strength.
+
+Points are stored as rows of their next-round bucket ids, sorted (each id one unit of mass
+1/C, C completions); centroids are dense mean histograms over the K next-round buckets.
+
+Exact EMD (a transportation problem) is POT's network simplex (`exact_emd`): fine for tests
+and small cases, far too slow for millions of points against thousands of centroids. The bulk
+uses G&S's greedy approximation (`approx_emd`): every unit of point mass is moved, rank by
+rank, to the nearest next-round bucket where the mean still has unclaimed mass. It is a
+feasible transport, so it is never below the exact EMD; tests measure how far above.
+k-means with it has no triangle inequality (it is not a metric), so assignment is a full scan.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from gameforge.engines.poker.hand_strength import _remaining_cards
+from gameforge.engines.poker.isomorphism import index_hand
+
+_MASS_EPS = 1e-12  # point mass left below this is rounding: that unit counts as moved
+CHUNK = 2048  # points per assignment task; fixed so results ignore the thread count
+SAMPLE_FACTOR = 20  # k-means++ seeds on a weighted sample of SAMPLE_FACTOR * k points
+
+
+# ------------------------------------------------------------------------------- features
+
+
+def completions(num_remaining: int, num_new: int) -> np.ndarray:
+    """Positions (into the remaining deck) of every set of `num_new` next-round cards."""
+    combos = np.array(list(combinations(range(num_remaining), num_new)), dtype=np.int8)
+    return combos.reshape(-1, num_new)
+
+
+@njit(cache=True, nogil=True)
+def _next_buckets(
+    hands: np.ndarray,
+    deck_size: int,
+    combos: np.ndarray,
+    blob: np.ndarray,
+    rnd: int,
+    table: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    n_seen = hands.shape[1]
+    n_new = combos.shape[1]
+    row = np.empty(n_seen + n_new, dtype=np.int8)
+    bad = 0
+    for h in range(hands.shape[0]):
+        remaining = _remaining_cards(hands[h], deck_size)
+        for t in range(n_seen):
+            row[t] = hands[h, t]
+        for c in range(combos.shape[0]):
+            for t in range(n_new):
+                row[n_seen + t] = remaining[combos[c, t]]
+            idx = index_hand(row, rnd, blob)
+            if idx < 0:
+                bad += 1
+                out[h, c] = 0
+            else:
+                out[h, c] = table[idx]
+        out[h].sort()
+    return bad
+
+
+def next_round_buckets(
+    hands: np.ndarray,
+    deck_size: int,
+    num_new: int,
+    next_blob: np.ndarray,
+    next_round: int,
+    next_table: np.ndarray,
+) -> np.ndarray:
+    """(n, C) sorted next-round bucket ids of every completion of each hand (row: cards).
+
+    `next_blob`/`next_round` are the tables and round of the indexer whose canonical index
+    `next_table` maps to a bucket.
+    """
+    hands = np.ascontiguousarray(hands, dtype=np.int8)
+    combos = completions(deck_size - hands.shape[1], num_new)
+    dtype = np.int16 if int(next_table.max(initial=0)) < 2**15 else np.int32
+    out = np.empty((hands.shape[0], combos.shape[0]), dtype=dtype)
+    bad = _next_buckets(hands, deck_size, combos, next_blob, next_round, next_table, out)
+    if bad:
+        raise ValueError(f"{bad} next-round hands could not be indexed")
+    return out
+
+
+def to_histograms(points: np.ndarray, num_buckets: int) -> np.ndarray:
+    """Dense (n, K) histograms (mass 1 each) of rows of next-round bucket ids."""
+    n, c = points.shape
+    out = np.zeros((n, num_buckets))
+    np.add.at(out, (np.repeat(np.arange(n), c), points.ravel()), 1.0 / c)
+    return out
+
+
+# ------------------------------------------------------------------------------ distances
+
+
+def neighbour_order(ground: np.ndarray) -> np.ndarray:
+    """(K, K) int32: for each bucket, every bucket from nearest to farthest (stable ties)."""
+    return np.argsort(ground, axis=1, kind="stable").astype(np.int32)
+
+
+def exact_emd(p: np.ndarray, q: np.ndarray, ground: np.ndarray) -> float:
+    """Exact EMD between two histograms of equal mass under `ground` (POT network simplex)."""
+    import ot
+
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    return float(ot.emd2(p / p.sum(), q / q.sum(), np.asarray(ground, dtype=np.float64)))
+
+
+@njit(cache=True, nogil=True)
+def _greedy(
+    ids: np.ndarray,
+    mass: np.ndarray,
+    m: int,
+    cen: np.ndarray,
+    used: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    target: np.ndarray,
+    touched: np.ndarray,
+) -> tuple[float, int]:
+    """G&S greedy transport of point (ids, mass)[:m] into centroid `cen`.
+
+    `cen` is read-only (threads share it); the mass taken so far goes to `used`, which the
+    caller zeroes again at `touched[:returned count]`.
+    """
+    cost = 0.0
+    left = m
+    nt = 0
+    for j in range(m):
+        target[j] = mass[j]
+    for i in range(order.shape[1]):
+        for j in range(m):
+            t = target[j]
+            if t <= 0.0:
+                continue
+            a = ids[j]
+            b = order[a, i]
+            avail = cen[b] - used[b]
+            if avail <= 0.0:
+                continue
+            touched[nt] = b
+            nt += 1
+            if avail < t:
+                cost += avail * ground[a, b]
+                used[b] = cen[b]
+                t -= avail
+                if t <= _MASS_EPS:
+                    t = 0.0
+                    left -= 1
+                target[j] = t
+            else:
+                cost += t * ground[a, b]
+                used[b] += t
+                target[j] = 0.0
+                left -= 1
+        if left == 0:
+            break
+    return cost, nt
+
+
+@njit(cache=True, nogil=True)
+def _run_lengths(row: np.ndarray, ids: np.ndarray, mass: np.ndarray) -> int:
+    """Sorted bucket ids -> distinct ids with masses (count / len); returns how many."""
+    c = row.shape[0]
+    m = 0
+    for t in range(c):
+        if m > 0 and ids[m - 1] == row[t]:
+            mass[m - 1] += 1.0 / c
+        else:
+            ids[m] = row[t]
+            mass[m] = 1.0 / c
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _approx_emd_dense(p: np.ndarray, q: np.ndarray, ground: np.ndarray, order: np.ndarray) -> float:
+    k = p.shape[0]
+    ids = np.empty(k, dtype=np.int64)
+    mass = np.empty(k)
+    m = 0
+    for b in range(k):
+        if p[b] > 0.0:
+            ids[m] = b
+            mass[m] = p[b]
+            m += 1
+    used = np.zeros(k)
+    target = np.empty(k)
+    touched = np.empty(m + k + 1, dtype=np.int64)
+    cost, _ = _greedy(ids, mass, m, q, used, ground, order, target, touched)
+    return cost
+
+
+def approx_emd(p: np.ndarray, q: np.ndarray, ground: np.ndarray, order: np.ndarray) -> float:
+    """G&S greedy EMD from histogram `p` to histogram `q` (dense, mass 1 each); >= exact."""
+    return float(
+        _approx_emd_dense(
+            np.ascontiguousarray(p, dtype=np.float64),
+            np.ascontiguousarray(q, dtype=np.float64),
+            np.ascontiguousarray(ground, dtype=np.float64),
+            np.ascontiguousarray(order, dtype=np.int32),
+        )
+    )
+
+
+@njit(cache=True, nogil=True)
+def _distances_to(
+    points: np.ndarray,
+    centroid: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Approximate EMD of every point row (sorted bucket ids) to one dense centroid."""
+    c = points.shape[1]
+    k = centroid.shape[0]
+    ids = np.empty(c, dtype=np.int64)
+    mass = np.empty(c)
+    target = np.empty(c)
+    touched = np.empty(c + k + 1, dtype=np.int64)
+    used = np.zeros(k)
+    for q in range(points.shape[0]):
+        m = _run_lengths(points[q], ids, mass)
+        cost, nt = _greedy(ids, mass, m, centroid, used, ground, order, target, touched)
+        out[q] = cost
+        for t in range(nt):
+            used[touched[t]] = 0.0
+
+
+_LB_SLACK = 1e-9  # relative margin: a float lower bound must never prune a near-tie
+
+
+@njit(cache=True, nogil=True)
+def _assign(
+    points: np.ndarray,
+    centroids: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    emb_points: np.ndarray,
+    emb_centroids: np.ndarray,
+    labels: np.ndarray,
+    dist: np.ndarray,
+) -> int:
+    """Nearest centroid (lowest index on ties) and its greedy EMD; returns distances computed.
+
+    With an embedding (next-round buckets as points whose Euclidean distances are the ground
+    distance), ||mean embedding of p - that of q|| is a lower bound of the exact EMD, hence of
+    the greedy one: a centroid whose bound exceeds the best distance so far is skipped, and
+    the result is the full scan's.
+    """
+    n, c = points.shape
+    k, nb = centroids.shape
+    d = emb_points.shape[1]
+    ids = np.empty(c, dtype=np.int64)
+    mass = np.empty(c)
+    target = np.empty(c)
+    touched = np.empty(c + nb + 1, dtype=np.int64)
+    used = np.zeros(nb)
+    lb = np.zeros(k)
+    computed = 0
+    for q in range(n):
+        m = _run_lengths(points[q], ids, mass)
+        start = 0
+        if d > 0:
+            low = np.inf
+            for j in range(k):
+                acc = 0.0
+                for t in range(d):
+                    v = emb_points[q, t] - emb_centroids[j, t]
+                    acc += v * v
+                lb[j] = np.sqrt(acc)
+                if lb[j] < low:
+                    low = lb[j]
+                    start = j
+        best, nt = _greedy(ids, mass, m, centroids[start], used, ground, order, target, touched)
+        for t in range(nt):
+            used[touched[t]] = 0.0
+        computed += 1
+        label = start
+        for j in range(k):
+            if j == start or (d > 0 and lb[j] > best * (1.0 + _LB_SLACK) + 1e-12):
+                continue
+            g, nt = _greedy(ids, mass, m, centroids[j], used, ground, order, target, touched)
+            for t in range(nt):
+                used[touched[t]] = 0.0
+            computed += 1
+            if g < best or (g == best and j < label):
+                best = g
+                label = j
+        labels[q] = label
+        dist[q] = best
+    return computed
+
+
+@njit(cache=True, nogil=True)
+def _means(
+    points: np.ndarray, weights: np.ndarray, labels: np.ndarray, k: int, num_buckets: int
+) -> tuple[np.ndarray, np.ndarray]:
+    sums = np.zeros((k, num_buckets))
+    totals = np.zeros(k)
+    c = points.shape[1]
+    for q in range(points.shape[0]):
+        w = 1.0 if weights.shape[0] == 0 else weights[q]
+        j = labels[q]
+        totals[j] += w
+        for t in range(c):
+            sums[j, points[q, t]] += w / c
+    return sums, totals
+
+
+def ground_from_centroids(centroids: np.ndarray) -> np.ndarray:
+    """(K, K) Euclidean distances between next-round centroids (e.g. OCHS vectors)."""
+    c = np.asarray(centroids, dtype=np.float64)
+    sq = (c * c).sum(axis=1)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * c @ c.T, 0.0)
+    np.fill_diagonal(d2, 0.0)
+    return np.sqrt(d2)
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_rows(
+    H: np.ndarray, ground: np.ndarray, order: np.ndarray, start: int, stop: int, out: np.ndarray
+) -> None:
+    for a in range(start, stop):
+        for b in range(H.shape[0]):
+            if b != a:
+                out[a - start, b] = _approx_emd_dense(H[a], H[b], ground, order)
+
+
+def ground_from_histograms(
+    histograms: np.ndarray, ground: np.ndarray, n_threads: int = 1
+) -> np.ndarray:
+    """(K, K) distances between centroids that are histograms over the round after them.
+
+    Each entry is the greedy EMD averaged over both directions (it is not symmetric).
+    """
+    H = np.ascontiguousarray(histograms, dtype=np.float64)
+    G = np.ascontiguousarray(ground, dtype=np.float64)
+    order = neighbour_order(G)
+    k = H.shape[0]
+    out = np.zeros((k, k))
+    step = max(1, -(-k // (8 * max(1, n_threads))))
+
+    def rows(start: int) -> tuple[int, np.ndarray]:
+        block = np.zeros((min(k, start + step) - start, k))
+        _pairwise_rows(H, G, order, start, min(k, start + step), block)
+        return start, block
+
+    for start, block in _ordered_map(rows, range(0, k, step), n_threads):
+        out[start : start + block.shape[0]] = block
+    return 0.5 * (out + out.T)
+
+
+# -------------------------------------------------------------------------------- k-means
+
+
+@dataclass
+class PotentialState:
+    """Resumable potential-aware k-means: dense centroids, labels and history."""
+
+    centroids: np.ndarray  # (k, K) float64 mean histograms over next-round buckets
+    labels: np.ndarray  # (n,) int32
+    iteration: int = 0
+    objective: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    n_changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    n_empty: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    skipped_fraction: np.ndarray = field(default_factory=lambda: np.zeros(0))  # of n*k pairs
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Plain arrays for a checkpoint."""
+        return {
+            "centroids": self.centroids,
+            "labels": self.labels,
+            "iteration": np.array(self.iteration, dtype=np.int64),
+            "objective": self.objective,
+            "n_changed": self.n_changed,
+            "n_empty": self.n_empty,
+            "skipped_fraction": self.skipped_fraction,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, Any]) -> PotentialState:
+        """Inverse of :meth:`to_arrays`."""
+        a = {k: np.asarray(v) for k, v in arrays.items()}
+        return cls(
+            centroids=np.ascontiguousarray(a["centroids"], dtype=np.float64),
+            labels=np.ascontiguousarray(a["labels"], dtype=np.int32),
+            iteration=int(a["iteration"]),
+            objective=np.asarray(a["objective"], dtype=np.float64),
+            n_changed=np.asarray(a["n_changed"], dtype=np.int64),
+            n_empty=np.asarray(a["n_empty"], dtype=np.int64),
+            skipped_fraction=np.asarray(a.get("skipped_fraction", np.zeros(0)), dtype=np.float64),
+        )
+
+
+def _ordered_map(fn: Callable[[Any], Any], items: Any, n_threads: int) -> Iterator[Any]:
+    """``map`` over threads, results in input order."""
+    if n_threads <= 1:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        pending: deque[Future[Any]] = deque()
+        for it in items:
+            pending.append(pool.submit(fn, it))
+            if len(pending) >= 2 * n_threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def assign(
+    points: np.ndarray,
+    centroids: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    n_threads: int = 1,
+    embedding: np.ndarray | None = None,
+    stats: list[int] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, greedy EMD) of every point to its nearest centroid, threaded over chunks.
+
+    `embedding` (K, d): coordinates of the next-round buckets whose Euclidean distances are
+    `ground`; it enables exact lower-bound pruning. `stats`, if given, receives the number of
+    greedy distances computed.
+    """
+    n = points.shape[0]
+    labels = np.empty(n, dtype=np.int32)
+    dist = np.empty(n)
+    if embedding is None:
+        emb_p = np.zeros((n, 0))
+        emb_c = np.zeros((centroids.shape[0], 0))
+    else:
+        emb_p = embed(points, embedding)
+        emb_c = np.ascontiguousarray(centroids @ embedding)
+
+    def work(start: int) -> int:
+        stop = min(n, start + CHUNK)
+        return int(
+            _assign(
+                points[start:stop],
+                centroids,
+                ground,
+                order,
+                emb_p[start:stop],
+                emb_c,
+                labels[start:stop],
+                dist[start:stop],
+            )
+        )
+
+    computed = sum(_ordered_map(work, range(0, n, CHUNK), n_threads))
+    if stats is not None:
+        stats.append(computed)
+    return labels, dist
+
+
+def embed(points: np.ndarray, embedding: np.ndarray) -> np.ndarray:
+    """(n, d) mean embedding of each point row (sorted next-round bucket ids)."""
+    out = np.zeros((points.shape[0], embedding.shape[1]))
+    step = 1 << 16
+    for s in range(0, points.shape[0], step):
+        out[s : s + step] = embedding[points[s : s + step]].mean(axis=1)
+    return out
+
+
+def kmeanspp_seeds(
+    points: np.ndarray,
+    weights: np.ndarray | None,
+    k: int,
+    num_buckets: int,
+    ground: np.ndarray,
+    order: np.ndarray,
+    rng: np.random.Generator,
+    n_threads: int = 1,
+    sample_size: int | None = None,
+) -> np.ndarray:
+    """k-means++ (D^2 weighting by greedy EMD) on a weighted sample; (k, K) dense seeds."""
+    n = points.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    m = min(n, SAMPLE_FACTOR * k) if sample_size is None else min(n, sample_size)
+    if m < n:
+        # Sampling by weight with replacement, repeats merged into counts, keeps the weighting.
+        idx, counts = np.unique(
+            rng.choice(n, size=m, replace=True, p=w / w.sum()), return_counts=True
+        )
+        sample, sw = points[idx], counts.astype(np.float64)
+    else:
+        sample, sw = points, w
+    if sample.shape[0] < k:
+        raise ValueError(f"k-means++ needs at least k={k} distinct points, got {sample.shape[0]}")
+    nearest = np.full(sample.shape[0], np.inf)
+    seeds = np.empty((k, num_buckets))
+    chosen = int(np.searchsorted(np.cumsum(sw), rng.random() * sw.sum(), side="right"))
+    for j in range(k):
+        seeds[j] = to_histograms(sample[min(chosen, sample.shape[0] - 1)][None, :], num_buckets)[0]
+        _, dist = assign(sample, seeds[j : j + 1], ground, order, n_threads)
+        np.minimum(nearest, dist, out=nearest)
+        if j + 1 == k:
+            break
+        potential = sw * nearest * nearest
+        total = potential.sum()
+        if total <= 0:  # every sampled point sits on a seed: take the first unused one
+            chosen = int(np.flatnonzero(nearest > 0)[0]) if np.any(nearest > 0) else j + 1
+        else:
+            chosen = int(np.searchsorted(np.cumsum(potential), rng.random() * total, side="right"))
+    return seeds
+
+
+def kmeans_step(
+    points: np.ndarray,
+    weights: np.ndarray | None,
+    state: PotentialState,
+    ground: np.ndarray,
+    order: np.ndarray,
+    n_threads: int = 1,
+    embedding: np.ndarray | None = None,
+) -> PotentialState:
+    """One Lloyd iteration: assign by greedy EMD, then each centroid becomes its mean."""
+    k, num_buckets = state.centroids.shape
+    stats: list[int] = []
+    labels, dist = assign(points, state.centroids, ground, order, n_threads, embedding, stats)
+    w = np.empty(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    objective = float(dist.sum() if weights is None else (dist * w).sum())
+    sums, totals = _means(points, w, labels, k, num_buckets)
+    empty = totals <= 0
+    centroids = state.centroids.copy()
+    centroids[~empty] = sums[~empty] / totals[~empty, None]  # an empty cluster keeps its centre
+    changed = int(np.count_nonzero(labels != state.labels))
+    skipped = 1.0 - stats[0] / float(points.shape[0] * k)
+    return PotentialState(
+        centroids=centroids,
+        labels=labels,
+        iteration=state.iteration + 1,
+        objective=np.append(state.objective, objective),
+        n_changed=np.append(state.n_changed, changed),
+        n_empty=np.append(state.n_empty, int(empty.sum())),
+        skipped_fraction=np.append(state.skipped_fraction, skipped),
+    )
+
+
+def potential_kmeans(
+    points: np.ndarray,
+    k: int,
+    num_buckets: int,
+    ground: np.ndarray,
+    weights: np.ndarray | None = None,
+    seed: int = 0,
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    init: PotentialState | None = None,
+    n_threads: int = 1,
+    callback: Callable[[PotentialState], None] | None = None,
+    embedding: np.ndarray | None = None,
+) -> PotentialState:
+    """Potential-aware k-means of point rows (sorted next-round bucket ids) under greedy EMD.
+
+    Stops at a fixed point or when the objective changes by less than `tol` (relative).
+    `init` resumes a checkpointed state; `callback(state)` runs after every iteration.
+    `embedding`: see `assign` (pruning only; the result is the same without it).
+    """
+    points = np.ascontiguousarray(points)
+    ground = np.ascontiguousarray(ground, dtype=np.float64)
+    if ground.shape != (num_buckets, num_buckets):
+        raise ValueError(f"ground must be ({num_buckets}, {num_buckets}), got {ground.shape}")
+    if points.size and (points.min() < 0 or points.max() >= num_buckets):
+        raise ValueError(f"bucket ids must be in 0..{num_buckets - 1}")
+    order = neighbour_order(ground)
+    if init is None:
+        rng = np.random.default_rng(seed)
+        seeds = kmeanspp_seeds(points, weights, k, num_buckets, ground, order, rng, n_threads)
+        state = PotentialState(seeds, np.full(points.shape[0], -1, dtype=np.int32))
+    else:
+        state = init
+    if state.centroids.shape != (k, num_buckets):
+        raise ValueError(
+            f"state has centroids {state.centroids.shape}, expected ({k}, {num_buckets})"
+        )
+    while state.iteration < max_iter:
+        state = kmeans_step(points, weights, state, ground, order, n_threads, embedding)
+        if callback is not None:
+            callback(state)
+        if state.n_changed[-1] == 0 and state.n_empty[-1] == 0:
+            break
+        if state.iteration >= 2:
+            prev, cur = state.objective[-2], state.objective[-1]
+            if prev <= 0 or abs(prev - cur) / prev < tol:
+                break
+    return state

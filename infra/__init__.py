@@ -1,1 +1,0 @@
-"""Recipes for running gameforge bigger (see README.md in this folder)."""

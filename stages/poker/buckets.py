@@ -1,0 +1,245 @@
+"""Stages `hsd-buckets` and `ochs-buckets`: k-means card abstraction, one round at a time.
+
+- `hsd-buckets`: the rounds after the first and before the last (flop and turn in Hold'em),
+  each hand described by its HSD, clustered with EMD k-means (L1 between CDFs).
+- `ochs-buckets`: the last round (river), each (hole, unordered board) class described by its
+  OCHS vector, clustered with L2 k-means. A river hand's bucket is its class's bucket.
+
+The first round is never clustered: its canonical index is its bucket (169 on Hold'em).
+Identical feature vectors are merged into one weighted point before clustering. Seeding is
+k-means++ (deterministic for a seed); each Lloyd iteration uses Yinyang/Hamerly pruning, and the
+k-means state is checkpointed so a killed run resumes at its last checkpoint and ends identical
+to an uninterrupted one. Bucket ids are ordered from the weakest centroid to the strongest.
+Two separate stages keep caching right: changing the opponent clusters (and so OCHS) leaves
+the flop and turn buckets reused.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from gameforge.engines.common.emd import cumulative
+from gameforge.engines.common.kmeans import KMeansState, kmeans
+from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.poker.hsd import array_name, hsd_rounds
+from gameforge.stages.poker.ochs import RESULT as OCHS_ARRAY
+from gameforge.stages.poker.params import GameParams
+from gameforge.stages.registry import register
+
+
+class KMeansParams(StageParams):
+    """k-means settings shared by both bucketing stages."""
+
+    k: int = Field(default=9000, ge=1)
+    seed: int = 0
+    max_iter: int = Field(default=100, ge=1)
+    tol: float = Field(default=1e-4, ge=0)
+    merge_duplicates: bool = True
+    n_groups: int | None = Field(default=None, ge=1)
+    checkpoint_seconds: float = Field(default=60.0, ge=0)
+    # Pruning groups and checkpoints change speed and memory, never the assignments.
+    execution_only: ClassVar[frozenset[str]] = frozenset({"n_groups", "checkpoint_seconds"})
+
+
+class HSDBucketParams(GameParams, KMeansParams):
+    """Which rounds to bucket by HSD (default: every round after the first, before the last)."""
+
+    rounds: tuple[int, ...] | None = None
+
+
+class OCHSBucketParams(GameParams, KMeansParams):
+    """Bucketing of the last round by OCHS."""
+
+
+def merge_rows(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(unique rows, inverse index, counts): identical feature vectors become one point."""
+    rows = np.ascontiguousarray(features)
+    as_bytes = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, inverse, counts = np.unique(
+        as_bytes, return_index=True, return_inverse=True, return_counts=True
+    )
+    return rows[first], inverse.ravel(), counts
+
+
+def cluster_features(
+    ctx: StageContext,
+    name: str,
+    points: np.ndarray,
+    weights: np.ndarray | None,
+    metric: str,
+    params: KMeansParams,
+) -> dict[str, Any]:
+    """Resumable k-means of `points`; writes labels (ordered by `strength`) and history."""
+    k = params.k
+    if k > points.shape[0]:
+        raise StageError(f"{name}: k={k} exceeds the {points.shape[0]} distinct feature vectors")
+    saved = ctx.writer.load_checkpoint(name)
+    init: Any = KMeansState.from_arrays(saved) if saved is not None else None
+    if init is not None:
+        ctx.log(f"{name}: resuming k-means at iteration {init.iteration}")
+    last_save = [time.monotonic()]
+    bar = ctx.progress.start(f"{name} k-means iterations", params.max_iter)
+    if init is not None:
+        bar.advance(init.iteration)
+
+    def checkpoint(state: KMeansState) -> None:
+        bar.advance()
+        if time.monotonic() - last_save[0] >= params.checkpoint_seconds:
+            ctx.writer.save_checkpoint(name, state.to_arrays())
+            last_save[0] = time.monotonic()
+
+    state = kmeans(
+        points,
+        k,
+        metric,  # type: ignore[arg-type]
+        weights,
+        seed=params.seed,
+        max_iter=params.max_iter,
+        tol=params.tol,
+        init=init,
+        n_threads=os.cpu_count() or 1,
+        n_groups=params.n_groups,
+        callback=checkpoint,
+    )
+    bar.close()
+    ctx.writer.save_checkpoint(name, state.to_arrays())
+    # Renumber buckets from the weakest centroid to the strongest.
+    order = np.argsort(strength_of_centroids(state.centroids, metric), kind="stable")
+    relabel = np.empty(k, dtype=np.int64)
+    relabel[order] = np.arange(k)
+    return {
+        "labels": relabel[state.labels],
+        "centroids": state.centroids[order],
+        "objective": np.asarray(state.objective, dtype=np.float64),
+        "skipped": np.asarray(state.skipped_fraction, dtype=np.float64),
+        "iterations": int(state.iteration),
+    }
+
+
+def strength_of_centroids(centroids: np.ndarray, metric: str) -> np.ndarray:
+    """A scalar strength per centroid: E[HS] of a CDF centroid, or the mean OCHS."""
+    if metric == "emd":
+        # E[HS] from a CDF over equal bins: sum over bins of (1 - CDF) * width.
+        bins = centroids.shape[1]
+        return (1.0 - centroids).sum(axis=1) / bins
+    return centroids.mean(axis=1)
+
+
+def bucket_dtype(k: int) -> np.dtype:
+    """Smallest signed dtype for bucket ids 0..k-1."""
+    return np.dtype(np.int16 if k <= np.iinfo(np.int16).max else np.int32)
+
+
+def write_round(ctx: StageContext, suffix: str, result: dict[str, Any], k: int) -> None:
+    """Write one round's buckets, centroids and k-means history."""
+    labels = result["labels"].astype(bucket_dtype(k))
+    n = labels.shape[0]
+    ctx.writer.array(f"bucket_{suffix}", (n,), labels.dtype, chunks=(min(n, 1 << 22),))[:] = labels
+    centroids = result["centroids"]
+    ctx.writer.array(f"centroids_{suffix}", centroids.shape, np.float64, chunks=centroids.shape)[
+        :
+    ] = centroids
+    for field in ("objective", "skipped"):
+        values = result[field]
+        ctx.writer.array(f"{field}_{suffix}", values.shape, np.float64, chunks=values.shape)[:] = (
+            values
+        )
+
+
+def _prepare(
+    features: np.ndarray, merge: bool
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    if not merge:
+        return features, None, None
+    unique, inverse, counts = merge_rows(features)
+    return unique, inverse, counts.astype(np.float64)
+
+
+def run_hsd_buckets(ctx: StageContext) -> dict:
+    """EMD k-means of the HSD of every requested round."""
+    params: HSDBucketParams = ctx.params
+    game = params.game_def()
+    hsd = ctx.inputs["hsd"]
+    rounds = params.rounds if params.rounds is not None else tuple(range(1, game.num_rounds - 1))
+    if 0 in rounds:
+        raise StageError("hsd-buckets: round 0 is not clustered (its canonical index is lossless)")
+    hsd_rounds(game, rounds)
+    summary: dict[str, Any] = {"k": params.k, "rounds": {}}
+    for round_ in rounds:
+        if array_name(round_) not in hsd.array_names():
+            raise StageError(f"hsd-buckets: the hsd input has no round {round_}")
+        histograms = np.asarray(hsd[array_name(round_)][:])
+        points, inverse, weights = _prepare(histograms, params.merge_duplicates)
+        ctx.log(
+            f"hsd-buckets round {round_}: {histograms.shape[0]:,} hands, "
+            f"{points.shape[0]:,} distinct HSDs"
+        )
+        result = cluster_features(ctx, f"round{round_}", cumulative(points), weights, "emd", params)
+        if inverse is not None:
+            result["labels"] = result["labels"][inverse]
+        write_round(ctx, f"round{round_}", result, params.k)
+        summary["rounds"][str(round_)] = _round_summary(histograms.shape[0], points, result)
+    return summary
+
+
+def run_ochs_buckets(ctx: StageContext) -> dict:
+    """L2 k-means of the OCHS vectors of the last round."""
+    params: OCHSBucketParams = ctx.params
+    game = params.game_def()
+    ochs = ctx.inputs["ochs"]
+    raw = np.asarray(ochs[OCHS_ARRAY][:])
+    points, inverse, weights = _prepare(raw, params.merge_duplicates)
+    last = game.num_rounds - 1
+    ctx.log(f"ochs-buckets round {last}: {raw.shape[0]:,} hands, {points.shape[0]:,} distinct")
+    scaled = points.astype(np.float32) / float(ochs.meta["summary"]["scale"])
+    result = cluster_features(ctx, f"round{last}", scaled, weights, "l2", params)
+    if inverse is not None:
+        result["labels"] = result["labels"][inverse]
+    write_round(ctx, f"round{last}", result, params.k)
+    return {
+        "k": params.k,
+        "rounds": {str(last): _round_summary(raw.shape[0], points, result)},
+        "layout": ochs.meta["summary"]["layout"],
+    }
+
+
+def _round_summary(n_hands: int, points: np.ndarray, result: dict[str, Any]) -> dict[str, Any]:
+    sizes = np.bincount(result["labels"])
+    return {
+        "hands": int(n_hands),
+        "distinct_features": int(points.shape[0]),
+        "iterations": result["iterations"],
+        "objective": float(result["objective"][-1]),
+        "skipped_fraction_mean": float(np.mean(result["skipped"][1:]))
+        if result["skipped"].size > 1
+        else 0.0,
+        "bucket_size_min": int(sizes.min()),
+        "bucket_size_max": int(sizes.max()),
+    }
+
+
+register(
+    Stage(
+        name="hsd-buckets",
+        version=1,
+        params_model=HSDBucketParams,
+        run=run_hsd_buckets,
+        inputs={"hsd": "hsd"},
+        description="EMD k-means buckets of the middle rounds (flop, turn) by HSD",
+    )
+)
+register(
+    Stage(
+        name="ochs-buckets",
+        version=1,
+        params_model=OCHSBucketParams,
+        run=run_ochs_buckets,
+        inputs={"ochs": "ochs"},
+        description="L2 k-means buckets of the last round (river) by OCHS",
+    )
+)

@@ -1,0 +1,266 @@
+"""Stage `cfr`: an equilibrium strategy of a limit game, on a card abstraction or lossless.
+
+Algorithms: `cfr` and `cfr+` walk the whole game every iteration (vectorised over hands; small
+games only, e.g. Kuhn, Leduc), `chance` and `external` sample one deal per iteration (Monte
+Carlo CFR, any size: the paper preset's 169-9000-9000-9000 Hold'em abstraction). With the two
+bucket inputs the information sets are (betting sequence, bucket of this round); without them
+the game is solved losslessly (canonical hands).
+
+The run checkpoints its regrets and strategy sums every `checkpoint_seconds`; a killed run
+resumes there and, deals being a function of (seed, iteration), ends bit-identical to an
+uninterrupted one. `parent` continues an earlier artifact's run to more iterations: a new
+artifact that records its parent. Where the game is small enough, the exact exploitability
+(best response in the real game) is recorded along the way, in chips and mbb/g.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field
+
+from gameforge.engines.poker.cfr import Solver, build_cards
+from gameforge.engines.poker.mccfr import SampledSolver
+from gameforge.stages.base import Stage, StageContext, StageError
+from gameforge.stages.poker.abstraction import CardAbstraction
+from gameforge.stages.poker.params import GameParams
+from gameforge.stages.registry import register
+
+FULL = ("cfr", "cfr+")
+SAMPLED = ("chance", "external")
+EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is computed
+
+
+class CFRParams(GameParams):
+    """Algorithm, iterations, seed, averaging; `parent` continues an earlier run."""
+
+    algorithm: Literal["cfr", "cfr+", "chance", "external"] = "chance"
+    iterations: int = Field(default=100_000, ge=1)
+    seed: int = 0
+    averaging: float | None = Field(default=None, ge=0)  # weight t**averaging; default below
+    plus: bool = False  # regret matching+ for the sampled variants (cfr+ always has it)
+    evaluations: int = Field(default=8, ge=0)  # exploitability points, log-spaced
+    parent: str | None = None
+    checkpoint_seconds: float = Field(default=120.0, ge=0)
+    batch: int = Field(default=1000, ge=1)  # iterations per kernel call (progress granularity)
+    execution_only: ClassVar[frozenset[str]] = frozenset({"checkpoint_seconds", "batch"})
+
+    def gamma(self) -> float:
+        """Strategy-sum weight exponent: 1 (linear) for CFR+, else 0 (uniform).
+
+        Sampled variants average uniformly by default: on Leduc, linear averaging of their noisy
+        iterates ends 10x more exploitable at equal time (bench/BENCHMARKS.md).
+        """
+        if self.averaging is not None:
+            return self.averaging
+        return 1.0 if self.algorithm == "cfr+" else 0.0
+
+
+def big_blind(params: CFRParams) -> float:
+    """The big blind in chips (mbb/g are thousandths of it)."""
+    return float(max(params.game_def().blind))
+
+
+def _solver(ctx: StageContext) -> tuple[Any, Solver | None]:
+    params: CFRParams = ctx.params
+    game = params.game_def()
+    has = "middle_buckets" in ctx.inputs, "river_buckets" in ctx.inputs
+    if any(has) and not all(has):
+        raise StageError("cfr: give both bucket inputs (middle and river) or neither")
+    abstraction = (
+        CardAbstraction(ctx.inputs["middle_buckets"], ctx.inputs["river_buckets"])
+        if all(has)
+        else None
+    )
+    gamma = params.gamma()
+    if params.algorithm in FULL:
+        if abstraction is None:
+            cards = build_cards(game)
+        else:
+            sizes = np.array([abstraction.num_buckets(r) for r in range(game.num_rounds)])
+            cards = build_cards(game, abstraction.bucket, sizes)
+        solver = Solver(game, cards, plus=params.algorithm == "cfr+", linear=gamma == 1.0)
+        if gamma not in (0.0, 1.0):
+            raise StageError("cfr/cfr+: averaging must be 0 (uniform) or 1 (linear)")
+        return solver, solver
+    tables = abstraction.deal_tables() if abstraction is not None else None
+    sampled = SampledSolver(
+        game, tables, variant=params.algorithm, gamma=gamma, plus=params.plus, seed=params.seed
+    )
+    exact = None
+    try:
+        if abstraction is None:
+            exact = Solver(game, build_cards(game))
+        else:
+            sizes = np.array([abstraction.num_buckets(r) for r in range(game.num_rounds)])
+            exact = Solver(game, build_cards(game, abstraction.bucket, sizes))
+    except ValueError:
+        exact = None  # too large to enumerate: no exact exploitability
+    return sampled, exact
+
+
+def _eval_points(total: int, count: int) -> list[int]:
+    """`count` log-spaced iterations in 1..total, always ending at `total`."""
+    if count == 0:
+        return []
+    points = {int(p) for p in np.geomspace(1, total, count).round()} | {total}
+    return sorted(points)
+
+
+def run(ctx: StageContext) -> dict:
+    """Iterate, checkpoint, evaluate; write regrets, strategy sums and the curve."""
+    params: CFRParams = ctx.params
+    solver, exact = _solver(ctx)
+    if exact is not None and exact.cards.bucket.size > EXACT_LIMIT:
+        exact = None
+    start_iteration = 0
+    curve: dict[str, list[float]] = {
+        "iteration": [],
+        "exploitability": [],
+        "regret_bound": [],
+        "seconds": [],
+    }
+    if params.parent is not None:
+        start_iteration = _load_parent(ctx, solver, curve)
+    saved = ctx.writer.load_checkpoint("cfr")
+    if saved is not None:
+        solver.regret[:] = saved["regret"]
+        solver.avg[:] = saved["avg"]
+        solver.iteration = int(saved["iteration"])
+        for name in curve:
+            curve[name] = [float(v) for v in saved[f"curve_{name}"]]
+        ctx.log(f"cfr: resuming at iteration {solver.iteration:,}")
+    elapsed0 = curve["seconds"][-1] if curve["seconds"] else 0.0
+    points = _eval_points(params.iterations, params.evaluations)
+    bar = ctx.progress.start(f"cfr {params.algorithm} iterations", params.iterations)
+    bar.advance(solver.iteration)
+    t0 = time.monotonic()
+    last_save = t0
+
+    def save() -> None:
+        arrays = {"regret": solver.regret, "avg": solver.avg, "iteration": solver.iteration}
+        arrays.update({f"curve_{k}": np.asarray(v) for k, v in curve.items()})
+        ctx.writer.save_checkpoint("cfr", arrays)
+
+    while solver.iteration < params.iterations:
+        target = min(params.iterations, solver.iteration + params.batch)
+        upcoming = [p for p in points if p > solver.iteration]
+        if upcoming:
+            target = min(target, upcoming[0])
+        before = solver.iteration
+        solver.iterate(target - before)
+        bar.advance(target - before)
+        if target in points:
+            spent = elapsed0 + time.monotonic() - t0
+            value = np.nan if exact is None else exact.exploitability(solver.average_strategy())
+            curve["iteration"].append(float(target))
+            curve["exploitability"].append(value)
+            # Full-traversal regrets sum over every deal; sampled ones are per-deal estimates.
+            scale = solver.cards.num_deals if isinstance(solver, Solver) else 1.0
+            curve["regret_bound"].append(regret_bound(solver.regret, target) / scale)
+            curve["seconds"].append(spent)
+        if time.monotonic() - last_save >= params.checkpoint_seconds:
+            save()
+            last_save = time.monotonic()
+    bar.close()
+    seconds = elapsed0 + time.monotonic() - t0
+    w = ctx.writer
+    shape = solver.regret.shape
+    rows = max(1, min(shape[0], 1 << 20))
+    w.array("regret", shape, np.float64, chunks=(rows, 3))[:] = solver.regret
+    w.array("strategy_sum", shape, np.float64, chunks=(rows, 3))[:] = solver.avg
+    _write_average(w.array("average_strategy", shape, np.float32, chunks=(rows, 3)), solver, rows)
+    for name, values in curve.items():
+        arr = np.asarray(values, dtype=np.float64)
+        w.array(f"curve_{name}", arr.shape, np.float64, chunks=(max(1, arr.shape[0]),))[:] = arr
+    bb = big_blind(params)
+    summary: dict[str, Any] = {
+        "algorithm": params.algorithm,
+        "iterations": int(solver.iteration),
+        "seconds": round(seconds, 3),
+        "infosets": int(shape[0]),
+        "layout": {
+            "offsets": [int(v) for v in solver.offsets],
+            "decisions_per_round": [int(v) for v in solver.ndec],
+            "buckets_per_round": [int(v) for v in _buckets(solver)],
+        },
+        "abstraction": {k: a.key for k, a in ctx.inputs.items()} or "lossless",
+        "big_blind": bb,
+    }
+    if curve["regret_bound"]:
+        summary["regret_bound_mbb_per_game"] = curve["regret_bound"][-1] / bb * 1000.0
+    if curve["exploitability"] and not np.isnan(curve["exploitability"][-1]):
+        final = curve["exploitability"][-1]
+        summary["exploitability_chips"] = final
+        summary["exploitability_mbb_per_game"] = final / bb * 1000.0
+    if params.parent:
+        summary["parent"] = params.parent
+        summary["parent_iterations"] = start_iteration
+    return summary
+
+
+def _write_average(out: Any, solver: Any, rows: int) -> None:
+    """Normalised strategy sums, chunk by chunk: whole-array temporaries cost GBs at scale."""
+    legal = solver.legal if isinstance(solver, Solver) else solver.legal()
+    for start in range(0, solver.avg.shape[0], rows):
+        sums = solver.avg[start : start + rows]
+        ok = legal[start : start + rows]
+        total = sums.sum(axis=1, keepdims=True)
+        uniform = ok / ok.sum(axis=1, keepdims=True).clip(min=1)
+        safe = np.where(total > 0, total, 1.0)
+        out[start : start + rows] = np.where(total > 0, sums / safe, uniform).astype(np.float32)
+
+
+def regret_bound(regret: np.ndarray, iterations: int) -> float:
+    """Mean over players of summed positive regret per iteration (CFR's exploitability bound).
+
+    With perfect recall it bounds the abstract game's exploitability; with sampling it is an
+    estimate, and with imperfect recall an indicator: the number to watch where no exact best
+    response can be computed.
+    """
+    positive = np.maximum(regret.max(axis=1), 0.0)
+    return float(positive.sum() / (2.0 * iterations))
+
+
+def _buckets(solver: Any) -> np.ndarray:
+    if isinstance(solver, Solver):
+        return solver.cards.num_buckets
+    return solver.tables.num_buckets
+
+
+def _load_parent(ctx: StageContext, solver: Any, curve: dict[str, list[float]]) -> int:
+    params: CFRParams = ctx.params
+    parent = ctx.writer.store.open(params.parent)
+    if parent.stage != "cfr":
+        raise StageError(f"cfr: parent {parent.key} is a {parent.stage} artifact")
+    mine = {k: v for k, v in params.key_params().items() if k not in ("iterations", "parent")}
+    theirs = {k: v for k, v in parent.params.items() if k not in ("iterations", "parent")}
+    if mine != theirs or parent.inputs != {k: a.key for k, a in ctx.inputs.items()}:
+        raise StageError(f"cfr: parent {parent.key} was run with other settings or inputs")
+    done = int(parent.meta["summary"]["iterations"])
+    if done >= params.iterations:
+        raise StageError(
+            f"cfr: parent already has {done:,} iterations (asked {params.iterations:,})"
+        )
+    solver.regret[:] = parent["regret"][:]
+    solver.avg[:] = parent["strategy_sum"][:]
+    solver.iteration = done
+    for name in curve:
+        curve[name] = [float(v) for v in parent[f"curve_{name}"][:]]
+    ctx.log(f"cfr: continuing {parent.key} from iteration {done:,}")
+    return done
+
+
+register(
+    Stage(
+        name="cfr",
+        version=2,
+        params_model=CFRParams,
+        run=run,
+        inputs={"middle_buckets": "hsd-buckets|potential-buckets", "river_buckets": "ochs-buckets"},
+        optional_inputs=frozenset({"middle_buckets", "river_buckets"}),
+        description="CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless",
+    )
+)

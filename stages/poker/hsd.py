@@ -1,0 +1,158 @@
+"""Stage `hsd`: Hand Strength Distribution of every canonical hand of every round before the last.
+
+One array per round, `hsd_round<r>` (canonical hands of that round x bins), holding exact counts
+of board completions per HS bin (normalise a row to get the paper's HSD). HS comes from the
+`river-hs` artifact by lookup. Chunks of canonical hands run in parallel and resume.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from math import ceil, comb
+from typing import ClassVar
+
+import numpy as np
+import zarr
+from pydantic import Field
+
+from gameforge.artifacts import write_chunk
+from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.hsd import hsd_counts
+from gameforge.engines.poker.isomorphism import HandIndexer
+from gameforge.stages.base import Stage, StageContext, StageError
+from gameforge.stages.poker.params import GameParams
+from gameforge.stages.poker.river_hs import RESULT as HS_ARRAY
+from gameforge.stages.poker.river_hs import board_layout, hand_indexer
+from gameforge.stages.registry import register
+
+WORK_PER_CHUNK = 1 << 25
+
+
+class HSDParams(GameParams):
+    """Which rounds (default: all before the last), how many bins, chunk size."""
+
+    rounds: tuple[int, ...] | None = None
+    bins: int = Field(default=50, ge=2, le=1000)
+    hands_per_chunk: int = Field(default=1 << 17, ge=1)
+    execution_only: ClassVar[frozenset[str]] = frozenset({"hands_per_chunk"})
+
+
+def array_name(round_: int) -> str:
+    """Name of the HSD array of a betting round."""
+    return f"hsd_round{round_}"
+
+
+def hsd_rounds(game: GameDef, rounds: tuple[int, ...] | None) -> tuple[int, ...]:
+    """Validated betting rounds to describe (every round before the last by default)."""
+    last = game.num_rounds - 1
+    chosen = tuple(range(last)) if rounds is None else tuple(rounds)
+    bad = [r for r in chosen if not 0 <= r < last]
+    if bad:
+        raise StageError(f"hsd: rounds must be in 0..{last - 1} (the last round has HS, not HSD)")
+    return chosen
+
+
+@lru_cache(maxsize=16)
+def round_indexer(game: GameDef, round_: int) -> HandIndexer:
+    """The indexer of a player's canonical hands in betting round `round_`."""
+    groups = game.card_groups()[: game.group_of_round(round_) + 1]
+    return HandIndexer(groups, game.num_ranks, game.num_suits)
+
+
+def count_dtype(max_count: int) -> np.dtype:
+    """Smallest unsigned dtype holding `max_count`."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if max_count <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.uint64)
+
+
+_HS_CACHE: dict[str, np.ndarray] = {}
+
+
+def load_hs_counts(path: str) -> np.ndarray:
+    """The river-hs counts as one in-memory array, loaded once per process (threads share it)."""
+    if path not in _HS_CACHE:
+        _HS_CACHE.clear()
+        _HS_CACHE[path] = np.asarray(zarr.open_array(path, mode="r")[:])
+    return _HS_CACHE[path]
+
+
+def compute_chunk(
+    partial_path: str,
+    array: str,
+    chunk_id: int,
+    game: GameDef,
+    round_: int,
+    bins: int,
+    per_chunk: int,
+    hs_path: str,
+    denominator: int,
+) -> None:
+    """Chunk task: HSD counts of canonical hands [chunk_id * per_chunk, ...) of one round."""
+    indexer = round_indexer(game, round_)
+    rnd = indexer.rounds - 1
+    start = chunk_id * per_chunk
+    stop = min(start + per_chunk, indexer.size(rnd))
+    hands = indexer.unindex(np.arange(start, stop, dtype=np.int64), rnd)
+    river = hand_indexer(game)
+    seen = game.board_cards_through(round_)
+    missing = sum(game.num_board_cards) - seen
+    max_count = comb(game.deck_size - game.num_hole_cards - seen, missing)
+    counts = hsd_counts(
+        hands,
+        game.num_hole_cards,
+        game.deck_size,
+        missing,
+        river.tables.blob,
+        river.rounds - 1,
+        load_hs_counts(hs_path),
+        denominator,
+        bins,
+        count_dtype(max_count),
+    )
+    write_chunk(partial_path, array, chunk_id, counts)
+
+
+def run(ctx: StageContext) -> dict:
+    """Compute the HSD of every requested round, chunk by chunk."""
+    params: HSDParams = ctx.params
+    game = params.game_def()
+    board_layout(game)  # same hand-shape limits as river-hs
+    river_hs = ctx.inputs["river_hs"]
+    hs_path = str(river_hs.path / HS_ARRAY)
+    denominator = int(river_hs.meta["summary"]["hs_denominator"])
+    summary: dict = {"bins": params.bins, "rounds": {}}
+    for round_ in hsd_rounds(game, params.rounds):
+        indexer = round_indexer(game, round_)
+        n_hands = indexer.size(indexer.rounds - 1)
+        seen = game.board_cards_through(round_)
+        missing = sum(game.num_board_cards) - seen
+        completions = comb(game.deck_size - game.num_hole_cards - seen, missing)
+        # Bound the work per chunk (lookups), so preflop's few, costly hands still spread out.
+        per_chunk = max(1, min(params.hands_per_chunk, n_hands, WORK_PER_CHUNK // completions))
+        name = array_name(round_)
+        ctx.writer.array(
+            name, (n_hands, params.bins), count_dtype(completions), chunks=(per_chunk, params.bins)
+        )
+        ctx.run_chunks(
+            compute_chunk,
+            name,
+            ceil(n_hands / per_chunk),
+            args=(game, round_, params.bins, per_chunk, hs_path, denominator),
+            desc=f"hsd round {round_}",
+        )
+        summary["rounds"][str(round_)] = {"hands": n_hands, "completions": completions}
+    return summary
+
+
+register(
+    Stage(
+        name="hsd",
+        version=1,
+        params_model=HSDParams,
+        run=run,
+        inputs={"river_hs": "river-hs"},
+        description="HS histograms over all board completions, per canonical hand and round",
+    )
+)

@@ -1,0 +1,33 @@
+"""Parameter pieces shared by poker stages."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import computed_field, field_validator
+
+from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.base import StageParams
+
+
+class GameParams(StageParams):
+    """Parameters of a stage that works on one ACPC game (a shipped name or a `.game` path)."""
+
+    game: str = "holdem.limit.2p.reverse_blinds"
+
+    @field_validator("game")
+    @classmethod
+    def _game_loads(cls, value: str) -> str:
+        load_game(value)  # raises GameDefError (a ValueError) with the reason
+        return value
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def game_digest(self) -> str:
+        """Hash of the parsed definition, so the artifact key follows the game's content."""
+        return hashlib.sha256(self.game_def().to_text().encode()).hexdigest()[:12]
+
+    def game_def(self) -> GameDef:
+        """The parsed game."""
+        return load_game(self.game)

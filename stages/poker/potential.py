@@ -1,0 +1,273 @@
+"""Stage `potential-buckets`: potential-aware buckets (Ganzfried & Sandholm 2014), last to first.
+
+The round before the last (the turn) is described by each hand's histogram over the last
+round's buckets (`ochs-buckets`) across its completions, with the Euclidean distance between
+OCHS centroids as ground distance. Each earlier round (the flop) is then described by its
+histogram over the potential-aware buckets just built for the round after, with the greedy EMD
+between those buckets' centroids as ground distance. Clustering is k-means under the greedy
+EMD approximation (`engines.poker.potential`). Features are chunked and resumable, k-means is
+checkpointed, bucket ids go from the weakest centroid (lowest mean next-round bucket) up.
+
+This replaces `hsd-buckets` for the middle rounds: `CardAbstraction` accepts either.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from math import ceil, comb
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import zarr
+from pydantic import Field
+
+from gameforge.artifacts import write_chunk
+from gameforge.artifacts.store import DATA_DIR
+from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.potential import (
+    PotentialState,
+    ground_from_centroids,
+    ground_from_histograms,
+    next_round_buckets,
+    potential_kmeans,
+)
+from gameforge.stages.base import Stage, StageContext, StageError
+from gameforge.stages.poker.buckets import bucket_dtype, merge_rows
+from gameforge.stages.poker.hsd import round_indexer
+from gameforge.stages.poker.params import GameParams
+from gameforge.stages.poker.river_hs import hand_indexer
+from gameforge.stages.registry import register
+
+WORK_PER_CHUNK = 1 << 22  # next-round lookups per feature chunk
+
+
+class PotentialParams(GameParams):
+    """k per round, the first round to bucket (down from the second-to-last), k-means knobs."""
+
+    k: int = Field(default=9000, ge=1)
+    first_round: int = Field(default=1, ge=1)
+    seed: int = 0
+    max_iter: int = Field(default=100, ge=1)
+    tol: float = Field(default=1e-4, ge=0)
+    merge_duplicates: bool = True
+    hands_per_chunk: int = Field(default=1 << 16, ge=1)
+    checkpoint_seconds: float = Field(default=60.0, ge=0)
+    execution_only: ClassVar[frozenset[str]] = frozenset({"hands_per_chunk", "checkpoint_seconds"})
+
+
+def feature_name(round_: int) -> str:
+    """Array holding each hand's sorted next-round bucket ids over its completions."""
+    return f"next_round{round_}"
+
+
+_TABLES: dict[str, np.ndarray] = {}
+
+
+def load_table(path: str) -> np.ndarray:
+    """A bucket table as one in-memory array, loaded once per process (threads share it)."""
+    if path not in _TABLES:
+        _TABLES.clear()
+        _TABLES[path] = np.asarray(zarr.open_array(path, mode="r")[:])
+    return _TABLES[path]
+
+
+def next_indexer(game: GameDef, round_: int):  # type: ignore[no-untyped-def]
+    """The indexer whose canonical index the next round's bucket table follows."""
+    return (
+        hand_indexer(game) if round_ + 1 == game.num_rounds - 1 else round_indexer(game, round_ + 1)
+    )
+
+
+def compute_chunk(
+    partial_path: str,
+    array: str,
+    chunk_id: int,
+    game: GameDef,
+    round_: int,
+    per_chunk: int,
+    table_path: str,
+) -> None:
+    """Chunk task: next-round bucket ids of canonical hands [chunk_id * per_chunk, ...)."""
+    indexer = round_indexer(game, round_)
+    rnd = indexer.rounds - 1
+    start = chunk_id * per_chunk
+    stop = min(start + per_chunk, indexer.size(rnd))
+    hands = indexer.unindex(np.arange(start, stop, dtype=np.int64), rnd)
+    following = next_indexer(game, round_)
+    num_new = game.board_cards_through(round_ + 1) - game.board_cards_through(round_)
+    ids = next_round_buckets(
+        hands,
+        game.deck_size,
+        num_new,
+        following.tables.blob,
+        following.rounds - 1,
+        load_table(table_path),
+    )
+    write_chunk(partial_path, array, chunk_id, ids)
+
+
+def _features(ctx: StageContext, game: GameDef, round_: int, table_path: str, next_k: int) -> str:
+    params: PotentialParams = ctx.params
+    indexer = round_indexer(game, round_)
+    n_hands = indexer.size(indexer.rounds - 1)
+    seen = game.board_cards_through(round_)
+    num_new = game.board_cards_through(round_ + 1) - seen
+    completions = comb(game.deck_size - game.num_hole_cards - seen, num_new)
+    per_chunk = max(1, min(params.hands_per_chunk, n_hands, WORK_PER_CHUNK // completions))
+    name = feature_name(round_)
+    dtype = np.int16 if next_k <= 2**15 else np.int32
+    ctx.writer.array(name, (n_hands, completions), dtype, chunks=(per_chunk, completions))
+    ctx.run_chunks(
+        compute_chunk,
+        name,
+        ceil(n_hands / per_chunk),
+        args=(game, round_, per_chunk, table_path),
+        desc=f"potential features round {round_}",
+    )
+    return name
+
+
+def _cluster(
+    ctx: StageContext,
+    round_: int,
+    points: np.ndarray,
+    weights: Any,
+    ground: np.ndarray,
+    next_k: int,
+    embedding: np.ndarray | None,
+) -> PotentialState:
+    params: PotentialParams = ctx.params
+    if params.k > points.shape[0]:
+        raise StageError(
+            f"potential-buckets round {round_}: k={params.k} exceeds the "
+            f"{points.shape[0]} distinct histograms"
+        )
+    name = f"round{round_}"
+    saved = ctx.writer.load_checkpoint(name)
+    init = PotentialState.from_arrays(saved) if saved is not None else None
+    if saved is not None and int(saved.get("finished", 0)):
+        ctx.log(f"{name}: k-means already finished before the interruption")
+        return init  # type: ignore[return-value]
+    if init is not None:
+        ctx.log(f"{name}: resuming potential-aware k-means at iteration {init.iteration}")
+    bar = ctx.progress.start(f"{name} potential-aware k-means iterations", params.max_iter)
+    if init is not None:
+        bar.advance(init.iteration)
+    last_save = [time.monotonic()]
+
+    def checkpoint(state: PotentialState) -> None:
+        bar.advance()
+        if time.monotonic() - last_save[0] >= params.checkpoint_seconds:
+            ctx.writer.save_checkpoint(name, state.to_arrays())
+            last_save[0] = time.monotonic()
+
+    state = potential_kmeans(
+        points,
+        params.k,
+        next_k,
+        ground,
+        weights,
+        seed=params.seed,
+        max_iter=params.max_iter,
+        tol=params.tol,
+        init=init,
+        n_threads=os.cpu_count() or 1,
+        callback=checkpoint,
+        embedding=embedding,
+    )
+    bar.close()
+    ctx.writer.save_checkpoint(name, {**state.to_arrays(), "finished": np.array(1)})
+    return state
+
+
+def run(ctx: StageContext) -> dict:
+    """Potential-aware buckets of every round from the second-to-last down to `first_round`."""
+    params: PotentialParams = ctx.params
+    game = params.game_def()
+    last = game.num_rounds - 1
+    if not 1 <= params.first_round < last:
+        raise StageError(f"potential-buckets: first_round must be in 1..{last - 1}")
+    river = ctx.inputs["ochs_buckets"]
+    table_path = str(river.path / f"bucket_round{last}")
+    next_k = int(river.params["k"])
+    river_centroids = np.asarray(river[f"centroids_round{last}"][:], dtype=np.float64)
+    ground = ground_from_centroids(river_centroids)
+    # River buckets are points (OCHS centroids) with Euclidean ground distances: an embedding
+    # whose mean gives exact lower bounds of the EMD for pruning (Kantorovich-Rubinstein).
+    embedding: np.ndarray | None = river_centroids
+    data = Path(ctx.writer.path) / DATA_DIR
+    threads = os.cpu_count() or 1
+    summary: dict[str, Any] = {"k": params.k, "rounds": {}}
+    for round_ in range(last - 1, params.first_round - 1, -1):
+        name = _features(ctx, game, round_, table_path, next_k)
+        features = np.asarray(ctx.writer[name][:])
+        if params.merge_duplicates:
+            points, inverse, counts = merge_rows(features)
+            weights = counts.astype(np.float64)
+        else:
+            points, inverse, weights = features, None, None
+        ctx.log(
+            f"potential-buckets round {round_}: {features.shape[0]:,} hands, "
+            f"{points.shape[0]:,} distinct next-round histograms over {next_k:,} buckets"
+        )
+        state = _cluster(ctx, round_, points, weights, ground, next_k, embedding)
+        # Renumber from the weakest centroid: next-round ids are ordered by strength already.
+        strength = state.centroids @ np.arange(next_k, dtype=np.float64)
+        order = np.argsort(strength, kind="stable")
+        relabel = np.empty(params.k, dtype=np.int64)
+        relabel[order] = np.arange(params.k)
+        labels = relabel[state.labels]
+        if inverse is not None:
+            labels = labels[inverse]
+        centroids = state.centroids[order]
+        bucket = labels.astype(bucket_dtype(params.k))
+        n = bucket.shape[0]
+        table = f"bucket_round{round_}"
+        ctx.writer.array(table, (n,), bucket.dtype, chunks=(min(n, 1 << 22),))[:] = bucket
+        ctx.writer.array(
+            f"centroids_round{round_}", centroids.shape, np.float64, chunks=centroids.shape
+        )[:] = centroids
+        objective = np.asarray(state.objective, dtype=np.float64)
+        ctx.writer.array(
+            f"objective_round{round_}", objective.shape, np.float64, chunks=objective.shape
+        )[:] = objective
+        skipped = np.asarray(state.skipped_fraction, dtype=np.float64)
+        ctx.writer.array(
+            f"skipped_round{round_}", skipped.shape, np.float64, chunks=(max(1, skipped.size),)
+        )[:] = skipped
+        sizes = np.bincount(labels, minlength=params.k)
+        summary["rounds"][str(round_)] = {
+            "hands": int(n),
+            "distinct_features": int(points.shape[0]),
+            "next_buckets": next_k,
+            "iterations": int(state.iteration),
+            "objective": float(objective[-1]),
+            "bucket_size_min": int(sizes.min()),
+            "bucket_size_max": int(sizes.max()),
+            "skipped_fraction_mean": float(skipped.mean()) if skipped.size else 0.0,
+        }
+        if round_ > params.first_round:
+            # The round before is described over these buckets, compared by their centroids.
+            ground = ground_from_histograms(centroids, ground, threads)
+            table_path = str(data / table)
+            next_k = params.k
+            if embedding is not None:
+                # Each new bucket's mean embedding: every ground distance just computed (greedy
+                # EMD, >= exact EMD >= distance of mean embeddings) is at least the distance of
+                # these points, so they still give exact lower bounds one round earlier.
+                embedding = centroids @ embedding
+    return summary
+
+
+register(
+    Stage(
+        name="potential-buckets",
+        version=1,
+        params_model=PotentialParams,
+        run=run,
+        inputs={"ochs_buckets": "ochs-buckets"},
+        description="Potential-aware EMD k-means buckets of the middle rounds (G&S 2014)",
+    )
+)

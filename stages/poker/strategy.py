@@ -1,0 +1,134 @@
+"""Query a `cfr` artifact: the action probabilities at one hand, board and betting history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gameforge.artifacts import Artifact, ArtifactStore
+from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.betting import ACTIONS, DECISION, build_tree
+from gameforge.engines.poker.cards import format_cards, parse_cards
+from gameforge.engines.poker.cfr import lossless_bucketer
+from gameforge.stages.base import StageError
+from gameforge.stages.poker.abstraction import CardAbstraction
+from gameforge.stages.poker.params import GameParams
+
+ACTION_NAMES = {"f": "fold", "c": "call/check", "r": "raise/bet"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One information set's average strategy, and how it was found."""
+
+    round: int
+    bucket: int
+    row: int
+    history: str
+    player: int
+    probabilities: dict[str, float]  # legal actions only, in f/c/r order
+
+
+class StrategyView:
+    """A solved strategy plus the abstraction and betting tree needed to look it up."""
+
+    def __init__(self, store: ArtifactStore, artifact: Artifact):
+        if artifact.stage != "cfr":
+            raise StageError(f"{artifact.key} is a {artifact.stage} artifact, not a cfr strategy")
+        self.artifact = artifact
+        self.store = store
+        self.game: GameDef = GameParams(game=artifact.params["game"]).game_def()
+        self.tree = build_tree(self.game)
+        layout = artifact.meta["summary"]["layout"]
+        self.offsets = np.array(layout["offsets"], dtype=np.int64)
+        self.ndec = np.array(layout["decisions_per_round"], dtype=np.int64)
+        inputs = artifact.inputs
+        if inputs:
+            self.abstraction: CardAbstraction | None = CardAbstraction.from_store(
+                store, inputs["middle_buckets"], inputs["river_buckets"]
+            )
+            self.describe = f"abstraction {inputs['middle_buckets']} + {inputs['river_buckets']}"
+        else:
+            self.abstraction = None
+            self._lossless, _ = lossless_bucketer(self.game)
+            self.describe = "lossless (canonical hands)"
+        self.average = artifact["average_strategy"]
+
+    def bucket(self, round_: int, cards: list[int]) -> int:
+        """The bucket of a player's cards (hole then board) in a round."""
+        row = np.array([cards], dtype=np.int8)
+        if self.abstraction is not None:
+            return int(self.abstraction.bucket(round_, row)[0])
+        return int(self._lossless(round_, row)[0])
+
+    def decision(self, hand: str, board: str, history: str) -> Decision:
+        """Action probabilities where `history` (e.g. "rc/cr") leaves the hand's owner to act."""
+        g = self.game
+        hole = parse_cards(hand, g.num_ranks, g.num_suits)
+        seen = parse_cards(board, g.num_ranks, g.num_suits) if board else []
+        if len(hole) != g.num_hole_cards:
+            raise StageError(f"hand {hand!r}: {g.name or 'this game'} deals {g.num_hole_cards}")
+        if len(set(hole + seen)) != len(hole + seen):
+            raise StageError("a card appears twice in hand and board")
+        try:
+            node = self.tree.node_of(history)
+        except ValueError as exc:
+            raise StageError(str(exc)) from None
+        if self.tree.kind[node] != DECISION:
+            raise StageError(f"betting {history!r} ends the hand: nobody acts there")
+        round_ = int(self.tree.round[node])
+        if len(seen) != g.board_cards_through(round_):
+            raise StageError(
+                f"betting {history!r} is in round {round_}, which shows "
+                f"{g.board_cards_through(round_)} board cards; got {len(seen)}"
+            )
+        bucket = self.bucket(round_, hole + seen)
+        row = int(self.offsets[round_] + bucket * self.ndec[round_] + self.tree.slot[node])
+        probs = np.asarray(self.average[row])
+        legal = self.tree.children[node] >= 0
+        return Decision(
+            round=round_,
+            bucket=bucket,
+            row=row,
+            history=history,
+            player=int(self.tree.player[node]),
+            probabilities={ACTIONS[a]: float(probs[a]) for a in range(3) if legal[a]},
+        )
+
+    def cards_text(self, hand: str, board: str) -> str:
+        """Canonical rendering of a hand and board for display."""
+        g = self.game
+        text = format_cards(parse_cards(hand, g.num_ranks, g.num_suits), g.num_suits)
+        if board:
+            text += " | " + format_cards(parse_cards(board, g.num_ranks, g.num_suits), g.num_suits)
+        return text
+
+    def local_best_response(
+        self, deals: int, seed: int = 0, n_threads: int = 1, progress: Any = None
+    ) -> tuple[float, float]:
+        """LBR's winnings against this strategy in the real game: (mean, standard error) in
+        mbb/g, a lower bound of its exploitability (see `gameforge.engines.poker.lbr`)."""
+        from gameforge.engines.poker.lbr import local_best_response
+        from gameforge.engines.poker.mccfr import lossless_tables
+
+        tables = (
+            self.abstraction.deal_tables()
+            if self.abstraction is not None
+            else lossless_tables(self.game)
+        )
+        wins = local_best_response(
+            self.game,
+            tables,
+            np.asarray(self.average[:]),
+            self.offsets,
+            self.ndec,
+            deals,
+            seed=seed,
+            n_threads=n_threads,
+            progress=progress,
+        )
+        scale = 1000.0 / float(max(self.game.blind))
+        se = wins.std(ddof=1) / np.sqrt(wins.size) if wins.size > 1 else float("nan")
+        return float(wins.mean() * scale), float(se * scale)
