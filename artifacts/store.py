@@ -26,7 +26,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -159,6 +159,13 @@ class ArtifactWriter:
         self.resumed = self.path.exists()
         (self.path / DONE_DIR).mkdir(parents=True, exist_ok=True)
         self.group = zarr.open_group(str(self.path / DATA_DIR), mode="a")
+
+    def write_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Write each array whole, as one chunk: tables, curves, weights and other small results."""
+        for name, value in arrays.items():
+            value = np.ascontiguousarray(value)
+            chunks = value.shape if value.size else tuple(1 for _ in value.shape)
+            self.array(name, value.shape, value.dtype, chunks=chunks)[...] = value
 
     def __getitem__(self, name: str) -> zarr.Array:
         """One array written so far."""

@@ -54,6 +54,14 @@ DaskOpt = Annotated[
         "network); 'local' runs in-process. Default: a local threaded cluster.",
     ),
 ]
+InputOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--input",
+        help="Feed a node's optional input from the store: node.input=KEY (a key prefix is "
+        "enough), e.g. cfr.parent=KEY to continue an earlier solve.",
+    ),
+]
 DashboardOpt = Annotated[
     bool,
     typer.Option(
@@ -149,6 +157,7 @@ def _run(
     only: list[str] | None = None,
     parallel_nodes: int = 1,
     dashboard: bool = False,
+    stored_inputs: list[str] | None = None,
 ) -> None:
     import time
 
@@ -169,6 +178,7 @@ def _run(
                 echo=progress.echo,
                 parallel_nodes=parallel_nodes,
                 dashboard=dashboard,
+                stored_inputs=stored_inputs,
             )
     except _user_errors() as exc:
         _fail(str(exc))
@@ -214,9 +224,12 @@ def run_cmd(
         ),
     ] = 1,
     dashboard: DashboardOpt = False,
+    stored_inputs: InputOpt = None,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
-    _run(flow, preset, overrides, store, dask_address, force or [], None, parallel_nodes, dashboard)
+    forced = force or []
+    _run(flow, preset, overrides, store, dask_address, forced, None, parallel_nodes, dashboard,
+         stored_inputs)  # fmt: skip
 
 
 @stage_app.command("run")
@@ -228,6 +241,7 @@ def stage_run_cmd(
     dask_address: DaskOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute even if cached.")] = False,
     dashboard: DashboardOpt = False,
+    stored_inputs: InputOpt = None,
 ) -> None:
     """Run one stage (and whatever it needs upstream) with its flow's preset."""
     try:
@@ -238,7 +252,8 @@ def stage_run_cmd(
         _fail(str(exc))
     only = spec.upstream(stage)
     forced = [stage] if force else []
-    _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard)
+    _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard,
+         stored_inputs=stored_inputs)  # fmt: skip
 
 
 @stage_app.command("list")

@@ -13,7 +13,7 @@ from gameforge.stages.base import StageError
 from gameforge.stages.executor import Executor
 from gameforge.stages.progress import Progress
 from gameforge.stages.registry import get_stage
-from gameforge.stages.runner import StageRun, run_stage
+from gameforge.stages.runner import StageRun, run_stage, stage_key
 
 
 def run_plan(
@@ -27,9 +27,11 @@ def run_plan(
     log: Callable[[str], None] = print,
     run_one: Callable[..., StageRun] = run_stage,
     parallel_nodes: int = 1,
+    stored: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, StageRun]:
     """Run `only` (default: every) node of `spec`, feeding each its upstream keys.
 
+    `stored` feeds nodes' optional inputs from stored artifacts (node -> input -> key).
     `only` and `force` name nodes; a stage name stands for every node running that stage. With
     `parallel_nodes` > 1, nodes whose inputs are ready run side by side in threads (the flow's
     context is copied into each), e.g. the independent learners of a flow; results do not
@@ -74,6 +76,7 @@ def run_plan(
                     inputs[f"{name}.{i}"] = results[f"{up}[{x}]"].key
             else:
                 raise StageError(f"{node.name}: input {name} varies with the sweep")
+        inputs.update((stored or {}).get(node.name, {}))
         values = params.get(node.name, {})
         if v is not None and spec.sweep is not None and node.name == spec.sweep[0]:
             values = sweep_values(spec, values, node.name)[v]
@@ -108,3 +111,14 @@ def run_plan(
                 label = running.pop(future)
                 results[label] = future.result()  # a failure stops the flow here
     return {job[2]: results[job[2]] for job in jobs}
+
+
+def plan_keys(spec: FlowSpec, params: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Every node's artifact key for these parameters, computed without running anything."""
+
+    def key_only(stage: str, values: dict[str, Any], inputs: dict[str, str], **_: Any) -> StageRun:
+        key = stage_key(stage, get_stage(stage).make_params(values), inputs)
+        return StageRun(stage, key, True, 0.0)
+
+    runs = run_plan(spec, params, store=ArtifactStore(), run_one=key_only, log=lambda _m: None)
+    return {label: run.key for label, run in runs.items()}

@@ -19,6 +19,7 @@ def _prefect_flow(name: str) -> Any:
     from prefect.cache_policies import NO_CACHE
 
     from gameforge.artifacts import ArtifactStore
+    from gameforge.flows import specs
     from gameforge.flows.pipeline import run_plan
     from gameforge.flows.runtime import dask_executor
     from gameforge.flows.specs import get_flow
@@ -45,6 +46,7 @@ def _prefect_flow(name: str) -> Any:
         echo: Any = None,
         parallel_nodes: int = 1,
         dashboard: bool = False,
+        stored_inputs: list[str] | None = None,
     ) -> dict[str, dict]:
         logger = get_run_logger()
 
@@ -55,6 +57,7 @@ def _prefect_flow(name: str) -> Any:
 
         spec = get_flow(name)
         params = spec.resolve(preset, overrides)
+        stored = specs.stored_inputs(spec, stored_inputs or [])
         with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:
             results = run_plan(
                 spec,
@@ -67,6 +70,7 @@ def _prefect_flow(name: str) -> Any:
                 log=log,
                 run_one=run_one,
                 parallel_nodes=parallel_nodes,
+                stored=stored,
             )
         return {
             s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()
@@ -87,12 +91,15 @@ def run_flow(
     echo: Any = None,
     parallel_nodes: int = 1,
     dashboard: bool = False,
+    stored_inputs: list[str] | None = None,
 ) -> dict[str, dict]:
     """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds."""
+    from gameforge.flows import specs
     from gameforge.flows.specs import get_flow
 
     spec = get_flow(name)
     spec.resolve(preset, overrides)  # fail fast on bad presets/overrides, before Prefect starts
+    specs.stored_inputs(spec, list(stored_inputs or []))
     flow = _prefect_flow(name).with_options(flow_run_name=f"{name}-{preset}")
     return flow(
         preset=preset,
@@ -105,4 +112,5 @@ def run_flow(
         echo=echo,
         parallel_nodes=parallel_nodes,
         dashboard=dashboard,
+        stored_inputs=list(stored_inputs or []),
     )

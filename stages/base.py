@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -27,21 +27,21 @@ class StageParams(BaseModel):
     # Fields that change how a stage runs (chunk sizes, checkpoint interval, pruning groups)
     # but never what it writes: recorded in the lineage, left out of the artifact key.
     execution_only: ClassVar[frozenset[str]] = frozenset()
-    # Options added after artifacts were stored, whose default reproduces the old behaviour:
-    # left out of the key while at their default, so those artifacts keep their keys.
-    keyed_unless_default: ClassVar[frozenset[str]] = frozenset()
 
     def key_params(self) -> dict[str, Any]:
         """The parameters that define the artifact's content (they form its key)."""
-        out = self.model_dump(mode="json", exclude=set(self.execution_only))
-        for name in self.keyed_unless_default:
-            if getattr(self, name) == type(self).model_fields[name].default:
-                del out[name]
-        return out
+        return self.model_dump(mode="json", exclude=set(self.execution_only))
 
     def execution_params(self) -> dict[str, Any]:
         """The execution-only parameters of this run."""
         return self.model_dump(mode="json", include=set(self.execution_only))
+
+
+def numbered(names: Iterable[str], base: str) -> list[str]:
+    """The names `base.0`, `base.1`, ... among `names` (a many-input's inputs), in index order."""
+    prefix = base + "."
+    found = [n for n in names if n.startswith(prefix) and n[len(prefix) :].isdigit()]
+    return sorted(found, key=lambda n: int(n[len(prefix) :]))
 
 
 @dataclass
@@ -54,6 +54,10 @@ class StageContext:
     executor: Executor = field(default_factory=InProcessExecutor)
     progress: Progress = field(default_factory=NullProgress)
     log: Callable[[str], None] = print
+
+    def numbered_inputs(self, base: str) -> list[Artifact]:
+        """The artifacts given to many-input `base` (`base.0`, `base.1`, ...), in index order."""
+        return [self.inputs[name] for name in numbered(self.inputs, base)]
 
     def run_chunks(
         self,
@@ -146,6 +150,9 @@ class Stage:
     optional_inputs: frozenset[str] = frozenset()  # inputs a run may leave out
     # Inputs that take one or more artifacts, given as `name.0`, `name.1`, ... (a league's players)
     many_inputs: frozenset[str] = frozenset()
+    # Called with the parameters and the opened inputs before any work; raises StageError with
+    # the reason when the inputs cannot go together (e.g. built for another game).
+    check_inputs: Callable[[Any, dict[str, Artifact]], None] | None = None
 
     def declared(self, input_name: str) -> str | None:
         """The declared input a given input name fills (`players.3` fills `players`), or None."""

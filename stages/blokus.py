@@ -35,11 +35,13 @@ from gameforge.engines.common.torch_arrays import (
     optimiser_from_arrays,
     optimiser_to_arrays,
     pick_device,
+    restore_training_state,
+    training_state,
     weights_to_arrays,
 )
-from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
-from gameforge.stages.registry import register
+from gameforge.stages.registry import stage
 
 WEIGHT_PREFIX = "weights."
 OPTIMISER_PREFIX = "optimiser."
@@ -76,12 +78,6 @@ def fresh_net(config: ZeroConfig, seed: int) -> BlokusNet:
     return BlokusNet(config)
 
 
-def _write(ctx: StageContext, name: str, value: np.ndarray) -> None:
-    value = np.ascontiguousarray(value)
-    chunks = value.shape if value.size else tuple(1 for _ in value.shape)
-    ctx.writer.array(name, value.shape, value.dtype, chunks=chunks)[...] = value
-
-
 def load_records(artifact: Artifact) -> GameRecords:
     """The game records of a `blokus-selfplay` artifact."""
     return GameRecords(*(np.asarray(artifact[n][...]) for n in RECORD_FIELDS))
@@ -116,11 +112,14 @@ class SelfPlayParams(NetParams):
     # `parallel` is in the key: the games of a batch share the noise and move-draw streams, and
     # the batch size is the network's, so another `parallel` plays other games
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
-    keyed_unless_default: ClassVar[frozenset[str]] = frozenset({"value_margin"})
 
 
+@stage("blokus-selfplay", 4, SelfPlayParams, inputs={"net": "blokus-train"}, optional={"net"})
 def run_selfplay(ctx: StageContext) -> dict[str, Any]:
-    """Self-play in chunks of games; each finished chunk is checkpointed."""
+    """BlokusZero self-play games (batched MAXN PUCT search) as compact records.
+
+    Self-play in chunks of games; each finished chunk is checkpointed.
+    """
     p: SelfPlayParams = ctx.params
     device = pick_device(p.device)
     if "net" in ctx.inputs:
@@ -149,8 +148,7 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     records = GameRecords.concat(parts)
-    for name, value in records.arrays().items():
-        _write(ctx, name, value)
+    ctx.writer.write_arrays(records.arrays())
     wins = (records.outcome == 1).sum(axis=0)
     return {
         "games": records.games,
@@ -186,12 +184,11 @@ class TrainParams(NetParams):
     checkpoint_every: int = Field(default=200, ge=1)
     seed: int = 0
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "checkpoint_every"})
-    keyed_unless_default: ClassVar[frozenset[str]] = frozenset({"value_margin", "value_weight"})
 
 
 def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     """The newest `newest` games of the `games.N` inputs (a higher N is newer)."""
-    names = sorted((n for n in inputs if n.startswith("games")), key=lambda n: int(n[6:] or 0))
+    names = numbered(inputs, "games")
     if not names:
         raise StageError("blokus-train: needs at least one games input (blokus-selfplay)")
     loaded: list[GameRecords] = []
@@ -214,8 +211,19 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     )  # fmt: skip
 
 
+@stage(
+    "blokus-train",
+    2,
+    TrainParams,
+    inputs={"games": "blokus-selfplay", "previous": "blokus-train"},
+    optional={"previous"},
+    many={"games"},
+)
 def run_train(ctx: StageContext) -> dict[str, Any]:
-    """Continue (or start) the network for `steps` SGD steps; checkpoint every few hundred."""
+    """Train BlokusZero on the newest self-play games (SGD, momentum, decay).
+
+    Continue (or start) the network for `steps` SGD steps; checkpoint every few hundred.
+    """
     p: TrainParams = ctx.params
     device = pick_device(p.device)
     prev = ctx.inputs.get("previous")
@@ -242,12 +250,9 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     losses = np.zeros((p.steps, 2), np.float32)
     saved = ctx.writer.load_checkpoint("train")
     if saved is not None:
-        done = int(saved["done"])
-        model.load_state_dict(
-            {k[2:]: torch.from_numpy(v) for k, v in saved.items() if k.startswith("w.")}
-        )
-        optimiser_from_arrays(optimiser, {k[2:]: v for k, v in saved.items() if k.startswith("o.")})
-        losses[:done] = saved["losses"][:done]
+        extra = restore_training_state(model, optimiser, saved)
+        done = int(extra["done"])
+        losses[:done] = extra["losses"][:done]
         ctx.log(f"blokus-train: resuming after step {done}")
     bar = ctx.progress.start("training steps", p.steps)
     bar.advance(done)
@@ -264,18 +269,16 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
         bar.advance(1)
         bar.note(f"value {losses[step, 0]:.3f} policy {losses[step, 1]:.3f}")
         if (step + 1) % p.checkpoint_every == 0 and step + 1 < p.steps:
-            state = {f"w.{k}": v for k, v in weights_to_arrays(model).items()}
-            state.update({f"o.{k}": v for k, v in optimiser_to_arrays(optimiser).items()})
-            ctx.writer.save_checkpoint("train", {**state, "done": np.array(step + 1),
-                                                 "losses": losses})  # fmt: skip
+            extra = {"done": np.array(step + 1), "losses": losses}
+            ctx.writer.save_checkpoint("train", training_state(model, optimiser, extra))
     bar.close()
     seconds = time.perf_counter() - t0
-    for name, value in weights_to_arrays(model).items():
-        _write(ctx, WEIGHT_PREFIX + name, value)
-    for name, value in optimiser_to_arrays(optimiser).items():
-        _write(ctx, OPTIMISER_PREFIX + name, np.asarray(value))
-    _write(ctx, "losses", losses)
-    _write(ctx, "steps_total", np.array([start_global + p.steps], np.int64))
+    weights = weights_to_arrays(model)
+    ctx.writer.write_arrays({WEIGHT_PREFIX + name: value for name, value in weights.items()})
+    state = optimiser_to_arrays(optimiser)
+    ctx.writer.write_arrays({OPTIMISER_PREFIX + name: np.asarray(v) for name, v in state.items()})
+    total = np.array([start_global + p.steps], np.int64)
+    ctx.writer.write_arrays({"losses": losses, "steps_total": total})
     tail = losses[-max(1, min(100, p.steps)) :]
     return {
         "steps_total": start_global + p.steps,
@@ -312,7 +315,6 @@ class EvalParams(StageParams):
     # `parallel` is in the key (the batch size is the network's, and rollout_mix draws from one
     # stream shared by the batch); MCTS-MAXN's streams are per game, so `threads` is not
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "threads"})
-    keyed_unless_default: ClassVar[frozenset[str]] = frozenset({"value_margin"})
 
 
 def interval(shares: np.ndarray) -> tuple[float, float]:
@@ -324,12 +326,16 @@ def interval(shares: np.ndarray) -> tuple[float, float]:
     return mean, half
 
 
+@stage("blokus-eval", 3, EvalParams, inputs={"net": "blokus-train"}, many={"net"})
 def run_eval(ctx: StageContext) -> dict[str, Any]:
-    """Every network against three MCTS-MAXN; one checkpointed result per network."""
+    """BlokusZero networks vs three MCTS-MAXN: win rates with 95% intervals.
+
+    Every network against three MCTS-MAXN; one checkpointed result per network.
+    """
     p: EvalParams = ctx.params
     device = pick_device(p.device)
     t = tables()
-    names = sorted((n for n in ctx.inputs if n.startswith("net.")), key=lambda n: int(n[4:]))
+    names = numbered(ctx.inputs, "net")
     if not names:
         raise StageError("blokus-eval: needs at least one net.N input (blokus-train)")
     rows = []
@@ -350,8 +356,8 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                      "share": result.win_share(), "boards": result.boards,
                      "policy": result.policy}  # fmt: skip
             ctx.writer.save_checkpoint(f"eval-{i}", saved)
-        for key in ("seat", "scores", "share", "boards", "policy"):
-            _write(ctx, f"{key}_{i}", np.asarray(saved[key]))
+        fields = ("seat", "scores", "share", "boards", "policy")
+        ctx.writer.write_arrays({f"{key}_{i}": np.asarray(saved[key]) for key in fields})
         mean, half = interval(np.asarray(saved["share"]))
         steps = int(np.asarray(art["steps_total"][...]).ravel()[0])
         rows.append({"net": name, "steps": steps, "games": int(len(saved["share"])),
@@ -361,8 +367,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                 f"over {len(saved['share'])} games")  # fmt: skip
     all_steps = np.array([r["steps"] for r in rows], np.int64)
     rates = np.array([[r["win_rate"], r["half_width"]] for r in rows], np.float64)
-    _write(ctx, "steps", all_steps)
-    _write(ctx, "win_rate", rates)
+    ctx.writer.write_arrays({"steps": all_steps, "win_rate": rates})
     return {"table": rows, "zero_sims": p.zero_sims, "mcts_sims": p.mcts_sims,
             "policy_stats": list(POLICY_STATS)}  # fmt: skip
 
@@ -375,61 +380,20 @@ class CurveParams(StageParams):
     """No parameters: the curve gathers its inputs' results."""
 
 
+@stage("blokus-curve", 1, CurveParams, inputs={"evals": "blokus-eval"}, many={"evals"})
 def run_curve(ctx: StageContext) -> dict[str, Any]:
-    """The learning curve: every `evals.N` input's networks, ordered by training steps."""
-    names = sorted((n for n in ctx.inputs if n.startswith("evals.")), key=lambda n: int(n[6:]))
+    """BlokusZero's learning curve: win rate by training step from blokus-eval runs.
+
+    The learning curve: every `evals.N` input's networks, ordered by training steps.
+    """
+    names = numbered(ctx.inputs, "evals")
     if not names:
         raise StageError("blokus-curve: needs at least one evals.N input (blokus-eval)")
     rows = [row for n in names for row in ctx.inputs[n].meta["summary"]["table"]]
     rows.sort(key=lambda r: r["steps"])
-    _write(ctx, "steps", np.array([r["steps"] for r in rows], np.int64))
-    _write(ctx, "win_rate", np.array([[r["win_rate"], r["half_width"]] for r in rows]))
-    _write(ctx, "games", np.array([r["games"] for r in rows], np.int64))
+    ctx.writer.write_arrays({
+        "steps": np.array([r["steps"] for r in rows], np.int64),
+        "win_rate": np.array([[r["win_rate"], r["half_width"]] for r in rows]),
+        "games": np.array([r["games"] for r in rows], np.int64),
+    })  # fmt: skip
     return {"table": rows, "evals": [ctx.inputs[n].key for n in names]}
-
-
-register(
-    Stage(
-        name="blokus-selfplay",
-        version=3,  # 2: ties to the better mean value; 3: float policy targets (pi_weight)
-        params_model=SelfPlayParams,
-        run=run_selfplay,
-        inputs={"net": "blokus-train"},
-        optional_inputs=frozenset({"net"}),
-        description="BlokusZero self-play games (batched MAXN PUCT search) as compact records",
-    )
-)
-register(
-    Stage(
-        name="blokus-train",
-        version=1,
-        params_model=TrainParams,
-        run=run_train,
-        inputs={"games": "blokus-selfplay", "previous": "blokus-train"},
-        many_inputs=frozenset({"games"}),
-        optional_inputs=frozenset({"previous"}),
-        description="Train BlokusZero on the newest self-play games (SGD, momentum, decay)",
-    )
-)
-register(
-    Stage(
-        name="blokus-eval",
-        version=2,  # 2: ties of the most visited move go to the better mean value
-        params_model=EvalParams,
-        run=run_eval,
-        inputs={"net": "blokus-train"},
-        many_inputs=frozenset({"net"}),
-        description="BlokusZero networks vs three MCTS-MAXN: win rates with 95% intervals",
-    )
-)
-register(
-    Stage(
-        name="blokus-curve",
-        version=1,
-        params_model=CurveParams,
-        run=run_curve,
-        inputs={"evals": "blokus-eval"},
-        many_inputs=frozenset({"evals"}),
-        description="BlokusZero's learning curve: win rate by training step from blokus-eval runs",
-    )
-)

@@ -26,9 +26,9 @@ from gameforge.engines.hearts.game import RULE_BASED, Options
 from gameforge.engines.hearts.learner import N_FEATURES, N_NETWORKS, action_mask, make_learner
 from gameforge.engines.hearts.play import LOG_WIDTH, falcon_games, play_games
 from gameforge.engines.hearts.svr import SvrModel, fit, pack
-from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
-from gameforge.stages.registry import register
+from gameforge.stages.registry import stage
 
 CHECKPOINTS = (0, 1, 100, 1000, 10_000, *range(20_000, 100_001, 10_000))
 READOUTS = {"motor": 0, "value": 1}
@@ -97,8 +97,12 @@ def log_chunk(path: str, array: str, chunk: int, p: dict[str, Any]) -> None:
     write_chunk(path, array, chunk, features)
 
 
+@stage("hearts-logs", 1, LogsParams)
 def run_logs(ctx: StageContext) -> dict[str, Any]:
-    """Log every decision of `games` Monte Carlo games."""
+    """Hearts games of four Monte Carlo agents, every decision logged for the SVR.
+
+    Log every decision of `games` Monte Carlo games.
+    """
     p: LogsParams = ctx.params
     rows = 52 * p.games
     per = 52 * p.games_per_chunk
@@ -184,8 +188,12 @@ def _group_from_arrays(a: dict[str, np.ndarray], g: int) -> dict[str, Any]:
             "negative": int(negative)}  # fmt: skip
 
 
+@stage("hearts-svr", 1, SvrParams, inputs={"logs": "hearts-logs"})
 def run_svr(ctx: StageContext) -> dict[str, Any]:
-    """Fit the 52 group models and store them as arrays."""
+    """One nu-SVR per (trick, seat in trick) predicting the risk of taking Q♠.
+
+    Fit the 52 group models and store them as arrays.
+    """
     p: SvrParams = ctx.params
     logs: Artifact = ctx.inputs["logs"]
     params = p.model_dump()
@@ -267,8 +275,12 @@ def svr_arrays(artifact: Artifact | None) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(artifact[n][...]) for n in names)
 
 
+@stage("hearts-falcon", 1, FalconStageParams, inputs={"svr": "hearts-svr"}, optional={"svr"})
 def run_falcon(ctx: StageContext) -> dict[str, Any]:
-    """Learn against three rule-based agents; snapshot the networks at each checkpoint."""
+    """A FALCON Hearts learner against rule-based agents, with snapshots.
+
+    Learn against three rule-based agents; snapshot the networks at each checkpoint.
+    """
     p: FalconStageParams = ctx.params
     svr = ctx.inputs.get("svr")
     if p.svr and svr is None:
@@ -304,7 +316,7 @@ def run_falcon(ctx: StageContext) -> dict[str, Any]:
             done += n
             bar.advance(n)
         committed = _committed(weights, nodes)
-        w.array(f"nodes_{c}", nodes.shape, np.int64, chunks=nodes.shape)[:] = nodes
+        w.write_arrays({f"nodes_{c}": np.asarray(nodes, np.int64)})
         shape = committed.shape if committed.size else (0, DIM)
         w.array(f"weights_{c}", shape, np.float32, chunks=(max(1, shape[0]), DIM))[:] = committed
         ctx.writer.save_checkpoint(
@@ -317,11 +329,9 @@ def run_falcon(ctx: StageContext) -> dict[str, Any]:
             },
         )
     bar.close()
-    cps = np.array(checkpoints, np.int64)
-    w.array("checkpoints", cps.shape, np.int64, chunks=cps.shape)[:] = cps
-    curve = np.array(ratios, np.float32)
-    if curve.size:
-        w.array("training_ratio", curve.shape, np.float32, chunks=curve.shape)[:] = curve
+    w.write_arrays({"checkpoints": np.array(checkpoints, np.int64)})
+    if ratios:
+        w.write_arrays({"training_ratio": np.array(ratios, np.float32)})
     return {
         "games": p.games,
         "nodes_total": int(nodes.sum()),
@@ -450,10 +460,14 @@ EVAL_BATCH = 20  # snapshots evaluated between hearts-eval checkpoints
 RANK_BATCH = 4  # learners ranked in games to 100 points between checkpoints
 
 
+@stage("hearts-eval", 1, EvalParams, inputs={"learners": "hearts-falcon"}, many={"learners"})
 def run_eval(ctx: StageContext) -> dict[str, Any]:
-    """Evaluate every snapshot of every learner (in parallel); ranks for the final snapshots."""
+    """Penalty ratios of learner snapshots vs rule-based and Monte Carlo agents.
+
+    Evaluate every snapshot of every learner (in parallel); ranks for the final snapshots.
+    """
     p: EvalParams = ctx.params
-    names = sorted(ctx.inputs, key=lambda n: int(n.partition(".")[2]))
+    names = numbered(ctx.inputs, "learners")
     if not names:
         raise StageError("hearts-eval: needs learners (inputs learners.0, learners.1, ...)")
     payload = {**p.model_dump(), "options": p.options().tolist()}
@@ -500,10 +514,9 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         rank_rows = [(li, opp, mean, n) for li, per in enumerate(finals) for opp, mean, n in per]
     table = np.array(rows, np.float64)
     w = ctx.writer
-    w.array("curve", table.shape, np.float64, chunks=table.shape)[:] = table
+    w.write_arrays({"curve": table})
     if rank_rows:
-        ranks_t = np.array(rank_rows, np.float64)
-        w.array("ranks", ranks_t.shape, np.float64, chunks=ranks_t.shape)[:] = ranks_t
+        w.write_arrays({"ranks": np.array(rank_rows, np.float64)})
     variants: dict[str, list[int]] = {}
     for li, label in enumerate(labels):
         variants.setdefault(label.rsplit(" seed ", 1)[0], []).append(li)
@@ -521,46 +534,3 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                 entry[key] = round(float(np.mean(got)), 4)
         table_rows[variant] = entry
     return {"learners": labels, "table": table_rows}
-
-
-register(
-    Stage(
-        name="hearts-logs",
-        version=1,
-        params_model=LogsParams,
-        run=run_logs,
-        description="Hearts games of four Monte Carlo agents, every decision logged for the SVR",
-    )
-)
-register(
-    Stage(
-        name="hearts-svr",
-        version=1,
-        params_model=SvrParams,
-        run=run_svr,
-        inputs={"logs": "hearts-logs"},
-        description="One nu-SVR per (trick, seat in trick) predicting the risk of taking Q♠",
-    )
-)
-register(
-    Stage(
-        name="hearts-falcon",
-        version=1,
-        params_model=FalconStageParams,
-        run=run_falcon,
-        inputs={"svr": "hearts-svr"},
-        optional_inputs=frozenset({"svr"}),
-        description="A FALCON Hearts learner against rule-based agents, with snapshots",
-    )
-)
-register(
-    Stage(
-        name="hearts-eval",
-        version=1,
-        params_model=EvalParams,
-        run=run_eval,
-        inputs={"learners": "hearts-falcon"},
-        many_inputs=frozenset({"learners"}),
-        description="Penalty ratios of learner snapshots vs rule-based and Monte Carlo agents",
-    )
-)

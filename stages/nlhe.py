@@ -23,9 +23,9 @@ from pydantic import Field, field_validator
 
 from gameforge.artifacts import Artifact, ArtifactStore
 from gameforge.engines.common.torch_arrays import (
-    optimiser_from_arrays,
-    optimiser_to_arrays,
     pick_device,
+    restore_training_state,
+    training_state,
     weights_to_arrays,
 )
 from gameforge.engines.nlhe.encoding import N_PLANES, SIZE, encode_samples
@@ -39,9 +39,9 @@ from gameforge.engines.nlhe.net import (
     model_from_arrays,
     train_epoch,
 )
-from gameforge.stages.base import Stage, StageContext, StageError, StageParams
-from gameforge.stages.poker.params import GameParams
-from gameforge.stages.registry import register
+from gameforge.stages.base import StageContext, StageError, StageParams, numbered
+from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.registry import stage
 
 NLHE_GAME = "holdem.nolimit.2p.50bb"
 RECORD_FIELDS = ("cards", "seat_player", "counts", "actions", "payoff")
@@ -90,7 +90,7 @@ def _check_builtins(names: list[str] | str) -> list[str]:
 def generation(store: ArtifactStore, train: Artifact) -> int:
     """1 + the highest generation among the CNNs whose hands trained this one."""
     histories = store.open(train.inputs["histories"])
-    ups = [store.open(k) for n, k in histories.inputs.items() if n.startswith("cnn.")]
+    ups = [store.open(histories.inputs[n]) for n in numbered(histories.inputs, "cnn")]
     return 1 + max((generation(store, u) for u in ups), default=0)
 
 
@@ -120,9 +120,7 @@ def roster(
     labels: list[str] = list(builtins)
     players: list[Player] = [KINDS[b] for b in builtins]
     keys = [""] * len(builtins)
-    cnn = sorted((n for n in ctx.inputs if n.startswith("cnn.")), key=lambda n: int(n[4:]))
-    for name in cnn:
-        art = ctx.inputs[name]
+    for art in ctx.numbered_inputs("cnn"):
         labels.append(cnn_label(store, art))
         players.append(load_cnn(art, device))
         keys.append(art.key)
@@ -144,8 +142,20 @@ class HistoriesParams(RosterParams):
     self_play: bool = True  # also pair every player with itself
 
 
+@stage(
+    "nlhe-histories",
+    1,
+    HistoriesParams,
+    inputs={"cnn": "nlhe-train"},
+    optional={"cnn"},
+    many={"cnn"},
+    check_inputs=same_game,
+)
 def run_histories(ctx: StageContext) -> dict[str, Any]:
-    """Play every pairing for an equal share of the hands; write the records."""
+    """No-limit hand histories between built-in and CNN players (action records).
+
+    Play every pairing for an equal share of the hands; write the records.
+    """
     params: HistoriesParams = ctx.params
     rules = params.rules()
     labels, players, _keys = roster(ctx, params.players, pick_device(params.device))
@@ -295,8 +305,12 @@ class Samples:
         return x, self.target[ids]
 
 
+@stage("nlhe-train", 1, TrainParams, inputs={"histories": "nlhe-histories"}, check_inputs=same_game)
 def run_train(ctx: StageContext) -> dict[str, Any]:
-    """Fit one generation; checkpoint after every epoch."""
+    """Train one CNN generation on hand histories (MSE, Adadelta).
+
+    Fit one generation; checkpoint after every epoch.
+    """
     params: TrainParams = ctx.params
     device = pick_device(params.device)
     samples = Samples(ctx.inputs["histories"], params.canonical_suits)
@@ -318,13 +332,10 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     start_epoch = 0
     saved = ctx.writer.load_checkpoint("train")
     if saved is not None:
-        start_epoch = int(saved["epoch"])
-        model.load_state_dict(
-            {k[2:]: torch.from_numpy(v) for k, v in saved.items() if k.startswith("w.")}
-        )
-        optimiser_from_arrays(optimiser, {k[2:]: v for k, v in saved.items() if k.startswith("o.")})
+        extra = restore_training_state(model, optimiser, saved)
+        start_epoch = int(extra["epoch"])
         for name in curves:
-            curves[name] = list(saved[name])
+            curves[name] = list(extra[name])
         ctx.log(f"nlhe-train: resuming after epoch {start_epoch}")
     ctx.log(
         f"nlhe-train: {len(train_ids):,} training and {len(valid_ids):,} validation samples "
@@ -361,18 +372,12 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
             f"nlhe-train: epoch {epoch + 1}: train loss {loss:.5f}, validation {valid:.5f}, "
             f"{len(train_ids) / seconds:,.0f} samples/s"
         )
-        state = {f"w.{k}": v for k, v in weights_to_arrays(model).items()}
-        state.update({f"o.{k}": v for k, v in optimiser_to_arrays(optimiser).items()})
-        state["epoch"] = np.array(epoch + 1)
-        state.update({k: np.array(v, np.float64) for k, v in curves.items()})
-        ctx.writer.save_checkpoint("train", state)
-    for name, value in weights_to_arrays(model).items():
-        ctx.writer.array(WEIGHT_PREFIX + name, value.shape, value.dtype, chunks=value.shape)[:] = (
-            value
-        )
-    for name, values in curves.items():
-        arr = np.array(values, np.float64)
-        ctx.writer.array(name, arr.shape, arr.dtype, chunks=arr.shape)[:] = arr
+        extra = {k: np.array(v, np.float64) for k, v in curves.items()}
+        extra["epoch"] = np.array(epoch + 1)
+        ctx.writer.save_checkpoint("train", training_state(model, optimiser, extra))
+    weights = weights_to_arrays(model)
+    ctx.writer.write_arrays({WEIGHT_PREFIX + name: value for name, value in weights.items()})
+    ctx.writer.write_arrays({name: np.array(values, np.float64) for name, values in curves.items()})
     return {
         "train_samples": int(len(train_ids)),
         "valid_samples": int(len(valid_ids)),
@@ -436,8 +441,20 @@ class LeagueParams(RosterParams):
     seed: int = 1
 
 
+@stage(
+    "nlhe-league",
+    1,
+    LeagueParams,
+    inputs={"cnn": "nlhe-train"},
+    optional={"cnn"},
+    many={"cnn"},
+    check_inputs=same_game,
+)
 def run_league(ctx: StageContext) -> dict[str, Any]:
-    """Every pairing plays the same duplicate deals; write the table and action profiles."""
+    """Duplicate round robin of no-limit players in big blinds per hand.
+
+    Every pairing plays the same duplicate deals; write the table and action profiles.
+    """
     params: LeagueParams = ctx.params
     rules = params.rules()
     labels, players, keys = roster(ctx, params.players, pick_device(params.device))
@@ -477,10 +494,13 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
         )
     bar.close()
     w = ctx.writer
-    for name, data in (("bb_per_hand", table), ("ci95", ci), ("hands", hands)):
-        w.array(name, data.shape, np.float64, chunks=data.shape)[:] = data
-    w.array("action_mix", mix.shape, np.int64, chunks=mix.shape)[:] = mix
-    w.array("raise_sizes", sizes.shape, np.int64, chunks=sizes.shape)[:] = sizes
+    w.write_arrays({
+        "bb_per_hand": np.asarray(table, np.float64),
+        "ci95": np.asarray(ci, np.float64),
+        "hands": np.asarray(hands, np.float64),
+        "action_mix": np.asarray(mix, np.int64),
+        "raise_sizes": np.asarray(sizes, np.int64),
+    })  # fmt: skip
     means = table.sum(axis=1) / (n - 1)
     summary: dict[str, Any] = {
         "players": labels,
@@ -501,39 +521,3 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
             labels[k] for k in range(n) if k != h and table[k, h] - ci[k, h] > 0
         ]
     return summary
-
-
-register(
-    Stage(
-        name="nlhe-histories",
-        version=1,
-        params_model=HistoriesParams,
-        run=run_histories,
-        inputs={"cnn": "nlhe-train"},
-        many_inputs=frozenset({"cnn"}),
-        optional_inputs=frozenset({"cnn"}),
-        description="No-limit hand histories between built-in and CNN players (action records)",
-    )
-)
-register(
-    Stage(
-        name="nlhe-train",
-        version=1,
-        params_model=TrainParams,
-        run=run_train,
-        inputs={"histories": "nlhe-histories"},
-        description="Train one CNN generation on hand histories (MSE, Adadelta)",
-    )
-)
-register(
-    Stage(
-        name="nlhe-league",
-        version=1,
-        params_model=LeagueParams,
-        run=run_league,
-        inputs={"cnn": "nlhe-train"},
-        many_inputs=frozenset({"cnn"}),
-        optional_inputs=frozenset({"cnn"}),
-        description="Duplicate round robin of no-limit players in big blinds per hand",
-    )
-)

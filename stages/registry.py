@@ -1,15 +1,19 @@
 """The stage registry: which modules hold stages, and the lookup of a stage by name.
 
-Adding a stage: write its module (a `Stage` passed to `register`) and add the module's import
-path to `STAGE_MODULES`. Modules are imported on first lookup, so a stage module may import
-`register` from here without an import circle.
+Adding a stage: write its module (a run function declared with `@stage(...)`, or a `Stage`
+passed to `register`) and add the module's import path to `STAGE_MODULES`. Modules are
+imported on first lookup, so a stage module may import from here without an import circle.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from gameforge.stages.base import Stage, StageError
+from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+
+RunFn = Callable[[StageContext], dict[str, Any]]
 
 STAGE_MODULES = (
     "gameforge.stages.poker.river_hs",
@@ -35,6 +39,39 @@ def register(stage: Stage) -> Stage:
         raise StageError(f"stage {stage.name!r} is registered twice")
     STAGES[stage.name] = stage
     return stage
+
+
+def stage(
+    name: str,
+    version: int,
+    params: type[StageParams],
+    inputs: dict[str, str] | None = None,
+    optional: Iterable[str] = (),
+    many: Iterable[str] = (),
+    check_inputs: Callable[[Any, dict[str, Any]], None] | None = None,
+) -> Callable[[RunFn], RunFn]:
+    """Declare the decorated run function as stage `name`; its docstring's first line is the
+    stage's description. `optional` and `many` name inputs that may be left out, or that take
+    `name.0`, `name.1`, ..."""
+
+    def declare(run: RunFn) -> RunFn:
+        description = (run.__doc__ or "").strip().splitlines()[0] if run.__doc__ else ""
+        register(
+            Stage(
+                name,
+                version,
+                params,
+                run,
+                dict(inputs or {}),
+                description,
+                frozenset(optional),
+                frozenset(many),
+                check_inputs,
+            )  # fmt: skip
+        )
+        return run
+
+    return declare
 
 
 def all_stages() -> dict[str, Stage]:

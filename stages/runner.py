@@ -79,7 +79,7 @@ def run_stage(
         raise StageError(f"stage {name}: missing inputs {', '.join(missing)}")
     store = store or ArtifactStore()
     opened = {input_name: store.open(key) for input_name, key in inputs.items()}
-    game_digest = params.key_params().get("game_digest")
+    inputs = {input_name: artifact.key for input_name, artifact in opened.items()}  # full keys
     for input_name, artifact in opened.items():
         if not stage.accepts(input_name, artifact.stage):
             raise StageError(
@@ -87,11 +87,11 @@ def run_stage(
                 f"{stage.inputs[stage.declared(input_name) or input_name]}, "
                 f"got {artifact.stage} ({artifact.key})"
             )
-        upstream_digest = artifact.params.get("game_digest")
-        if game_digest and upstream_digest and upstream_digest != game_digest:
-            raise StageError(
-                f"stage {name}: input {input_name} ({artifact.key}) was built for another game"
-            )
+    if stage.check_inputs is not None:
+        try:
+            stage.check_inputs(params, opened)
+        except StageError as exc:
+            raise StageError(f"stage {name}: {exc}") from None
     t0 = time.monotonic()
     key = stage_key(name, params, inputs)
     if store.exists(key) and not force:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts import ArtifactStore, StoreError
 from gameforge.engines.poker.cfr import Solver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.shipped_games import load_game
@@ -90,28 +90,30 @@ def test_sampled_run_killed_then_resumed_is_bit_identical(store, tmp_path):
 
 
 def test_extending_a_run_equals_running_longer(store):
-    """`parent` continues 4,000 external-sampling iterations to 10,000: same bits as 10,000."""
+    """Input `parent` continues 4,000 external-sampling iterations to 10,000: same bits."""
     base = {"game": LEDUC, "algorithm": "external", "evaluations": 3}
     short = run_stage("cfr", {**base, "iterations": 4_000}, store=store, log=quiet)
     logs: list[str] = []
-    extended = run_stage(
-        "cfr", {**base, "iterations": 10_000, "parent": short.key}, store=store, log=logs.append
-    )
-    direct = run_stage("cfr", {**base, "iterations": 10_000}, store=store, log=quiet)
+    longer = {**base, "iterations": 10_000}
+    extended = run_stage("cfr", longer, {"parent": short.key}, store=store, log=logs.append)
+    direct = run_stage("cfr", longer, store=store, log=quiet)
     assert extended.key != direct.key  # a new artifact that records its parent
     assert any("continuing" in line for line in logs)
     assert _arrays(store, extended.key) == _arrays(store, direct.key)
-    summary = store.open(extended.key).meta["summary"]
-    assert summary["parent"] == short.key and summary["parent_iterations"] == 4_000
+    artifact = store.open(extended.key)
+    assert artifact.inputs == {"parent": short.key}  # in the lineage
+    assert artifact.meta["summary"]["parent_iterations"] == 4_000
+    # a key prefix names the same parent: the same artifact, found in the store
+    again = run_stage("cfr", longer, {"parent": short.key[:16]}, store=store, log=quiet)
+    assert again.key == extended.key and again.cached
+    with pytest.raises(StoreError, match="is an input of"):
+        store.remove(short.key)  # a parent stays while a continuation needs it
     with pytest.raises(StageError, match="other settings"):
-        run_stage(
-            "cfr",
-            {**base, "algorithm": "chance", "iterations": 10_000, "parent": short.key},
-            store=store,
-            log=quiet,
-        )
+        chance = {**longer, "algorithm": "chance"}
+        run_stage("cfr", chance, {"parent": short.key}, store=store, log=quiet)
     with pytest.raises(StageError, match="already has"):
-        run_stage("cfr", {**base, "iterations": 3_000, "parent": short.key}, store=store, log=quiet)
+        fewer = {**base, "iterations": 3_000}
+        run_stage("cfr", fewer, {"parent": short.key}, store=store, log=quiet)
 
 
 def test_sampling_variants_are_seeded_and_converge_on_leduc():

@@ -60,3 +60,24 @@ def optimiser_from_arrays(optimiser: torch.optim.Optimizer, arrays: dict[str, np
         p = params[int(i)]
         tensor = torch.from_numpy(np.array(value))
         optimiser.state[p][name] = tensor if name == "step" else tensor.to(p.device)
+
+
+def training_state(
+    model: nn.Module, optimiser: torch.optim.Optimizer, extra: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """A training checkpoint as arrays: weights (`w.`), optimiser state (`o.`) and `extra`."""
+    state = {f"w.{k}": v for k, v in weights_to_arrays(model).items()}
+    state.update({f"o.{k}": v for k, v in optimiser_to_arrays(optimiser).items()})
+    state.update(extra)
+    return state
+
+
+def restore_training_state(
+    model: nn.Module, optimiser: torch.optim.Optimizer, saved: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Load what `training_state` saved into `model` and `optimiser`; returns the extras."""
+    model.load_state_dict(
+        {k[2:]: torch.from_numpy(np.asarray(v)) for k, v in saved.items() if k.startswith("w.")}
+    )
+    optimiser_from_arrays(optimiser, {k[2:]: v for k, v in saved.items() if k.startswith("o.")})
+    return {k: v for k, v in saved.items() if not k.startswith(("w.", "o."))}

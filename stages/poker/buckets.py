@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,11 +26,12 @@ from pydantic import Field
 
 from gameforge.engines.common.emd import cumulative
 from gameforge.engines.common.kmeans import KMeansState, kmeans
-from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.base import StageContext, StageError, StageParams
 from gameforge.stages.poker.hsd import array_name, hsd_rounds
 from gameforge.stages.poker.ochs import RESULT as OCHS_ARRAY
-from gameforge.stages.poker.params import GameParams
-from gameforge.stages.registry import register
+from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.progress import ProgressTask
+from gameforge.stages.registry import stage
 
 
 class KMeansParams(StageParams):
@@ -82,16 +84,10 @@ def cluster_features(
     init: Any = KMeansState.from_arrays(saved) if saved is not None else None
     if init is not None:
         ctx.log(f"{name}: resuming k-means at iteration {init.iteration}")
-    last_save = [time.monotonic()]
     bar = ctx.progress.start(f"{name} k-means iterations", params.max_iter)
     if init is not None:
         bar.advance(init.iteration)
-
-    def checkpoint(state: KMeansState) -> None:
-        bar.advance()
-        if time.monotonic() - last_save[0] >= params.checkpoint_seconds:
-            ctx.writer.save_checkpoint(name, state.to_arrays())
-            last_save[0] = time.monotonic()
+    checkpoint = iteration_checkpoints(ctx, name, bar, params.checkpoint_seconds)
 
     state = kmeans(
         points,
@@ -135,20 +131,31 @@ def bucket_dtype(k: int) -> np.dtype:
     return np.dtype(np.int16 if k <= np.iinfo(np.int16).max else np.int32)
 
 
+def iteration_checkpoints(
+    ctx: StageContext, name: str, bar: ProgressTask, seconds: float
+) -> Callable[[Any], None]:
+    """A k-means iteration callback: advance `bar`, checkpoint `name` every `seconds`."""
+    last_save = time.monotonic()
+
+    def checkpoint(state: Any) -> None:
+        nonlocal last_save
+        bar.advance()
+        if time.monotonic() - last_save >= seconds:
+            ctx.writer.save_checkpoint(name, state.to_arrays())
+            last_save = time.monotonic()
+
+    return checkpoint
+
+
 def write_round(ctx: StageContext, suffix: str, result: dict[str, Any], k: int) -> None:
     """Write one round's buckets, centroids and k-means history."""
     labels = result["labels"].astype(bucket_dtype(k))
     n = labels.shape[0]
     ctx.writer.array(f"bucket_{suffix}", (n,), labels.dtype, chunks=(min(n, 1 << 22),))[:] = labels
-    centroids = result["centroids"]
-    ctx.writer.array(f"centroids_{suffix}", centroids.shape, np.float64, chunks=centroids.shape)[
-        :
-    ] = centroids
-    for field in ("objective", "skipped"):
-        values = result[field]
-        ctx.writer.array(f"{field}_{suffix}", values.shape, np.float64, chunks=values.shape)[:] = (
-            values
-        )
+    ctx.writer.write_arrays(
+        {f"{field}_{suffix}": np.asarray(result[field], np.float64)
+         for field in ("centroids", "objective", "skipped")}
+    )  # fmt: skip
 
 
 def _prepare(
@@ -160,8 +167,12 @@ def _prepare(
     return unique, inverse, counts.astype(np.float64)
 
 
+@stage("hsd-buckets", 1, HSDBucketParams, inputs={"hsd": "hsd"}, check_inputs=same_game)
 def run_hsd_buckets(ctx: StageContext) -> dict:
-    """EMD k-means of the HSD of every requested round."""
+    """EMD k-means buckets of the middle rounds (flop, turn) by HSD.
+
+    EMD k-means of the HSD of every requested round.
+    """
     params: HSDBucketParams = ctx.params
     game = params.game_def()
     hsd = ctx.inputs["hsd"]
@@ -187,8 +198,12 @@ def run_hsd_buckets(ctx: StageContext) -> dict:
     return summary
 
 
+@stage("ochs-buckets", 1, OCHSBucketParams, inputs={"ochs": "ochs"}, check_inputs=same_game)
 def run_ochs_buckets(ctx: StageContext) -> dict:
-    """L2 k-means of the OCHS vectors of the last round."""
+    """L2 k-means buckets of the last round (river) by OCHS.
+
+    L2 k-means of the OCHS vectors of the last round.
+    """
     params: OCHSBucketParams = ctx.params
     game = params.game_def()
     ochs = ctx.inputs["ochs"]
@@ -221,25 +236,3 @@ def _round_summary(n_hands: int, points: np.ndarray, result: dict[str, Any]) -> 
         "bucket_size_min": int(sizes.min()),
         "bucket_size_max": int(sizes.max()),
     }
-
-
-register(
-    Stage(
-        name="hsd-buckets",
-        version=1,
-        params_model=HSDBucketParams,
-        run=run_hsd_buckets,
-        inputs={"hsd": "hsd"},
-        description="EMD k-means buckets of the middle rounds (flop, turn) by HSD",
-    )
-)
-register(
-    Stage(
-        name="ochs-buckets",
-        version=1,
-        params_model=OCHSBucketParams,
-        run=run_ochs_buckets,
-        inputs={"ochs": "ochs"},
-        description="L2 k-means buckets of the last round (river) by OCHS",
-    )
-)

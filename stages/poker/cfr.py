@@ -8,9 +8,10 @@ the game is solved losslessly (canonical hands).
 
 The run checkpoints its regrets and strategy sums every `checkpoint_seconds`; a killed run
 resumes there and, deals being a function of (seed, iteration), ends bit-identical to an
-uninterrupted one. `parent` continues an earlier artifact's run to more iterations: a new
-artifact that records its parent. Where the game is small enough, the exact exploitability
-(best response in the real game) is recorded along the way, in chips and mbb/g.
+uninterrupted one. The optional input `parent` (an earlier `cfr` artifact with the same
+settings and abstraction) continues that run to more iterations, as a new artifact. Where the
+game is small enough, the exact exploitability (best response in the real game) is recorded
+along the way, in chips and mbb/g.
 """
 
 from __future__ import annotations
@@ -23,18 +24,17 @@ from pydantic import Field
 
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
-from gameforge.stages.base import Stage, StageContext, StageError
+from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
-from gameforge.stages.poker.params import GameParams
-from gameforge.stages.registry import register
+from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.registry import stage
 
 FULL = ("cfr", "cfr+")
-SAMPLED = ("chance", "external")
 EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is computed
 
 
 class CFRParams(GameParams):
-    """Algorithm, iterations, seed, averaging; `parent` continues an earlier run."""
+    """Algorithm, iterations, seed and averaging of the solve."""
 
     algorithm: Literal["cfr", "cfr+", "chance", "external"] = "chance"
     iterations: int = Field(default=100_000, ge=1)
@@ -42,7 +42,6 @@ class CFRParams(GameParams):
     averaging: float | None = Field(default=None, ge=0)  # weight t**averaging; default below
     plus: bool = False  # regret matching+ for the sampled variants (cfr+ always has it)
     evaluations: int = Field(default=8, ge=0)  # exploitability points, log-spaced
-    parent: str | None = None
     checkpoint_seconds: float = Field(default=120.0, ge=0)
     batch: int = Field(default=1000, ge=1)  # iterations per kernel call (progress granularity)
     execution_only: ClassVar[frozenset[str]] = frozenset({"checkpoint_seconds", "batch"})
@@ -109,8 +108,23 @@ def _eval_points(total: int, count: int) -> list[int]:
     return sorted(points)
 
 
+@stage(
+    "cfr",
+    3,
+    CFRParams,
+    inputs={
+        "middle_buckets": "hsd-buckets|potential-buckets",
+        "river_buckets": "ochs-buckets",
+        "parent": "cfr",
+    },
+    optional={"middle_buckets", "river_buckets", "parent"},
+    check_inputs=same_game,
+)
 def run(ctx: StageContext) -> dict:
-    """Iterate, checkpoint, evaluate; write regrets, strategy sums and the curve."""
+    """CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless.
+
+    Iterate, checkpoint, evaluate; write regrets, strategy sums and the curve.
+    """
     params: CFRParams = ctx.params
     solver, exact = _solver(ctx)
     if exact is not None and exact.cards.bucket.size > EXACT_LIMIT:
@@ -122,7 +136,7 @@ def run(ctx: StageContext) -> dict:
         "regret_bound": [],
         "seconds": [],
     }
-    if params.parent is not None:
+    if "parent" in ctx.inputs:
         start_iteration = _load_parent(ctx, solver, curve)
     saved = ctx.writer.load_checkpoint("cfr")
     if saved is not None:
@@ -186,7 +200,7 @@ def run(ctx: StageContext) -> dict:
             "decisions_per_round": [int(v) for v in solver.ndec],
             "buckets_per_round": [int(v) for v in _buckets(solver)],
         },
-        "abstraction": {k: a.key for k, a in ctx.inputs.items()} or "lossless",
+        "abstraction": {k: a.key for k, a in ctx.inputs.items() if k != "parent"} or "lossless",
         "big_blind": bb,
     }
     if curve["regret_bound"]:
@@ -195,8 +209,8 @@ def run(ctx: StageContext) -> dict:
         final = curve["exploitability"][-1]
         summary["exploitability_chips"] = final
         summary["exploitability_mbb_per_game"] = final / bb * 1000.0
-    if params.parent:
-        summary["parent"] = params.parent
+    if "parent" in ctx.inputs:
+        summary["parent"] = ctx.inputs["parent"].key
         summary["parent_iterations"] = start_iteration
     return summary
 
@@ -232,12 +246,11 @@ def _buckets(solver: Any) -> np.ndarray:
 
 def _load_parent(ctx: StageContext, solver: Any, curve: dict[str, list[float]]) -> int:
     params: CFRParams = ctx.params
-    parent = ctx.writer.store.open(params.parent)
-    if parent.stage != "cfr":
-        raise StageError(f"cfr: parent {parent.key} is a {parent.stage} artifact")
-    mine = {k: v for k, v in params.key_params().items() if k not in ("iterations", "parent")}
-    theirs = {k: v for k, v in parent.params.items() if k not in ("iterations", "parent")}
-    if mine != theirs or parent.inputs != {k: a.key for k, a in ctx.inputs.items()}:
+    parent = ctx.inputs["parent"]
+    mine = {k: v for k, v in params.key_params().items() if k != "iterations"}
+    theirs = {k: v for k, v in parent.params.items() if k != "iterations"}
+    abstraction = {k: a.key for k, a in ctx.inputs.items() if k != "parent"}
+    if mine != theirs or {k: v for k, v in parent.inputs.items() if k != "parent"} != abstraction:
         raise StageError(f"cfr: parent {parent.key} was run with other settings or inputs")
     done = int(parent.meta["summary"]["iterations"])
     if done >= params.iterations:
@@ -248,19 +261,6 @@ def _load_parent(ctx: StageContext, solver: Any, curve: dict[str, list[float]]) 
     solver.avg[:] = parent["strategy_sum"][:]
     solver.iteration = done
     for name in curve:
-        curve[name] = [float(v) for v in parent[f"curve_{name}"][:]]
+        curve[name] = [float(v) for v in np.asarray(parent[f"curve_{name}"][:])]
     ctx.log(f"cfr: continuing {parent.key} from iteration {done:,}")
     return done
-
-
-register(
-    Stage(
-        name="cfr",
-        version=2,
-        params_model=CFRParams,
-        run=run,
-        inputs={"middle_buckets": "hsd-buckets|potential-buckets", "river_buckets": "ochs-buckets"},
-        optional_inputs=frozenset({"middle_buckets", "river_buckets"}),
-        description="CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless",
-    )
-)

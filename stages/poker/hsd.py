@@ -19,11 +19,11 @@ from gameforge.artifacts import write_chunk
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.hsd import hsd_counts
 from gameforge.engines.poker.isomorphism import HandIndexer
-from gameforge.stages.base import Stage, StageContext, StageError
-from gameforge.stages.poker.params import GameParams
+from gameforge.stages.base import StageContext, StageError
+from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import RESULT as HS_ARRAY
 from gameforge.stages.poker.river_hs import board_layout, hand_indexer
-from gameforge.stages.registry import register
+from gameforge.stages.registry import stage
 
 WORK_PER_CHUNK = 1 << 25
 
@@ -59,6 +59,15 @@ def round_indexer(game: GameDef, round_: int) -> HandIndexer:
     return HandIndexer(groups, game.num_ranks, game.num_suits)
 
 
+def chunk_hands(game: GameDef, round_: int, chunk_id: int, per_chunk: int) -> np.ndarray:
+    """The cards of canonical hands [chunk_id * per_chunk, ...) of round `round_`, one a row."""
+    indexer = round_indexer(game, round_)
+    rnd = indexer.rounds - 1
+    start = chunk_id * per_chunk
+    stop = min(start + per_chunk, indexer.size(rnd))
+    return indexer.unindex(np.arange(start, stop, dtype=np.int64), rnd)
+
+
 def count_dtype(max_count: int) -> np.dtype:
     """Smallest unsigned dtype holding `max_count`."""
     for dtype in (np.uint8, np.uint16, np.uint32):
@@ -90,11 +99,7 @@ def compute_chunk(
     denominator: int,
 ) -> None:
     """Chunk task: HSD counts of canonical hands [chunk_id * per_chunk, ...) of one round."""
-    indexer = round_indexer(game, round_)
-    rnd = indexer.rounds - 1
-    start = chunk_id * per_chunk
-    stop = min(start + per_chunk, indexer.size(rnd))
-    hands = indexer.unindex(np.arange(start, stop, dtype=np.int64), rnd)
+    hands = chunk_hands(game, round_, chunk_id, per_chunk)
     river = hand_indexer(game)
     seen = game.board_cards_through(round_)
     missing = sum(game.num_board_cards) - seen
@@ -114,8 +119,12 @@ def compute_chunk(
     write_chunk(partial_path, array, chunk_id, counts)
 
 
+@stage("hsd", 1, HSDParams, inputs={"river_hs": "river-hs"}, check_inputs=same_game)
 def run(ctx: StageContext) -> dict:
-    """Compute the HSD of every requested round, chunk by chunk."""
+    """HS histograms over all board completions, per canonical hand and round.
+
+    Compute the HSD of every requested round, chunk by chunk.
+    """
     params: HSDParams = ctx.params
     game = params.game_def()
     board_layout(game)  # same hand-shape limits as river-hs
@@ -144,15 +153,3 @@ def run(ctx: StageContext) -> dict:
         )
         summary["rounds"][str(round_)] = {"hands": n_hands, "completions": completions}
     return summary
-
-
-register(
-    Stage(
-        name="hsd",
-        version=1,
-        params_model=HSDParams,
-        run=run,
-        inputs={"river_hs": "river-hs"},
-        description="HS histograms over all board completions, per canonical hand and round",
-    )
-)

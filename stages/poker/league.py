@@ -17,10 +17,10 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.poker.match import Agent, play_match, summarize
-from gameforge.stages.base import Stage, StageContext, StageError
-from gameforge.stages.poker.params import GameParams
+from gameforge.stages.base import StageContext, StageError, numbered
+from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
-from gameforge.stages.registry import register
+from gameforge.stages.registry import stage
 
 
 class LeagueParams(GameParams):
@@ -44,13 +44,19 @@ def player_label(view: StrategyView) -> str:
     return view.artifact.key[:16]
 
 
+@stage(
+    "league", 1, LeagueParams, inputs={"players": "cfr"}, many={"players"}, check_inputs=same_game
+)
 def run(ctx: StageContext) -> dict[str, Any]:
-    """Play every pairing; write the table."""
+    """Duplicate round robin between solved strategies (mbb/g, 95% intervals).
+
+    Play every pairing; write the table.
+    """
     params: LeagueParams = ctx.params
     if params.sets % 2:
         raise StageError("league: sets must be even (consecutive sets swap seats)")
     game = params.game_def()
-    names = sorted(ctx.inputs, key=lambda n: int(n.partition(".")[2]))
+    names = numbered(ctx.inputs, "players")
     if len(names) < 2:
         raise StageError("league: needs at least two players")
     store = ctx.writer.store
@@ -99,8 +105,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
         )
         bar.advance()
     bar.close()
-    for name, table in (("mbb_per_game", mbb), ("ci95", ci), ("hands", hands)):
-        ctx.writer.array(name, table.shape, np.float64, chunks=table.shape)[:] = table
+    results = {"mbb_per_game": mbb, "ci95": ci, "hands": hands}
+    ctx.writer.write_arrays({name: np.asarray(t, np.float64) for name, t in results.items()})
     means = mbb.sum(axis=1) / (n - 1)
     order = [labels[i] for i in np.argsort(-means, kind="stable")]
     summary: dict[str, Any] = {
@@ -118,16 +124,3 @@ def run(ctx: StageContext) -> dict[str, Any]:
             all(mbb[b, a] - ci[b, a] > 0 for x, a in enumerate(by_k) for b in by_k[x + 1 :])
         )
     return summary
-
-
-register(
-    Stage(
-        name="league",
-        version=1,
-        params_model=LeagueParams,
-        run=run,
-        inputs={"players": "cfr"},
-        many_inputs=frozenset({"players"}),
-        description="Duplicate round robin between solved strategies (mbb/g, 95% intervals)",
-    )
-)

@@ -17,19 +17,18 @@ from pydantic import Field
 
 from gameforge.artifacts import write_chunk
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.evaluator import get_tables
 from gameforge.engines.poker.ochs import board_ochs
-from gameforge.stages.base import Stage, StageContext
+from gameforge.stages.base import StageContext
 from gameforge.stages.poker.hsd import round_indexer
-from gameforge.stages.poker.params import GameParams
+from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import (
     board_layout,
-    canonical_boards,
+    chunk_boards,
     hand_indexer,
     num_boards,
     scatter_boards,
 )
-from gameforge.stages.registry import register
+from gameforge.stages.registry import stage
 
 BY_BOARD = "ochs_by_board"
 RESULT = "ochs"
@@ -67,17 +66,19 @@ def compute_board_chunk(
     k: int,
 ) -> None:
     """Chunk task: OCHS of every hole combination on a range of canonical boards."""
-    hole, board = board_layout(game)
-    start = chunk_id * per_chunk
-    stop = min(start + per_chunk, num_boards(game))
-    boards = canonical_boards(game, start, stop)
-    tables = get_tables(game.num_ranks, game.num_suits, hole + board)
+    hole, boards, tables = chunk_boards(game, chunk_id, per_chunk)
     values = board_ochs(boards, game.deck_size, hole, table, k, tables)
     write_chunk(partial_path, array, chunk_id, np.rint(values * SCALE).astype(np.uint16))
 
 
+@stage(
+    "ochs", 1, OCHSParams, inputs={"opponent_clusters": "opponent-clusters"}, check_inputs=same_game
+)
 def run(ctx: StageContext) -> dict:
-    """OCHS per board in chunks, then scattered into canonical-hand order."""
+    """Last-round HS against each opponent cluster, per canonical hand.
+
+    OCHS per board in chunks, then scattered into canonical-hand order.
+    """
     params: OCHSParams = ctx.params
     game = params.game_def()
     hole, board = board_layout(game)
@@ -113,15 +114,3 @@ def run(ctx: StageContext) -> dict:
         "layout": f"hand isomorphism index of (hole {hole}, unordered board {board})",
         "mean_per_cluster": (values.mean(axis=0) / SCALE).round(4).tolist(),
     }
-
-
-register(
-    Stage(
-        name="ochs",
-        version=1,
-        params_model=OCHSParams,
-        run=run,
-        inputs={"opponent_clusters": "opponent-clusters"},
-        description="Last-round HS against each opponent cluster, per canonical hand",
-    )
-)

@@ -13,10 +13,10 @@ from pydantic import Field
 from gameforge.engines.common.emd import cumulative, histogram_from_cdf
 from gameforge.engines.common.kmeans import kmeans
 from gameforge.engines.poker.cards import RANK_CHARS
-from gameforge.stages.base import Stage, StageContext, StageError
+from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.hsd import array_name, round_indexer
-from gameforge.stages.poker.params import GameParams
-from gameforge.stages.registry import register
+from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.registry import stage
 
 
 class OpponentClusterParams(GameParams):
@@ -46,8 +46,12 @@ def expected_hs(hsd: np.ndarray) -> np.ndarray:
     return (hsd.astype(np.float64) @ centres) / mass
 
 
+@stage("opponent-clusters", 1, OpponentClusterParams, inputs={"hsd": "hsd"}, check_inputs=same_game)
 def run(ctx: StageContext) -> dict:
-    """Cluster the first-round HSDs, best of several restarts, ids ordered by strength."""
+    """First-round hands clustered by HSD with EMD k-means, weakest cluster first.
+
+    Cluster the first-round HSDs, best of several restarts, ids ordered by strength.
+    """
     params: OpponentClusterParams = ctx.params
     game = params.game_def()
     hsd_artifact = ctx.inputs["hsd"]
@@ -91,9 +95,10 @@ def run(ctx: StageContext) -> dict:
     writer = ctx.writer
     writer.array("cluster", (n,), np.int16, chunks=(n,))[:] = labels
     writer.array("expected_hs", (n,), np.float64, chunks=(n,))[:] = strength
-    writer.array("centroids", centroids.shape, np.float64, chunks=centroids.shape)[:] = centroids
-    objective = np.asarray(best.objective, dtype=np.float64)
-    writer.array("objective", objective.shape, np.float64, chunks=objective.shape)[:] = objective
+    writer.write_arrays({
+        "centroids": np.asarray(centroids, np.float64),
+        "objective": np.asarray(best.objective, np.float64),
+    })  # fmt: skip
     names = [hand_name(row, game.num_suits) for row in hands.tolist()]
     members = {
         str(c): [names[i] for i in np.argsort(-strength) if labels[i] == c] for c in range(params.k)
@@ -101,7 +106,7 @@ def run(ctx: StageContext) -> dict:
     return {
         "k": params.k,
         "hands": n,
-        "objective": float(objective[-1]),
+        "objective": float(best.objective[-1]),
         "iterations": int(best.iteration),
         "sizes": [int((labels == c).sum()) for c in range(params.k)],
         "members": members,
@@ -113,15 +118,3 @@ def _class_sizes(indexer, deck_size: int, num_hole: int) -> np.ndarray:  # type:
 
     rows = np.array(list(combinations(range(deck_size), num_hole)), dtype=np.int8)
     return np.bincount(indexer.index(rows, 0), minlength=indexer.size(0))
-
-
-register(
-    Stage(
-        name="opponent-clusters",
-        version=1,
-        params_model=OpponentClusterParams,
-        run=run,
-        inputs={"hsd": "hsd"},
-        description="First-round hands clustered by HSD with EMD k-means, weakest cluster first",
-    )
-)

@@ -6,9 +6,10 @@ import hashlib
 
 from pydantic import computed_field, field_validator
 
+from gameforge.artifacts import Artifact
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.shipped_games import load_game
-from gameforge.stages.base import StageParams
+from gameforge.stages.base import StageError, StageParams
 
 
 class GameParams(StageParams):
@@ -31,3 +32,11 @@ class GameParams(StageParams):
     def game_def(self) -> GameDef:
         """The parsed game."""
         return load_game(self.game)
+
+
+def same_game(params: GameParams, inputs: dict[str, Artifact]) -> None:
+    """A stage's `check_inputs`: every input that records a game was built for this one."""
+    for name, artifact in inputs.items():
+        theirs = artifact.params.get("game_digest")
+        if theirs and theirs != params.game_digest:
+            raise StageError(f"input {name} ({artifact.key}) was built for another game")

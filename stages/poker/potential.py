@@ -14,7 +14,6 @@ This replaces `hsd-buckets` for the middle rounds: `CardAbstraction` accepts eit
 from __future__ import annotations
 
 import os
-import time
 from math import ceil, comb
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,12 +32,12 @@ from gameforge.engines.poker.potential import (
     next_round_buckets,
     potential_kmeans,
 )
-from gameforge.stages.base import Stage, StageContext, StageError
-from gameforge.stages.poker.buckets import bucket_dtype, merge_rows
-from gameforge.stages.poker.hsd import round_indexer
-from gameforge.stages.poker.params import GameParams
+from gameforge.stages.base import StageContext, StageError
+from gameforge.stages.poker.buckets import bucket_dtype, iteration_checkpoints, merge_rows
+from gameforge.stages.poker.hsd import chunk_hands, round_indexer
+from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import hand_indexer
-from gameforge.stages.registry import register
+from gameforge.stages.registry import stage
 
 WORK_PER_CHUNK = 1 << 22  # next-round lookups per feature chunk
 
@@ -90,11 +89,7 @@ def compute_chunk(
     table_path: str,
 ) -> None:
     """Chunk task: next-round bucket ids of canonical hands [chunk_id * per_chunk, ...)."""
-    indexer = round_indexer(game, round_)
-    rnd = indexer.rounds - 1
-    start = chunk_id * per_chunk
-    stop = min(start + per_chunk, indexer.size(rnd))
-    hands = indexer.unindex(np.arange(start, stop, dtype=np.int64), rnd)
+    hands = chunk_hands(game, round_, chunk_id, per_chunk)
     following = next_indexer(game, round_)
     num_new = game.board_cards_through(round_ + 1) - game.board_cards_through(round_)
     ids = next_round_buckets(
@@ -155,13 +150,7 @@ def _cluster(
     bar = ctx.progress.start(f"{name} potential-aware k-means iterations", params.max_iter)
     if init is not None:
         bar.advance(init.iteration)
-    last_save = [time.monotonic()]
-
-    def checkpoint(state: PotentialState) -> None:
-        bar.advance()
-        if time.monotonic() - last_save[0] >= params.checkpoint_seconds:
-            ctx.writer.save_checkpoint(name, state.to_arrays())
-            last_save[0] = time.monotonic()
+    checkpoint = iteration_checkpoints(ctx, name, bar, params.checkpoint_seconds)
 
     state = potential_kmeans(
         points,
@@ -182,8 +171,18 @@ def _cluster(
     return state
 
 
+@stage(
+    "potential-buckets",
+    1,
+    PotentialParams,
+    inputs={"ochs_buckets": "ochs-buckets"},
+    check_inputs=same_game,
+)
 def run(ctx: StageContext) -> dict:
-    """Potential-aware buckets of every round from the second-to-last down to `first_round`."""
+    """Potential-aware EMD k-means buckets of the middle rounds (G&S 2014).
+
+    Potential-aware buckets of every round from the second-to-last down to `first_round`.
+    """
     params: PotentialParams = ctx.params
     game = params.game_def()
     last = game.num_rounds - 1
@@ -259,15 +258,3 @@ def run(ctx: StageContext) -> dict:
                 # these points, so they still give exact lower bounds one round earlier.
                 embedding = centroids @ embedding
     return summary
-
-
-register(
-    Stage(
-        name="potential-buckets",
-        version=1,
-        params_model=PotentialParams,
-        run=run,
-        inputs={"ochs_buckets": "ochs-buckets"},
-        description="Potential-aware EMD k-means buckets of the middle rounds (G&S 2014)",
-    )
-)

@@ -20,12 +20,12 @@ from pydantic import Field
 
 from gameforge.artifacts import Artifact, write_chunk
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.evaluator import get_tables
+from gameforge.engines.poker.evaluator import EvalTables, get_tables
 from gameforge.engines.poker.hand_strength import board_hs_counts, opponent_hands, scatter_to_hands
 from gameforge.engines.poker.isomorphism import HandIndexer
-from gameforge.stages.base import Stage, StageContext, StageError
+from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.params import GameParams
-from gameforge.stages.registry import register
+from gameforge.stages.registry import stage
 
 BY_BOARD = "hs_by_board"
 RESULT = "hs_count"
@@ -124,22 +124,36 @@ def scatter_boards(
     bar.close()
 
 
+def chunk_boards(
+    game: GameDef, chunk_id: int, per_chunk: int
+) -> tuple[int, np.ndarray, EvalTables]:
+    """Hole-card count, canonical boards [chunk_id * per_chunk, ...) and evaluator tables."""
+    hole, board = board_layout(game)
+    start = chunk_id * per_chunk
+    stop = min(start + per_chunk, num_boards(game))
+    return (
+        hole,
+        canonical_boards(game, start, stop),
+        get_tables(game.num_ranks, game.num_suits, hole + board),
+    )
+
+
 def compute_board_chunk(
     partial_path: str, array: str, chunk_id: int, game: GameDef, boards_per_chunk: int
 ) -> None:
     """Chunk task: HS counts of every hole combination on a range of canonical boards."""
-    hole, board = board_layout(game)
-    start = chunk_id * boards_per_chunk
-    stop = min(start + boards_per_chunk, num_boards(game))
-    boards = canonical_boards(game, start, stop)
-    tables = get_tables(game.num_ranks, game.num_suits, hole + board)
+    hole, boards, tables = chunk_boards(game, chunk_id, boards_per_chunk)
     write_chunk(
         partial_path, array, chunk_id, board_hs_counts(boards, game.deck_size, hole, tables)
     )
 
 
+@stage("river-hs", 1, RiverHSParams)
 def run(ctx: StageContext) -> dict:
-    """Compute per-board counts in chunks, then scatter them into canonical-hand order."""
+    """River hand strength (wins + ties/2) / opponent hands, per canonical hand.
+
+    Compute per-board counts in chunks, then scatter them into canonical-hand order.
+    """
     params: RiverHSParams = ctx.params
     game = params.game_def()
     hole, board = board_layout(game)
@@ -174,14 +188,3 @@ def run(ctx: StageContext) -> dict:
         "layout": f"hand isomorphism index of (hole {hole}, unordered board {board})",
         "mean_hs_over_classes": float(counts.mean() / (2 * opponents)),
     }
-
-
-register(
-    Stage(
-        name="river-hs",
-        version=1,
-        params_model=RiverHSParams,
-        run=run,
-        description="River hand strength (wins + ties/2) / opponent hands, per canonical hand",
-    )
-)

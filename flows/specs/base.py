@@ -1,0 +1,168 @@
+"""The flow contract: nodes, flow specs with presets, sweeps and `--set` overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gameforge.stages.base import StageError
+from gameforge.stages.registry import get_stage
+
+
+@dataclass(frozen=True)
+class Node:
+    """One stage in a flow; `inputs` maps the stage's input names to earlier nodes' names.
+
+    A flow that runs a stage more than once (one `nlhe-train` per generation) gives each run
+    its own `id`; otherwise the node is named after its stage.
+    """
+
+    stage: str
+    inputs: dict[str, str] = field(default_factory=dict)
+    id: str = ""
+
+    @property
+    def name(self) -> str:
+        """The node's name in its flow (presets, overrides and results use it)."""
+        return self.id or self.stage
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """A named chain of stages with parameter presets (preset -> node name -> parameters)."""
+
+    name: str
+    description: str
+    nodes: tuple[Node, ...]
+    presets: dict[str, dict[str, dict[str, Any]]]
+    # (stage, parameter) whose preset value is a list: that stage and everything downstream of
+    # it run once per value; a stage with a many-input (a league) gathers all the variants.
+    sweep: tuple[str, str] | None = None
+
+    def swept_stages(self) -> set[str]:
+        """Stages that run once per sweep value (the swept one and its regular dependents)."""
+        if self.sweep is None:
+            return set()
+        swept = {self.sweep[0]}
+        for node in self.nodes:
+            many = get_stage(node.stage).many_inputs
+            if any(
+                up in swept for name, up in node.inputs.items() if name.split(".")[0] not in many
+            ):
+                swept.add(node.name)
+        return swept
+
+    def node(self, name: str) -> Node:
+        """The node called `name`, else the first node running stage `name`."""
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        for node in self.nodes:
+            if node.stage == name:
+                return node
+        raise StageError(f"flow {self.name} has no stage {name!r}")
+
+    def upstream(self, name: str) -> list[str]:
+        """Node `name` (or the first running stage `name`) and all it depends on, in run order."""
+        wanted = {self.node(name).name}
+        for node in reversed(self.nodes):
+            if node.name in wanted:
+                wanted.update(node.inputs.values())
+        return [n.name for n in self.nodes if n.name in wanted]
+
+    def resolve(self, preset: str, overrides: list[str] | None = None) -> dict[str, dict]:
+        """Parameters per stage for a preset with `--set` overrides applied.
+
+        An override is `node.param=value` (a node name, or a stage name for every node of that
+        stage) or `param=value` (every node whose stage has `param`).
+        """
+        if preset not in self.presets:
+            valid = ", ".join(self.presets)
+            raise StageError(f"flow {self.name} has no preset {preset!r} (valid: {valid})")
+        params = {n.name: dict(self.presets[preset].get(n.name, {})) for n in self.nodes}
+        stage_of = {n.name: n.stage for n in self.nodes}
+        for item in overrides or []:
+            name, sep, raw = item.partition("=")
+            if not sep or not name:
+                raise StageError(f"bad --set {item!r}: expected name=value or stage.name=value")
+            value = parse_value(raw)
+            prefix, dot, pname = name.partition(".")
+            targets = [n for n in params if dot and prefix in (n, stage_of[n])]
+            if targets:
+                for node in targets:
+                    _check_param(stage_of[node], pname)
+                    params[node][pname] = value
+                continue
+            takers = [n for n in params if pname_in(stage_of[n], name)]
+            if not takers:
+                raise StageError(f"bad --set {item!r}: no stage of flow {self.name} has {name!r}")
+            for node in takers:
+                params[node][name] = value
+        for node, values in params.items():
+            for variant in sweep_values(self, values, node):
+                get_stage(stage_of[node]).make_params(variant)  # fail now, before any flow starts
+        return params
+
+
+def stored_inputs(spec: FlowSpec, items: list[str]) -> dict[str, dict[str, str]]:
+    """`--input node.input=KEY` items as node -> input -> key, checked against the flow.
+
+    A stored artifact may feed a node's optional input that the flow leaves empty (a `cfr`
+    node's `parent`, to continue an earlier solve); a stage name stands for its first node.
+    """
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        target, eq, key = item.partition("=")
+        node_name, dot, input_name = target.rpartition(".")
+        if not (eq and dot and node_name and key):
+            raise StageError(f"bad --input {item!r}: expected node.input=KEY")
+        node = spec.node(node_name)
+        stage = get_stage(node.stage)
+        if input_name not in stage.inputs:
+            valid = ", ".join(sorted(stage.inputs)) or "none"
+            raise StageError(f"bad --input {item!r}: {node.stage} has no input {input_name!r} "
+                             f"(inputs: {valid})")  # fmt: skip
+        if input_name in node.inputs:
+            raise StageError(f"bad --input {item!r}: flow {spec.name} feeds it from {node.name}")
+        out.setdefault(node.name, {})[input_name] = key
+    return out
+
+
+def sweep_values(spec: FlowSpec, values: dict[str, Any], stage: str) -> list[dict[str, Any]]:
+    """The parameter sets a stage runs with: one, or one per value of the flow's sweep."""
+    if spec.sweep is None or spec.sweep[0] != stage:
+        return [values]
+    param = spec.sweep[1]
+    chosen = values.get(param)
+    if not isinstance(chosen, list) or not chosen:
+        raise StageError(f"flow {spec.name}: {stage}.{param} must be a non-empty list to sweep")
+    return [{**values, param: v} for v in chosen]
+
+
+def pname_in(stage: str, name: str) -> bool:
+    """True if `stage`'s parameter model has a field `name`."""
+    return name in get_stage(stage).params_model.model_fields
+
+
+def _check_param(stage: str, name: str) -> None:
+    if not pname_in(stage, name):
+        valid = ", ".join(sorted(get_stage(stage).params_model.model_fields))
+        raise StageError(f"stage {stage}: unknown parameter {name} (valid: {valid})")
+
+
+def parse_value(raw: str) -> Any:
+    """`--set` values: integers, floats, true/false, none, comma-separated lists, else the
+    string."""
+    if "," in raw:
+        return [parse_value(part) for part in raw.split(",") if part]
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(raw)
+        except ValueError:
+            pass
+    return raw

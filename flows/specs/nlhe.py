@@ -1,0 +1,50 @@
+"""The no-limit CNN flow: three generations of players and their league."""
+
+from __future__ import annotations
+
+from gameforge.flows.specs.base import FlowSpec, Node
+
+# No-limit CNN players (the CNN paper): generation 1 learns from heuristic self-play, generation
+# g from equal shares of every pairing of {heuristic, generations 1..g-1}; then the league over
+# Random, Heuristic and every generation. Each generation trains from scratch.
+_NLHE_NET = {"filters": [32, 64], "kernel": 5, "dense": 1024}
+_NLHE = {
+    # preset: (generation-1 hands, later generations' hands, train params, league hands)
+    "tiny": (2_000, 1_200, {"epochs": 2, "filters": [8, 16], "kernel": 5, "dense": 64}, 1_000),
+    "small": (20_000, 6_000, {"epochs": 2, **_NLHE_NET}, 2_000),
+    "paper": (200_000, 200_000, {"epochs": 3, **_NLHE_NET}, 100_000),
+}
+NLHE_GENERATIONS = 3
+
+
+def _nlhe_nodes() -> tuple[Node, ...]:
+    nodes = []
+    for g in range(1, NLHE_GENERATIONS + 1):
+        earlier = {f"cnn.{i}": f"train-{i + 1}" for i in range(g - 1)}
+        nodes.append(Node("nlhe-histories", inputs=earlier, id=f"histories-{g}"))
+        nodes.append(Node("nlhe-train", inputs={"histories": f"histories-{g}"}, id=f"train-{g}"))
+    league = {f"cnn.{i}": f"train-{i + 1}" for i in range(NLHE_GENERATIONS)}
+    nodes.append(Node("nlhe-league", inputs=league, id="league"))
+    return tuple(nodes)
+
+
+NLHE_CNN = FlowSpec(
+    name="nlhe-cnn",
+    description="No-limit hold'em CNN players: heuristic hands, 3 generations, league in BB/hand",
+    nodes=_nlhe_nodes(),
+    presets={
+        name: {
+            **{
+                f"histories-{g}": {
+                    "players": ["heuristic"],
+                    "hands": first if g == 1 else later,
+                    "seed": g,
+                }
+                for g in range(1, NLHE_GENERATIONS + 1)
+            },
+            **{f"train-{g}": dict(train) for g in range(1, NLHE_GENERATIONS + 1)},
+            "league": {"players": ["random", "heuristic"], "hands": league},
+        }
+        for name, (first, later, train, league) in _NLHE.items()
+    },
+)
