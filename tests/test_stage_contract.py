@@ -1,0 +1,73 @@
+"""The stage contract's shared pieces: declaration, numbered inputs, stored inputs, lone stages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gameforge.flows.pipeline import plan_keys, run_plan
+from gameforge.flows.specs import flow_of_stage, get_flow, stored_inputs
+from gameforge.stages.base import StageContext, StageError, StageParams, numbered
+from gameforge.stages.registry import all_stages, get_stage, stage
+
+
+class CountParams(StageParams):
+    """How many values."""
+
+    n: int = 5
+
+
+@stage("contract-count", 1, CountParams)
+def run_count(ctx: StageContext) -> dict:
+    """Write 0..n-1, a stage that no flow runs.
+
+    More about it here.
+    """
+    ctx.writer.write_arrays({"values": np.arange(ctx.params.n), "empty": np.zeros((0, 3))})
+    return {"n": ctx.params.n}
+
+
+def test_a_declared_stage_is_registered_with_its_docstring_as_description():
+    declared = get_stage("contract-count")
+    assert declared.run is run_count and declared.version == 1
+    assert declared.description == "Write 0..n-1, a stage that no flow runs."
+    assert "contract-count" in all_stages()
+
+
+def test_declaring_a_stage_name_twice_is_refused():
+    with pytest.raises(StageError, match="registered twice"):
+        stage("contract-count", 2, CountParams)(run_count)
+
+
+def test_a_stage_in_no_flow_runs_alone_with_its_defaults(store):
+    spec = flow_of_stage("contract-count")
+    assert spec.name == "stage:contract-count" and get_flow(spec.name).nodes == spec.nodes
+    params = spec.resolve("tiny", ["n=7"])
+    runs = run_plan(spec, params, store, log=lambda _m: None)
+    artifact = store.open(runs["contract-count"].key)
+    assert artifact["values"][:].tolist() == list(range(7))
+    assert artifact["empty"].shape == (0, 3)  # write_arrays keeps empty arrays
+    assert plan_keys(spec, params) == {"contract-count": artifact.key}
+
+
+@given(st.lists(st.integers(0, 1000), unique=True), st.lists(st.text("ab.x", max_size=6)))
+def test_numbered_inputs_come_in_index_order(indices, noise):
+    """`players.10` after `players.2`; other names, bare `players` and `players.x` left out."""
+    names = [f"players.{i}" for i in indices] + [f"other.{i}" for i in indices] + noise
+    names += ["players", "players.", "players.x", "players.1.2"]
+    assert numbered(names, "players") == [f"players.{i}" for i in sorted(indices)]
+
+
+def test_stored_inputs_feed_optional_inputs_and_refuse_the_rest():
+    solve = get_flow("lhe-solve")
+    assert stored_inputs(solve, ["cfr.parent=abc123"]) == {"cfr": {"parent": "abc123"}}
+    with pytest.raises(StageError, match="expected node.input=KEY"):
+        stored_inputs(solve, ["cfr.parent"])
+    with pytest.raises(StageError, match="has no input 'nothing'"):
+        stored_inputs(solve, ["cfr.nothing=abc"])
+    with pytest.raises(StageError, match="feeds it from"):
+        stored_inputs(solve, ["cfr.river_buckets=abc"])  # the flow's own wiring
+    with pytest.raises(StageError, match="has no stage"):
+        stored_inputs(solve, ["nowhere.parent=abc"])
