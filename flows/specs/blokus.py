@@ -7,9 +7,9 @@ from typing import Any
 from gameforge.flows.specs.base import FlowSpec, Node
 
 # Blokus (the BlokusZero paper): self-play -> train -> evaluate, repeated. Iteration i trains on
-# the newest `buffer_games` games of all self-play runs so far (the paper's replay buffer; an
-# earlier wiring took only the last two runs, whose few games the small preset's value head
-# memorised), continuing generation i - 1, and evaluates the result against three MCTS-MAXN
+# the newest `buffer_games` games of all self-play runs so far (the paper's replay buffer: a
+# window of a few runs holds too few games, and a value head memorises their outcomes),
+# continuing generation i - 1, and evaluates the result against three MCTS-MAXN
 # (with --parallel-nodes 2, beside the next self-play); `curve` gathers the evaluations into the
 # learning curve.
 BLOKUS_ITERATIONS = 10
