@@ -305,7 +305,7 @@ class Samples:
         return x, self.target[ids]
 
 
-@stage("nlhe-train", 1, TrainParams, inputs={"histories": "nlhe-histories"}, check_inputs=same_game)
+@stage("nlhe-train", 1, TrainParams, inputs={"histories": "nlhe-histories"})
 def run_train(ctx: StageContext) -> dict[str, Any]:
     """Train one CNN generation on hand histories (MSE, Adadelta).
 
