@@ -7,12 +7,15 @@ client is to act and checks it. Positions alternate by hand. At the end it print
 total chips as `SCORE:<chips>` and closes.
 
     python tests/acpc_dealer.py --game leduc.limit.2p --hands 100 --port 0   # prints PORT:<n>
+
+Tests start it with `start_dealer`.
 """
 
 from __future__ import annotations
 
 import argparse
 import socket
+import subprocess
 import sys
 
 import numpy as np
@@ -37,6 +40,18 @@ def cards_field(game, holes, board, position, show_all: bool, round_: int) -> st
             text += "/" + format_cards(board[dealt : dealt + n], game.num_suits)
         dealt += n
     return text
+
+
+def start_dealer(game: str, hands: int) -> tuple[subprocess.Popen, int]:
+    """This dealer as a process serving `hands` hands of `game` at a free port; (it, the port).
+    Its standard output is a pipe: read the `SCORE:` line with `communicate()`."""
+    dealer = subprocess.Popen(
+        [sys.executable, __file__, "--game", game, "--hands", str(hands)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert dealer.stdout is not None
+    return dealer, int(dealer.stdout.readline().strip().split(":")[1])
 
 
 def main() -> None:

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
@@ -58,3 +54,27 @@ def holdem_preflop_hsd(holdem_store, holdem_river_hs):
             log=lambda _m: None,
         )
     return holdem_store.open(result.key)
+
+
+@pytest.fixture(scope="session")
+def short_deck(tmp_path_factory):
+    """The short-deck Hold'em stage chain (tests.poker_helpers.ShortDeck) in one store shared by
+    every module that builds on it: river-hs and HSD are computed once per session."""
+    from gameforge.artifacts import ArtifactStore
+    from tests.poker_helpers import ShortDeck
+
+    return ShortDeck(ArtifactStore(tmp_path_factory.mktemp("short-deck") / "store"))
+
+
+@pytest.fixture
+def server_port(tmp_path, monkeypatch) -> int:
+    """A free loopback port for `gameforge server start`, with the Prefect home in tmp_path/prefect
+    and no inherited API URL (the test's server is the only one it talks to)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    return port

@@ -2,39 +2,22 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from gameforge.stages.runner import run_stage
+from tests.acpc_dealer import start_dealer
+from tests.poker_helpers import LEDUC, solve_leduc
 
-ROOT = Path(__file__).resolve().parent.parent
 GAMEFORGE = str(Path(sys.executable).with_name("gameforge"))
-LEDUC = "leduc.limit.2p"
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def test_play_a_match_at_an_acpc_dealer(store):
     """A solved Leduc strategy plays 400 hands against an always-call dealer bot and wins."""
-    key = run_stage(
-        "cfr",
-        {"game": LEDUC, "algorithm": "cfr+", "iterations": 300, "evaluations": 0},
-        store=store,
-        log=lambda _m: None,
-    ).key
-    dealer = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "acpc_dealer.py"), "--game", LEDUC, "--hands", "400"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
-    port = int(dealer.stdout.readline().strip().split(":")[1])
+    key = solve_leduc(store, "cfr+", 300)
+    dealer, port = start_dealer(LEDUC, 400)
     client = subprocess.run(
         [
             GAMEFORGE,
@@ -51,7 +34,6 @@ def test_play_a_match_at_an_acpc_dealer(store):
         capture_output=True,
         text=True,
         timeout=300,
-        env=_env(),
     )
     out, _ = dealer.communicate(timeout=60)
     assert client.returncode == 0, client.stderr
@@ -63,12 +45,7 @@ def test_play_a_match_at_an_acpc_dealer(store):
 
 def test_malformed_dealer_line_gives_one_clear_error(store, tmp_path):
     """A dealer that speaks nonsense: one-line error, exit code 2, nothing hangs."""
-    key = run_stage(
-        "cfr",
-        {"game": LEDUC, "algorithm": "cfr", "iterations": 2, "evaluations": 0},
-        store=store,
-        log=lambda _m: None,
-    ).key
+    key = solve_leduc(store, "cfr", 2)
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
 
@@ -86,7 +63,6 @@ def test_malformed_dealer_line_gives_one_clear_error(store, tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        env=_env(),
     )
     thread.join(timeout=10)
     server.close()

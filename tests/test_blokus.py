@@ -2,15 +2,13 @@
 
 The rules are re-implemented here, slowly and independently of the engine's flag planes: a
 reference legal-move generator that reads only the OWNER grid and the REMAINING flags, and a
-polyomino enumeration that grows the 1- to 5-square shapes from scratch. Known values (SPEC.md
-section 4): 21 pieces, 89 squares, 91 orientations, 30,433 placements on the empty board, 58
+polyomino enumeration that grows the 1- to 5-square shapes from scratch. Known values (the Blokus
+paper): 21 pieces, 89 squares, 91 orientations, 30,433 placements on the empty board, 58
 legal first moves, advanced score -1 per unplaced square, +15 for placing all, +5 more if the
 monomino went last.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -46,13 +44,20 @@ from gameforge.engines.blokus.game import (
     legal_moves,
     new_state,
     orientations,
-    outcome,
     place,
-    scores,
-    tables,
     utility,
 )
 from gameforge.engines.blokus.mcts import History, Tree, mcts_move, seeded_rng
+from tests.blokus_helpers import (
+    T,
+    engine_legal,
+    one_winning_move_position,
+    outcome_of,
+    piece_index,
+    score_of,
+    scratch,
+    step,
+)
 
 # Orientation counts of the 21 pieces (rotations and reflections), by name.
 KNOWN_ORIENTATIONS = {
@@ -64,27 +69,6 @@ N_PLACEMENTS = 30433
 
 # ---------------------------------------------------------------------------------------------
 # Helpers.
-
-
-def T():
-    return tables()
-
-
-@lru_cache(maxsize=1)
-def scratch() -> tuple[np.ndarray, np.ndarray]:
-    n = T().n
-    return np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
-
-
-def engine_legal(s: np.ndarray, colour: int | None = None, min_size: int = 1) -> set[int]:
-    """The engine's legal placements for `colour` (default: the colour to move)."""
-    t = T()
-    if colour is not None:
-        s = s.copy()
-        s[TO_MOVE] = colour
-    stamp, out = scratch()
-    n = legal_moves(s, t, stamp, out, min_size)
-    return {int(m) for m in out[:n]}
 
 
 def owner_grid(s: np.ndarray) -> np.ndarray:
@@ -146,13 +130,6 @@ def state_reference_legal(s: np.ndarray, colour: int) -> set[int]:
     return reference_legal(owner_grid(s), remaining_of(s), colour)
 
 
-def step(s: np.ndarray, m: int) -> bool:
-    """Place m for the colour to move and pass the turn; False when the game is over."""
-    t = T()
-    place(s, m, t)
-    return bool(advance(s, t))
-
-
 def random_move(s: np.ndarray, rng: np.random.Generator) -> int:
     t = T()
     stamp, out = scratch()
@@ -191,18 +168,6 @@ def check_legal_all_colours(s: np.ndarray) -> None:
         assert engine_legal(s, p) == ref, (p, int(s[PLY]))
 
 
-def score_of(s: np.ndarray) -> np.ndarray:
-    out = np.zeros(N_PLAYERS)
-    scores(s, PIECE_SIZES, out)
-    return out
-
-
-def outcome_of(s: np.ndarray) -> np.ndarray:
-    z = np.zeros(N_PLAYERS)
-    outcome(s, PIECE_SIZES, z)
-    return z
-
-
 def with_remaining(rows: dict[int, list[int]], last: dict[int, int] | None = None) -> np.ndarray:
     """A new state whose colour p has exactly the pieces rows[p] left (others untouched: all)."""
     s = new_state()
@@ -213,10 +178,6 @@ def with_remaining(rows: dict[int, list[int]], last: dict[int, int] | None = Non
     for p, k in (last or {}).items():
         s[LAST_PIECE + p] = k
     return s
-
-
-def piece_index(name: str) -> int:
-    return PIECE_NAMES.index(name)
 
 
 # Independent polyomino enumeration: grow every fixed polyomino of 1 to 5 squares.
@@ -736,36 +697,6 @@ def test_mcts_deterministic():
     assert runs[0][0] == runs[1][0]
     assert np.array_equal(runs[0][1], runs[1][1]) and np.array_equal(runs[0][2], runs[1][2])
     assert runs[0][2].sum() > 0
-
-
-def one_winning_move_position() -> tuple[np.ndarray, int, int]:
-    """Colour 0 to move with the monomino and the domino left, colour 1 out on +15, colours 2
-    and 3 out on -89. Board: colour 1 everywhere but (11,11), (11,12), (12,13); colour 0 on
-    (10,10). Domino (11,11)-(11,12) then monomino (12,13) scores +20 (sole win); the monomino
-    on (11,11) leaves no room for the domino (-2, a loss). Returns (state, win, loss)."""
-    t = T()
-    s = new_state()
-    hole = {SIDE * 11 + 11, SIDE * 11 + 12, SIDE * 12 + 13}
-    mine = SIDE * 10 + 10
-    for c in range(CELLS):
-        if c in hole:
-            continue
-        s[TO_MOVE] = 0 if c == mine else 1
-        place(s, c, t)  # monomino placement m == cell c
-    s[PLY] = 60
-    s[PLACED_AT : PLACED_AT + CELLS] = np.where(s[OWNER : OWNER + CELLS] == EMPTY, EMPTY, 0)
-    s[REMAINING : REMAINING + N_PLAYERS * N_PIECES] = 1
-    s[REMAINING : REMAINING + N_PIECES] = 0
-    s[REMAINING + MONOMINO] = 1
-    s[REMAINING + piece_index("2")] = 1
-    s[REMAINING + N_PIECES : REMAINING + 2 * N_PIECES] = 0
-    s[LAST_PIECE : LAST_PIECE + N_PLAYERS] = [piece_index("F"), piece_index("P"), EMPTY, EMPTY]
-    s[OUT : OUT + N_PLAYERS] = [0, 1, 1, 1]
-    s[TO_MOVE] = 0
-    cells = {frozenset(int(c) for c in row if c >= 0): m for m, row in enumerate(t.cells)}
-    win = cells[frozenset({SIDE * 11 + 11, SIDE * 11 + 12})]
-    loss = cells[frozenset({SIDE * 11 + 11})]
-    return s, win, loss
 
 
 def test_one_winning_move_position_is_as_built():

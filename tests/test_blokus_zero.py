@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_blokus import engine_legal, one_winning_move_position, outcome_of, score_of, step
 from torch import nn
 
 from gameforge.artifacts import ArtifactStore
@@ -46,6 +45,7 @@ from gameforge.engines.blokus.zero import (
 )
 from gameforge.stages.base import StageError
 from gameforge.stages.runner import run_stage
+from tests.blokus_helpers import engine_legal, one_winning_move_position, outcome_of, score_of, step
 
 torch.set_num_threads(1)
 
@@ -678,6 +678,24 @@ def test_eval_stage_reports_every_network(chain):
         assert ((top1 <= top10 + 1e-9) & (top10 <= top100 + 1e-9) & (top100 <= 1 + 1e-5)).all()
 
 
+def test_train_stage_weighs_the_value_gradient_by_value_weight(chain):
+    """One blokus-train step from the same fresh network at value weights 1, 1/2 and 1/4:
+    SGD moves the value head's output bias by lr (w g + weight_decay b), linear in w, so equal
+    steps in w move it equally; the policy head's bias moves the same at every w."""
+    store, sp, *_ = chain
+    bias = {}
+    for w in (1.0, 0.5, 0.25):
+        params = {**TRAIN, "steps": 1, "lr": 0.1, "value_weight": w}
+        art = store.open(run_stage("blokus-train", params, {"games.0": sp}, store=store,
+                                   **QUIET).key)  # fmt: skip
+        bias[w] = [np.asarray(art[f"weights.{name}"][...]).astype(np.float64)
+                   for name in ("value.6.bias", "policy.4.bias")]  # fmt: skip
+    value_step = bias[1.0][0] - bias[0.5][0]
+    assert np.abs(value_step).max() > 1e-3
+    np.testing.assert_allclose(value_step, 2 * (bias[0.5][0] - bias[0.25][0]), rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(bias[1.0][1], bias[0.25][1], rtol=0, atol=1e-7)
+
+
 def test_train_resumes_after_a_kill_to_the_same_weights(chain, monkeypatch):
     import gameforge.stages.blokus as stage
 
@@ -750,6 +768,7 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     its buffer the newest games, continuing the previous network), evaluates every generation,
     and its paper preset is the paper's setting."""
     from gameforge.flows.specs import BLOKUS_ITERATIONS, get_flow
+    from gameforge.stages.registry import get_stage
 
     spec = get_flow("blokus-zero")
     for i in range(1, BLOKUS_ITERATIONS + 1):
@@ -773,37 +792,59 @@ def test_blokus_zero_flow_wiring_and_paper_preset():
     )  # fmt: skip
     assert BLOKUS_ITERATIONS * tr["steps"] == 70_000 and tr["augment"] is False
     assert (ev["games"], ev["zero_sims"], ev["mcts_sims"]) == (300, 800, 800)
-    assert sp["fpu_reduction"] is None and ev["fpu_reduction"] is None  # the paper's Q = 0
-    small = spec.resolve("small")
-    assert small["selfplay-1"]["fpu_reduction"] == small["eval-1"]["fpu_reduction"] == 0.25
-    # evaluation searches as self-play does: the small preset's mixing, the paper's none
-    assert small["selfplay-1"]["rollout_mix"] == small["eval-1"]["rollout_mix"] == 0.5
-    assert sp["rollout_mix"] == ev["rollout_mix"] == 0.0
-    assert sp["root_rule"] == ev["root_rule"] == "puct"  # the paper's root
-    assert paper["train-1"]["legal_softmax"] is False and small["train-1"]["legal_softmax"]
-    assert small["selfplay-1"]["root_rule"] == small["eval-1"]["root_rule"] == "gumbel"
-    # the small preset weights the value loss down; the paper's loss weighs both heads alike
-    assert {small[f"train-{i}"]["value_weight"] for i in range(1, BLOKUS_ITERATIONS + 1)} == {0.1}
-    assert paper["train-1"]["value_weight"] == 1.0
-    paperlike = spec.resolve("small", ["fpu_reduction=none"])  # back to Q = 0 from the CLI
-    assert paperlike["selfplay-1"]["fpu_reduction"] is paperlike["eval-1"]["fpu_reduction"] is None
+    # the paper's search and loss are the stages' defaults (Q = 0 for unvisited children, no
+    # rollouts, the PUCT root, the softmax over all placements, both losses weighed alike):
+    # the paper preset departs from them only in sizes and schedules
+    for node, values in paper.items():
+        model = get_stage(spec.node(node).stage).params_model
+        for name in ("fpu_reduction", "rollout_mix", "root_rule", "legal_softmax", "value_weight"):
+            if name in values:
+                assert values[name] == model.model_fields[name].default, (node, name)
 
 
-def test_value_margin_keys_only_when_set():
-    """value_margin and value_weight, added after runs were stored, stay out of the artifact
-    key at their defaults (win/loss and weight 1, the old behaviour: stored artifacts keep
-    their keys) and enter it when set; from the CLI value_margin reaches self-play, training
-    and evaluation alike."""
+def test_every_preset_evaluates_with_the_search_it_trains_with():
+    """In every preset each generation is evaluated with the search its self-play used (root
+    rule, first-play urgency, rollout mixing) and trained alike in every iteration; a `--set`
+    of one of these settings reaches every node whose stage takes it, and no other node."""
+    from gameforge.flows.specs import BLOKUS_ITERATIONS, get_flow
+
+    spec = get_flow("blokus-zero")
+    search = ("fpu_reduction", "rollout_mix", "root_rule")
+    training = ("value_weight", "legal_softmax", "augment", "lr", "lr_late", "buffer_games")
+    iterations = range(1, BLOKUS_ITERATIONS + 1)
+    searchers = [f"{kind}-{i}" for kind in ("selfplay", "eval") for i in iterations]
+    trainers = [f"train-{i}" for i in iterations]
+    for preset in ("tiny", "small", "paper"):
+        params = spec.resolve(preset)
+        assert len({tuple(params[n][k] for k in search) for n in searchers}) == 1, preset
+        assert len({tuple(params[n][k] for k in training) for n in trainers}) == 1, preset
+    sets = ["fpu_reduction=none", "rollout_mix=0.3", "root_rule=puct", "value_weight=0.5"]
+    changed = spec.resolve("small", sets)
+    for node, values in changed.items():
+        if node in searchers:
+            assert tuple(values[k] for k in search) == (None, 0.3, "puct"), node
+        else:
+            assert not set(search) & set(values), node
+        assert values.get("value_weight") == (0.5 if node in trainers else None), node
+
+
+def test_value_margin_and_value_weight_are_keyed_at_every_value():
+    """value_margin and value_weight define what the stages compute, so they are in the
+    artifact key at every value, the defaults included (win/loss targets, weight 1: the stages'
+    versions were bumped when the keys gained them); from the CLI value_margin reaches
+    self-play, training and evaluation alike."""
     from gameforge.flows.specs import get_flow
     from gameforge.stages.blokus import EvalParams, SelfPlayParams, TrainParams
 
     for model in (SelfPlayParams, TrainParams, EvalParams):
-        assert "value_margin" not in model().key_params()
+        assert model().key_params()["value_margin"] == 0.0
         assert model(value_margin=10.0).key_params()["value_margin"] == 10.0
-    assert "value_weight" not in TrainParams().key_params()
+    assert TrainParams().key_params()["value_weight"] == 1.0
     assert TrainParams(value_weight=0.25).key_params()["value_weight"] == 0.25
     graded = get_flow("blokus-zero").resolve("small", ["value_margin=10"])
-    assert {graded[n]["value_margin"] for n in ("selfplay-2", "train-2", "eval-2")} == {10.0}
+    assert {n for n, v in graded.items() if v.get("value_margin") == 10.0} == {
+        f"{kind}-{i}" for kind in ("selfplay", "train", "eval") for i in range(1, 11)
+    }
 
 
 def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():

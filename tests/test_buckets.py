@@ -11,31 +11,13 @@ from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.buckets import merge_rows, strength_of_centroids
 from gameforge.stages.poker.hsd import round_indexer
 from gameforge.stages.runner import run_stage
-
-SHORT = "holdem6.limit.2p.reverse_blinds"
-quiet = lambda _m: None  # noqa: E731
+from tests.poker_helpers import SHORT, CrashAfter, quiet
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory):
-    from gameforge.artifacts import ArtifactStore
-
-    store = ArtifactStore(tmp_path_factory.mktemp("buckets") / "store")
-    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
-    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
-    clusters = run_stage(
-        "opponent-clusters", {"game": SHORT, "k": 8}, {"hsd": hsd.key}, store=store, log=quiet
-    )
-    ochs = run_stage(
-        "ochs", {"game": SHORT}, {"opponent_clusters": clusters.key}, store=store, log=quiet
-    )
-    hsd_b = run_stage(
-        "hsd-buckets", {"game": SHORT, "k": 150}, {"hsd": hsd.key}, store=store, log=quiet
-    )
-    ochs_b = run_stage(
-        "ochs-buckets", {"game": SHORT, "k": 150}, {"ochs": ochs.key}, store=store, log=quiet
-    )
-    return store, store.open(hsd_b.key), store.open(ochs_b.key)
+def chain(short_deck):
+    """150 HSD buckets and 150 river buckets of the OCHS against 8 opponent clusters."""
+    return short_deck.store, short_deck.hsd_buckets(150), short_deck.ochs_buckets(8, 150)
 
 
 def test_every_bucket_used_and_ordered_by_strength(chain):
@@ -84,30 +66,9 @@ def test_killed_kmeans_resumes_identically(chain, tmp_path):
     store, hsd_b, _ = chain
     hsd_key = hsd_b.inputs["hsd"]
     params = {"game": SHORT, "k": 120, "rounds": (1,), "checkpoint_seconds": 0}
-
-    class Boom(RuntimeError):
-        pass
-
-    class Crash:
-        def __init__(self):
-            self.calls = 0
-
-        def start(self, desc, total):
-            crash = self
-
-            class Bar:
-                def advance(self, n=1):
-                    crash.calls += 1
-                    if crash.calls == 4:
-                        raise Boom
-
-                def close(self):
-                    pass
-
-            return Bar()
-
-    with pytest.raises(Boom):
-        run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=store, progress=Crash(), log=quiet)
+    crash = CrashAfter(4)
+    with pytest.raises(CrashAfter.Boom):
+        run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=store, progress=crash, log=quiet)
     logs: list[str] = []
     resumed = run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=store, log=logs.append)
     assert any("resuming k-means at iteration" in line for line in logs), logs
@@ -151,13 +112,8 @@ def test_pruning_groups_change_neither_key_nor_buckets(chain, tmp_path):
     store, hsd_b, _ = chain
     other = ArtifactStore(tmp_path / "other")
     import_artifacts(other, export_artifacts(store, [hsd_b.inputs["hsd"]], tmp_path / "x"))
-    again = run_stage(
-        "hsd-buckets",
-        {"game": SHORT, "k": 150, "n_groups": 1},
-        hsd_b.inputs,
-        store=other,
-        log=quiet,
-    )
+    params = {"game": SHORT, "k": 150, "n_groups": 1}
+    again = run_stage("hsd-buckets", params, hsd_b.inputs, store=other, log=quiet)
     assert again.key == hsd_b.key
     for r in (1, 2):
         np.testing.assert_array_equal(

@@ -13,35 +13,7 @@ from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.strategy import StrategyView
 from gameforge.stages.runner import run_stage
-
-LEDUC = "leduc.limit.2p"
-SHORT = "holdem6.limit.2p.reverse_blinds"
-quiet = lambda _m: None  # noqa: E731
-
-
-class CrashAfter:
-    """A progress sink that raises on its n-th advance (a killed run)."""
-
-    class Boom(RuntimeError):
-        pass
-
-    def __init__(self, n: int):
-        self.n = n
-        self.calls = 0
-
-    def start(self, desc, total):
-        crash = self
-
-        class Bar:
-            def advance(self, k=1):
-                crash.calls += 1
-                if crash.calls == crash.n:
-                    raise CrashAfter.Boom
-
-            def close(self):
-                pass
-
-        return Bar()
+from tests.poker_helpers import LEDUC, SHORT, CrashAfter, quiet
 
 
 def _arrays(store, key, names=("regret", "strategy_sum")):
@@ -132,23 +104,12 @@ def test_sampling_variants_are_seeded_and_converge_on_leduc():
 
 
 @pytest.fixture(scope="module")
-def short_solve(tmp_path_factory):
-    store = ArtifactStore(tmp_path_factory.mktemp("solve") / "store")
-    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
-    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
-    clusters = run_stage(
-        "opponent-clusters", {"game": SHORT, "k": 4}, {"hsd": hsd.key}, store=store, log=quiet
-    )
-    ochs = run_stage(
-        "ochs", {"game": SHORT}, {"opponent_clusters": clusters.key}, store=store, log=quiet
-    )
-    middle = run_stage(
-        "hsd-buckets", {"game": SHORT, "k": 30}, {"hsd": hsd.key}, store=store, log=quiet
-    )
-    river_b = run_stage(
-        "ochs-buckets", {"game": SHORT, "k": 30}, {"ochs": ochs.key}, store=store, log=quiet
-    )
+def short_solve(short_deck):
+    """A 20,000-iteration solve of the short deck: 30 HSD buckets in the middle rounds, 30
+    river buckets of the OCHS against 4 opponent clusters."""
+    middle, river_b = short_deck.hsd_buckets(30), short_deck.ochs_buckets(4, 30)
     inputs = {"middle_buckets": middle.key, "river_buckets": river_b.key}
+    store = short_deck.store
     solve = run_stage("cfr", {"game": SHORT, "iterations": 20_000}, inputs, store=store, log=quiet)
     return store, solve.key, inputs
 

@@ -14,9 +14,7 @@ from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.poker.hsd import round_indexer
 from gameforge.stages.poker.river_hs import canonical_boards, hand_indexer
 from gameforge.stages.runner import run_stage
-
-SHORT = "holdem6.limit.2p.reverse_blinds"
-quiet = lambda _m: None  # noqa: E731
+from tests.poker_helpers import SHORT, quiet
 
 
 def brute_force_ochs(row, game, cluster_of_hole, k):
@@ -45,23 +43,10 @@ def test_ochs_kernel_with_one_cluster_is_hs():
 
 
 @pytest.fixture(scope="module")
-def short_chain(tmp_path_factory):
-    from gameforge.artifacts import ArtifactStore
-
-    store = ArtifactStore(tmp_path_factory.mktemp("ochs") / "store")
-    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
-    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
-    clusters = run_stage(
-        "opponent-clusters", {"game": SHORT, "k": 5}, {"hsd": hsd.key}, store=store, log=quiet
-    )
-    ochs = run_stage(
-        "ochs",
-        {"game": SHORT, "boards_per_chunk": 128},
-        {"opponent_clusters": clusters.key},
-        store=store,
-        log=quiet,
-    )
-    return store, store.open(clusters.key), store.open(ochs.key)
+def short_chain(short_deck):
+    """Five opponent clusters of the short deck and the OCHS against them."""
+    ochs = short_deck.ochs(5)
+    return short_deck.store, short_deck.store.open(ochs.inputs["opponent_clusters"]), ochs
 
 
 def test_ochs_stage_matches_brute_force(short_chain):
@@ -91,14 +76,9 @@ def test_clusters_are_ordered_deterministic_and_complete(short_chain):
     assert sorted(set(labels.tolist())) == list(range(5))
     means = [strength[labels == c].mean() for c in range(5)]
     assert means == sorted(means)
-    again = run_stage(
-        "opponent-clusters",
-        {"game": SHORT, "k": 5, "seed": 0},
-        clusters.inputs,
-        store=store,
-        force=True,
-        log=quiet,
-    )
+    params = {"game": SHORT, "k": 5, "seed": 0}
+    again = run_stage("opponent-clusters", params, clusters.inputs, store=store, force=True,
+                      log=quiet)  # fmt: skip
     np.testing.assert_array_equal(store.open(again.key)["cluster"][:], labels)
 
 

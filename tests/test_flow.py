@@ -108,16 +108,11 @@ def test_game_info_is_fast_and_exact(tmp_path):
     assert [r["raw_hands"] for r in info["rounds"]] == [1326, 25989600, 1221511200, 56189515200]
 
 
-def test_server_start_run_uses_it_then_stop(tmp_path, monkeypatch):
+def test_server_start_run_uses_it_then_stop(tmp_path, server_port):
     """`server start` on 127.0.0.1; a run then records its flow run there; `server stop`."""
-    import socket
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    port = server_port
     try:
         started = gameforge("server", "start", "--port", str(port), store=tmp_path, timeout=180)
         assert started.returncode == 0, started.stdout + started.stderr

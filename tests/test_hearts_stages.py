@@ -28,19 +28,24 @@ def test_logs_label_who_takes_the_queen_later(chain):
     meta = np.asarray(art["meta"][:])
     features = np.asarray(art["features"][:])
     assert features.shape == (240 * 52, N_FEATURES) and meta.shape == (240 * 52, 3)
+    points = np.asarray(art["points"][:]).astype(np.int64)
     assert set(np.unique(meta[:, 1])) <= {-1, 1}
-    # per game, exactly one player takes Q♠; its decisions up to that trick are +1, later -1
-    for g in range(0, 240, 17):
+    # Without passing or shooting the moon, every deal has exactly one Q♠ taker: the seat
+    # whose decisions are +1 up to the trick it took Q♠ in and -1 after; everyone else's are
+    # all -1. Its points hold Q♠'s 13, and all four sum to 26 (Q♠ and 13 hearts).
+    assert (points.sum(axis=1) == 26).all()
+    for g in range(240):
         rows = meta[52 * g : 52 * (g + 1)]
+        assert sorted(rows[:, 2].tolist()) == sorted(list(range(4)) * 13)  # 13 decisions a seat
         takers = {int(s) for _grp, lab, s in rows if lab > 0}
-        assert len(takers) <= 1
-        if takers:
-            seat = takers.pop()
-            mine = rows[rows[:, 2] == seat]
-            tricks = mine[:, 0] // 4
-            labels = mine[:, 1]
-            last = tricks[labels > 0].max()
-            assert (labels[tricks <= last] > 0).all() and (labels[tricks > last] < 0).all()
+        assert len(takers) == 1, g
+        seat = takers.pop()
+        assert points[g, seat] >= 13, g
+        mine = rows[rows[:, 2] == seat]
+        tricks, labels = mine[:, 0] // 4, mine[:, 1]
+        assert sorted(tricks.tolist()) == list(range(13))
+        last = tricks[labels > 0].max()
+        assert (labels[tricks <= last] > 0).all() and (labels[tricks > last] < 0).all()
     # features: one-hot suit of the card played, rank in [0, 1], perception in [0, 1]
     assert np.allclose(features[:, :4].sum(axis=1), 1.0)
     assert features.min() >= 0 and features.max() <= 1
@@ -95,8 +100,21 @@ def test_learner_resumes_after_a_kill_to_the_same_snapshots(chain, monkeypatch):
     again = run_stage("hearts-falcon", params, {"svr": svr}, store=store, **QUIET)
     got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
     assert store.open(again.key).meta["resumed"] and got == want
-    summary = store.open(again.key).meta["summary"]
-    assert summary["games"] == 2500 and summary["nodes_total"] > 52
+    art = store.open(again.key)
+    checkpoints = [0, 100, 1000, 2500]
+    assert np.asarray(art["checkpoints"][:]).tolist() == checkpoints
+    nodes = [np.asarray(art[f"nodes_{c}"][:]) for c in checkpoints]
+    assert nodes[0].tolist() == [0] * 52  # learning starts from empty networks
+    for before, after in zip(nodes, nodes[1:]):
+        assert (before <= after).all()  # a network only ever commits nodes
+    for c, n in zip(checkpoints, nodes):
+        weights = np.asarray(art[f"weights_{c}"][...])
+        assert len(weights) == n.sum() and ((weights >= 0) & (weights <= 1)).all()
+    ratios = np.asarray(art["training_ratio"][:])
+    assert len(ratios) == 2500
+    summary = art.meta["summary"]
+    assert summary["games"] == 2500 and summary["nodes_total"] == int(nodes[-1].sum()) > 52
+    assert summary["training_ratio_last_1000"] == pytest.approx(ratios[-1000:].mean(), abs=1e-4)
 
 
 def test_svr_guidance_needs_a_model(chain):
@@ -118,13 +136,33 @@ def test_eval_reports_every_snapshot_and_the_variant_table(chain):
         "hearts-eval", {"games": 120, "sims": 20, "rank_matches": 5},
         {f"learners.{i}": k for i, k in enumerate(keys)}, store=store, **QUIET,
     )  # fmt: skip
+    from gameforge.engines.hearts.agents import MONTE_CARLO
+    from gameforge.engines.hearts.game import RULE_BASED
+
     art = store.open(ev.key)
-    curve = np.asarray(art["curve"][:])
-    assert curve.shape == (4, 4)  # 2 learners x 2 checkpoints
+    curve = np.asarray(art["curve"][:])  # (learner, checkpoint, vs rule-based, vs Monte Carlo)
+    assert curve[:, :2].tolist() == [[0, 0], [0, 300], [1, 0], [1, 300]]
     assert ((curve[:, 2:] >= 0) & (curve[:, 2:] <= 1)).all()
+    ranks = np.asarray(art["ranks"][:])  # (learner, opponent, mean rank, matches)
+    assert ranks[:, [0, 1, 3]].tolist() == [
+        [0, RULE_BASED, 5], [0, MONTE_CARLO, 5], [1, RULE_BASED, 5], [1, MONTE_CARLO, 5],
+    ]  # fmt: skip
+    assert ((ranks[:, 2] >= 1) & (ranks[:, 2] <= 4)).all()
+    # the variant table summarises each learner's final snapshot and its ranks
     table = art.meta["summary"]["table"]
-    assert set(table) == {"previous", "new"}
-    assert 1.0 <= table["new"]["rank_vs_rule_based"] <= 4.0
+    assert list(table) == ["previous", "new"]
+    for li, variant in enumerate(table):
+        final, entry = curve[2 * li + 1], table[variant]
+        mine = ranks[ranks[:, 0] == li]
+        assert entry == {
+            "trials": 1,
+            "vs_rule_based": round(float(final[2]), 4),
+            "vs_rule_based_trials_below_0.25": int(final[2] < 0.25),
+            "vs_monte_carlo": round(float(final[3]), 4),
+            "vs_monte_carlo_trials_below_0.25": int(final[3] < 0.25),
+            "rank_vs_rule_based": round(float(mine[0, 2]), 4),
+            "rank_vs_monte_carlo": round(float(mine[1, 2]), 4),
+        }
 
 
 def kill_then_resume(monkeypatch, store, key, task: str, die_at: int, rerun):

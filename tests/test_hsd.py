@@ -6,13 +6,12 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from test_river_hs import brute_force_count
 
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.poker.hsd import array_name, round_indexer
 from gameforge.stages.runner import run_stage
-
-GAME = "holdem6.limit.2p.reverse_blinds"
+from tests.poker_helpers import SHORT as GAME
+from tests.poker_helpers import brute_force_count
 
 
 def brute_force_hsd(cards, game, bins=50):
@@ -30,20 +29,9 @@ def brute_force_hsd(cards, game, bins=50):
 
 
 @pytest.fixture(scope="module")
-def short_deck_hsd(tmp_path_factory):
-    from gameforge.artifacts import ArtifactStore
-
-    store = ArtifactStore(tmp_path_factory.mktemp("hsd") / "store")
-    quiet = lambda _m: None  # noqa: E731
-    river = run_stage("river-hs", {"game": GAME}, store=store, log=quiet)
-    hsd = run_stage(
-        "hsd",
-        {"game": GAME, "hands_per_chunk": 4096},
-        {"river_hs": river.key},
-        store=store,
-        log=quiet,
-    )
-    return store.open(hsd.key)
+def short_deck_hsd(short_deck):
+    """HSDs of every round of the short deck, built in chunks of 4,096 hands."""
+    return short_deck.hsd()
 
 
 @pytest.mark.parametrize("round_", [0, 1, 2])
@@ -62,7 +50,7 @@ def test_hsd_matches_brute_force_on_a_short_deck(short_deck_hsd, round_):
         np.testing.assert_array_equal(counts[idx], brute_force_hsd(row, game))
 
 
-def test_bad_rounds_are_rejected(short_deck_hsd):
+def test_bad_rounds_are_rejected(short_deck, short_deck_hsd):
     from gameforge.stages.base import StageError
 
     with pytest.raises(StageError, match="rounds must be in 0..2"):
@@ -71,7 +59,7 @@ def test_bad_rounds_are_rejected(short_deck_hsd):
             {"game": GAME, "rounds": (3,)},
             {"river_hs": short_deck_hsd.inputs["river_hs"]},
             log=lambda _m: None,
-            store=__import__("artifacts").ArtifactStore(short_deck_hsd.path.parent.parent),
+            store=short_deck.store,
         )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from gameforge.flows.pipeline import run_plan
 from gameforge.flows.specs import get_flow
 
@@ -40,7 +42,19 @@ def test_league_flow_sweeps_and_shares_upstream(store):
     league = store.open(results["league"].key)
     summary = league.meta["summary"]
     assert summary["players"] == ["C4", "C6"]
-    assert isinstance(summary["more_clusters_rank_higher"], bool)
+    # the summary's claims, recomputed from the stored table: C6's row is its mbb/g against C4
+    mbb = np.asarray(league["mbb_per_game"][:])
+    ci = np.asarray(league["ci95"][:])
+    assert np.array_equal(mbb, -mbb.T) and (np.diag(mbb) == 0).all()
+    assert ci[0, 1] == ci[1, 0] > 0
+    assert summary["hands_per_pairing"] == np.asarray(league["hands"][:])[0, 1] == 500 * 4
+    assert summary["mean_mbb_per_game"] == [round(float(mbb[0, 1]), 3), round(float(mbb[1, 0]), 3)]
+    six_wins = bool(mbb[1, 0] > 0)
+    assert summary["ranking"] == (["C6", "C4"] if six_wins else ["C4", "C6"])
+    assert summary["more_clusters_rank_higher"] is six_wins
+    assert summary["more_clusters_win_every_pairing_significantly"] is bool(
+        mbb[1, 0] - ci[1, 0] > 0
+    )
     assert league.inputs == {
         "players.0": results["cfr[k=4]"].key,
         "players.1": results["cfr[k=6]"].key,

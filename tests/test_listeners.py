@@ -10,7 +10,6 @@ import ipaddress
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -19,9 +18,9 @@ from pathlib import Path
 import psutil
 
 from gameforge.flows.runtime import dask_executor, plain_connection_warning
-from gameforge.stages.runner import run_stage
+from tests.acpc_dealer import start_dealer
+from tests.poker_helpers import LEDUC, solve_leduc
 
-ROOT = Path(__file__).resolve().parent.parent
 GAMEFORGE = str(Path(sys.executable).with_name("gameforge"))
 
 
@@ -58,6 +57,19 @@ def _sample_until_exit(
     return seen
 
 
+def _run_sampling(
+    args: list[str], env: dict[str, str] | None = None, also: list[int] = ()
+) -> tuple[set[tuple[str, int, str]], str, int]:
+    """Run `args` to its end, sampling its (and `also`'s) listening sockets: (seen, output,
+    exit code)."""
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    seen = _sample_until_exit(proc, also)
+    assert proc.stdout is not None
+    return seen, proc.stdout.read(), proc.wait()
+
+
 def _off_loopback(seen: set[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
     return sorted(s for s in seen if not ipaddress.ip_address(s[0].split("%")[0]).is_loopback)
 
@@ -70,16 +82,10 @@ def test_a_run_with_the_dashboard_listens_on_loopback_only(tmp_path):
     """A tiny flow on the default local cluster and Prefect's temporary API, dashboard on."""
     env = _env(tmp_path / "store")
     env.pop("PREFECT_API_URL", None)
-    run = subprocess.Popen(
-        [GAMEFORGE, "run", "lhe-abstraction", "--preset", "tiny", "--dashboard"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
+    seen, out, code = _run_sampling(
+        [GAMEFORGE, "run", "lhe-abstraction", "--preset", "tiny", "--dashboard"], env
     )
-    seen = _sample_until_exit(run)
-    out = run.stdout.read()
-    assert run.wait() == 0, out
+    assert code == 0, out
     assert not _off_loopback(seen), seen
     links = re.findall(r"Dask dashboard: http://127\.0\.0\.1:(\d+)/status", out)
     assert len(links) == 1, out  # printed once
@@ -109,13 +115,9 @@ def test_the_default_cluster_serves_no_dashboard_and_stays_on_loopback():
     assert 200 not in statuses, statuses
 
 
-def test_server_start_listens_on_loopback_only(tmp_path, monkeypatch):
+def test_server_start_listens_on_loopback_only(tmp_path, server_port):
     """`gameforge server start`: the Prefect server and all its children bind to 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    port = server_port
     env = _env(tmp_path / "store")
     try:
         started = subprocess.run(
@@ -139,35 +141,15 @@ def test_server_start_listens_on_loopback_only(tmp_path, monkeypatch):
 
 def test_play_listens_nowhere(store):
     """`gameforge play` only connects out; the test dealer it plays binds 127.0.0.1."""
-    leduc = "leduc.limit.2p"
-    key = run_stage(
-        "cfr",
-        {"game": leduc, "algorithm": "cfr+", "iterations": 50, "evaluations": 0},
-        store=store,
-        log=lambda _m: None,
-    ).key
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    dealer = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "acpc_dealer.py"), "--game", leduc, "--hands", "300"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    port = int(dealer.stdout.readline().strip().split(":")[1])
-    play = subprocess.Popen(
-        [GAMEFORGE, "play", "--strategy", key, "--game", leduc, "--port", str(port)]
-        + ["--store", str(store.root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    seen_play = _sample_until_exit(play)
-    out = play.stdout.read()
+    key = solve_leduc(store, "cfr+", 50)
+    dealer, port = start_dealer(LEDUC, 300)
+    args = [GAMEFORGE, "play", "--strategy", key, "--game", LEDUC, "--port", str(port)]
+    seen, out, code = _run_sampling([*args, "--store", str(store.root)], also=[dealer.pid])
     dealer.communicate(timeout=60)
-    assert play.returncode == 0, out
-    assert not _off_loopback(seen_play), seen_play
-    assert all(name != "gameforge" for _ip, _port, name in seen_play), seen_play
+    assert code == 0, out
+    assert not _off_loopback(seen), seen
+    assert all(name != "gameforge" for _ip, _port, name in seen), seen
+    assert ("127.0.0.1", port) in {(ip, p) for ip, p, _name in seen}  # the sampling saw the dealer
 
 
 def test_plain_tcp_beyond_loopback_warns_in_one_line():

@@ -23,10 +23,9 @@ from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.hsd import round_indexer
 from gameforge.stages.poker.river_hs import hand_indexer
 from gameforge.stages.runner import run_stage
+from tests.poker_helpers import SHORT, CrashAfter, quiet
 
-SHORT = "holdem6.limit.2p.reverse_blinds"
 K_POT = 40
-quiet = lambda _m: None  # noqa: E731
 
 
 def random_ground(rng: np.random.Generator, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -163,26 +162,12 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
     seeds = to_histograms(points[rng.choice(len(points), size=k, replace=False)], k_next)
     counts = weights.astype(np.int64)
     dup = np.repeat(points, counts, axis=0)
-    weighted = potential_kmeans(
-        points,
-        k,
-        k_next,
-        ground,
-        weights,
-        max_iter=40,
-        tol=0.0,
-        init=PotentialState(seeds.copy(), np.full(len(points), -1, np.int32)),
-    )
-    copies = potential_kmeans(
-        dup,
-        k,
-        k_next,
-        ground,
-        None,
-        max_iter=40,
-        tol=0.0,
-        init=PotentialState(seeds.copy(), np.full(len(dup), -1, np.int32)),
-    )
+
+    def from_seeds(data: np.ndarray, w: np.ndarray | None):
+        init = PotentialState(seeds.copy(), np.full(len(data), -1, np.int32))
+        return potential_kmeans(data, k, k_next, ground, w, max_iter=40, tol=0.0, init=init)
+
+    weighted, copies = from_seeds(points, weights), from_seeds(dup, None)
     assert weighted.iteration == copies.iteration > 1
     np.testing.assert_array_equal(copies.labels, np.repeat(weighted.labels, counts))
     np.testing.assert_allclose(copies.centroids, weighted.centroids, rtol=0, atol=1e-12)
@@ -193,29 +178,11 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory):
-    from gameforge.artifacts import ArtifactStore
-
-    store = ArtifactStore(tmp_path_factory.mktemp("potential") / "store")
-    river = run_stage("river-hs", {"game": SHORT}, store=store, log=quiet)
-    hsd = run_stage("hsd", {"game": SHORT}, {"river_hs": river.key}, store=store, log=quiet)
-    clusters = run_stage(
-        "opponent-clusters", {"game": SHORT, "k": 8}, {"hsd": hsd.key}, store=store, log=quiet
-    )
-    ochs = run_stage(
-        "ochs", {"game": SHORT}, {"opponent_clusters": clusters.key}, store=store, log=quiet
-    )
-    ochs_b = run_stage(
-        "ochs-buckets", {"game": SHORT, "k": 150}, {"ochs": ochs.key}, store=store, log=quiet
-    )
-    pot = run_stage(
-        "potential-buckets",
-        {"game": SHORT, "k": K_POT},
-        {"ochs_buckets": ochs_b.key},
-        store=store,
-        log=quiet,
-    )
-    return store, store.open(pot.key), store.open(ochs_b.key)
+def chain(short_deck):
+    """K_POT potential-aware buckets over 150 river buckets of the OCHS against 8 clusters."""
+    ochs_b = short_deck.ochs_buckets(8, 150)
+    pot = short_deck.run("potential-buckets", {"k": K_POT}, {"ochs_buckets": ochs_b})
+    return short_deck.store, pot, ochs_b
 
 
 def random_deals(seed: int, n: int, num_cards: int) -> np.ndarray:
@@ -278,7 +245,13 @@ def test_stage_buckets_used_ordered_and_looked_up(chain):
             centroids, mass / mass.sum(axis=1, keepdims=True), rtol=0, atol=1e-9
         )
         assert summary[str(r)]["next_buckets"] == k_next
-        assert summary[str(r)]["bucket_size_min"] > 0
+        sizes = np.bincount(labels, minlength=K_POT)
+        assert summary[str(r)]["bucket_size_min"] == sizes.min() >= 1
+        assert summary[str(r)]["bucket_size_max"] == sizes.max()
+        assert summary[str(r)]["hands"] == len(labels) == sizes.sum()
+        objective = np.asarray(pot[f"objective_round{r}"][:])
+        assert summary[str(r)]["objective"] == objective[-1]
+        assert summary[str(r)]["iterations"] == len(objective)
     abstraction = CardAbstraction(pot, ochs_b)
     assert CardAbstraction.from_store(store, pot.key, ochs_b.key).keys == abstraction.keys
     assert [abstraction.num_buckets(r) for r in (1, 2, 3)] == [K_POT, K_POT, 150]
@@ -303,31 +276,9 @@ def test_killed_potential_kmeans_resumes_identically(chain, tmp_path):
     import_artifacts(other, export_artifacts(store, [ochs_b.key], tmp_path / "x"))
     params = {"game": SHORT, "k": K_POT, "checkpoint_seconds": 0}
     inputs = {"ochs_buckets": ochs_b.key}
-
-    class Boom(RuntimeError):
-        pass
-
-    class Crash:
-        def __init__(self):
-            self.calls = 0
-
-        def start(self, desc, total):
-            crash = self
-
-            class Bar:
-                def advance(self, n=1):
-                    if "k-means" in desc:  # feature chunks report progress too
-                        crash.calls += 1
-                        if crash.calls == 3:
-                            raise Boom
-
-                def close(self):
-                    pass
-
-            return Bar()
-
-    with pytest.raises(Boom):
-        run_stage("potential-buckets", params, inputs, store=other, progress=Crash(), log=quiet)
+    crash = CrashAfter(3, only="k-means")  # the third k-means step (feature chunks report too)
+    with pytest.raises(CrashAfter.Boom):
+        run_stage("potential-buckets", params, inputs, store=other, progress=crash, log=quiet)
     logs: list[str] = []
     resumed = run_stage("potential-buckets", params, inputs, store=other, log=logs.append)
     assert any("resuming potential-aware k-means at iteration 2" in line for line in logs), logs

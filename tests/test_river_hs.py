@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 from numba import njit
 
 from gameforge.engines.poker.cards import parse_cards
-from gameforge.engines.poker.evaluator import evaluate, get_tables, value_from_packed
+from gameforge.engines.poker.evaluator import get_tables, value_from_packed
 from gameforge.engines.poker.hand_strength import board_hs_counts, hands_on_boards, opponent_hands
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.poker.river_hs import (
@@ -20,17 +19,7 @@ from gameforge.stages.poker.river_hs import (
     num_boards,
 )
 from gameforge.stages.runner import run_stage
-
-
-def brute_force_count(hole, board, deck_size, num_ranks, num_suits):
-    """2*wins + ties of `hole` on `board` against every opponent hole, by direct comparison."""
-    used = set(hole) | set(board)
-    rest = [c for c in range(deck_size) if c not in used]
-    opponents = list(combinations(rest, len(hole)))
-    rows = np.array([list(hole) + list(board)] + [list(o) + list(board) for o in opponents])
-    values = evaluate(rows.astype(np.int8), num_ranks, num_suits)
-    mine, theirs = values[0], values[1:]
-    return int(2 * (theirs < mine).sum() + (theirs == mine).sum()), len(opponents)
+from tests.poker_helpers import brute_force_count
 
 
 def test_kuhn_and_leduc_by_hand():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,14 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import toy_stages  # noqa: F401  (registers toy-squares and toy-double)
 
 from gameforge.artifacts import ArtifactStore, StoreError, artifact_key
 from gameforge.stages.base import StageError
 from gameforge.stages.registry import get_stage
 from gameforge.stages.runner import run_stage
+from tests import toy_stages  # registers toy-squares and toy-double
 
-SCRIPT = Path(__file__).with_name("toy_stages.py")
+SCRIPT = Path(toy_stages.__file__)  # also a script: builds toy-squares in a store
 
 
 def _quiet(_msg: str) -> None:
@@ -109,17 +108,22 @@ def _partial_chunks(store: ArtifactStore) -> int:
     return sum(1 for _ in partial.rglob("done/squares/*")) if partial.exists() else 0
 
 
-def test_sigkill_leaves_partial_and_resume_is_bit_identical(tmp_path, store):
-    env = dict(os.environ, PYTHONPATH=str(SCRIPT.parent.parent))
+def _building(store: ArtifactStore, chunks: int) -> subprocess.Popen:
+    """A process building toy-squares in `store` (0.05 s a chunk), once `chunks` chunks are
+    done (or a minute passed)."""
     proc = subprocess.Popen(
         [sys.executable, str(SCRIPT), str(store.root), "0.05"],
-        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while _partial_chunks(store) < 8 and time.monotonic() < deadline:
+    while _partial_chunks(store) < chunks and time.monotonic() < deadline:
         time.sleep(0.02)
+    return proc
+
+
+def test_sigkill_leaves_partial_and_resume_is_bit_identical(tmp_path, store):
+    proc = _building(store, 8)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     finished_before = _partial_chunks(store)
@@ -144,15 +148,7 @@ def test_sigkill_leaves_partial_and_resume_is_bit_identical(tmp_path, store):
 
 
 def test_gc_removes_leftovers_but_not_live_builds(store):
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(store.root), "0.05"],
-        env=dict(os.environ, PYTHONPATH=str(SCRIPT.parent.parent)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while _partial_chunks(store) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    proc = _building(store, 2)
     assert store.gc() == [], "gc must not touch an artifact a live process is building"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -162,11 +158,9 @@ def test_gc_removes_leftovers_but_not_live_builds(store):
 
 
 def test_two_processes_one_computes_the_other_reuses(store):
-    env = dict(os.environ, PYTHONPATH=str(SCRIPT.parent.parent))
     procs = [
         subprocess.Popen(
             [sys.executable, str(SCRIPT), str(store.root), "0.02"],
-            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
