@@ -15,9 +15,9 @@ import os
 import resource
 import time
 
+from _shared import build_upstream, elapsed_log
+
 from gameforge.artifacts import ArtifactStore
-from gameforge.flows.pipeline import run_plan
-from gameforge.flows.runtime import dask_executor
 from gameforge.flows.specs import get_flow
 from gameforge.stages.progress import LogProgress
 from gameforge.stages.runner import run_stage
@@ -35,14 +35,8 @@ def main() -> None:
     stage = "ochs-buckets" if args.round == 3 else "hsd-buckets"
     params = spec.resolve("paper")
     store = ArtifactStore(args.store)
-    t0 = time.monotonic()
-
-    def log(message: str) -> None:
-        print(f"{time.monotonic() - t0:8.1f} s  {message}", flush=True)
-
-    upstream = [s for s in spec.upstream(stage) if s != stage]
-    with dask_executor(None) as executor:
-        results = run_plan(spec, params, store, executor, only=upstream, log=log)
+    log = elapsed_log()
+    results = build_upstream(spec, params, store, stage, log)
     input_name, input_stage = next(iter(spec.node(stage).inputs.items()))
     stage_params = dict(params[stage], k=args.k)
     if stage == "hsd-buckets":

@@ -13,6 +13,7 @@ import resource
 import time
 
 import numpy as np
+from _shared import build_upstream, elapsed_log
 
 from gameforge.engines.poker.cfr import Solver
 from gameforge.engines.poker.mccfr import SampledSolver
@@ -107,8 +108,6 @@ def sampling(seconds: float, game_name: str) -> None:
 def paper(store: str, iterations: int, algorithm: str) -> None:
     """The paper preset's abstraction (built or reused), then `cfr` timed in this process."""
     from gameforge.artifacts import ArtifactStore
-    from gameforge.flows.pipeline import run_plan
-    from gameforge.flows.runtime import dask_executor
     from gameforge.flows.specs import get_flow
     from gameforge.stages.progress import LogProgress
     from gameforge.stages.runner import run_stage
@@ -116,14 +115,8 @@ def paper(store: str, iterations: int, algorithm: str) -> None:
     spec = get_flow("lhe-solve")
     params = spec.resolve("paper")
     artifacts = ArtifactStore(store)
-    t0 = time.monotonic()
-
-    def log(message: str) -> None:
-        print(f"{time.monotonic() - t0:8.1f} s  {message}", flush=True)
-
-    upstream = [s for s in spec.upstream("cfr") if s != "cfr"]
-    with dask_executor(None) as executor:
-        results = run_plan(spec, params, artifacts, executor, only=upstream, log=log)
+    log = elapsed_log()
+    results = build_upstream(spec, params, artifacts, "cfr", log)
     inputs = {name: results[up].key for name, up in spec.node("cfr").inputs.items()}
     cfr_params = dict(params["cfr"], iterations=iterations, algorithm=algorithm, batch=10_000)
     t1 = time.monotonic()

@@ -17,6 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from _shared import random_play
 from numba import njit
 
 from gameforge.engines.hearts.agents import KIND_NAMES, MONTE_CARLO
@@ -143,17 +144,8 @@ def main() -> None:
     try:
         import pyspiel
 
-        game = pyspiel.load_game("hearts", {"pass_cards": False})
-        rng = np.random.default_rng(0)
-        n = 0
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < 3:
-            state = game.new_initial_state()
-            while not state.is_terminal():
-                legal = state.legal_actions()
-                state.apply_action(legal[rng.integers(len(legal))])
-            n += 1
-        rate = n / (time.perf_counter() - t0)
+        n, dt = random_play(pyspiel.load_game("hearts", {"pass_cards": False}), 3.0)
+        rate = n / dt
         print(f"OpenSpiel hearts, random play from Python: {rate:,.0f} games/s")
     except ImportError:
         print("OpenSpiel not installed")

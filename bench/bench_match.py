@@ -15,6 +15,7 @@ import os
 import time
 
 import numpy as np
+from _shared import random_play
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.engines.poker.match import Agent, play_match, summarize
@@ -39,20 +40,8 @@ def openspiel_hands_per_second(game_text: str, seconds: float = 3.0) -> float:
     import pyspiel
 
     game = pyspiel.universal_poker.load_universal_poker_from_acpc_gamedef(game_text)
-    rng = np.random.default_rng(0)
-    hands = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
-            else:
-                legal = state.legal_actions()
-                state.apply_action(legal[rng.integers(len(legal))])
-        hands += 1
-    return hands / (time.perf_counter() - t0)
+    hands, taken = random_play(game, seconds)
+    return hands / taken
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 import torch
+from _shared import random_play
 
 from gameforge.engines.nlhe import game as nl
 from gameforge.engines.nlhe.encoding import encode_candidate, encode_state
@@ -67,20 +68,7 @@ def selfplay(deals: int) -> dict[str, float]:
             "numBoardCards": " ".join(map(str, g.num_board_cards)),
         },
     )
-    rng = np.random.default_rng(0)
-    hands = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 3.0:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
-            else:
-                legal = state.legal_actions()
-                state.apply_action(legal[rng.integers(len(legal))])
-        hands += 1
-    dt = time.perf_counter() - t0
+    hands, dt = random_play(game, 3.0)
     out["openspiel"] = hands / dt
     print(
         f"OpenSpiel universal_poker, random play: {hands:,} hands in {dt:.2f} s "

@@ -12,6 +12,7 @@ import resource
 import time
 
 import numpy as np
+from _shared import build_upstream, elapsed_log
 
 from gameforge.engines.poker.potential import (
     _distances_to,
@@ -66,8 +67,6 @@ def emd(buckets: int, pairs: int) -> None:
 def stage(store: str, preset: str) -> None:
     """Build (or reuse) the upstream chain, then time `potential-buckets` in this process."""
     from gameforge.artifacts import ArtifactStore
-    from gameforge.flows.pipeline import run_plan
-    from gameforge.flows.runtime import dask_executor
     from gameforge.flows.specs import get_flow
     from gameforge.stages.progress import LogProgress
     from gameforge.stages.runner import run_stage
@@ -75,14 +74,8 @@ def stage(store: str, preset: str) -> None:
     spec = get_flow("lhe-abstraction-pa")
     params = spec.resolve(preset)
     artifacts = ArtifactStore(store)
-    t0 = time.monotonic()
-
-    def log(message: str) -> None:
-        print(f"{time.monotonic() - t0:8.1f} s  {message}", flush=True)
-
-    upstream = [s for s in spec.upstream("potential-buckets") if s != "potential-buckets"]
-    with dask_executor(None) as executor:
-        results = run_plan(spec, params, artifacts, executor, only=upstream, log=log)
+    log = elapsed_log()
+    results = build_upstream(spec, params, artifacts, "potential-buckets", log)
     inputs = {"ochs_buckets": results["ochs-buckets"].key}
     t1 = time.monotonic()
     result = run_stage(

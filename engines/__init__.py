@@ -1,4 +1,5 @@
-"""Pure computation: cards, evaluator, isomorphism, hand strength, game definitions.
+"""The games' pure computation: `common` (RNG, EMD, k-means, torch weights as arrays) and one
+package per game (`poker`, `nlhe`, `hearts`, `blokus`).
 
 No file I/O beyond reading shipped game definitions, no Prefect, no Dask.
 """

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict, Unpack
 
 import numpy as np
 import torch
@@ -151,6 +151,16 @@ class RootResult(NamedTuple):
 ROOT_RULES = ("puct", "gumbel")
 
 
+class SearchOptions(TypedDict, total=False):
+    """`ZeroSearch`'s settings that self-play and matches pass on unchanged (its defaults)."""
+
+    rollout_mix: float
+    fpu_reduction: float | None
+    root_rule: str
+    considered: int
+    value_margin: float
+
+
 class ZeroSearch:
     """The batched MAXN search of G games sharing one network: PUCT throughout, or the Gumbel
     root rule (`root_rule="gumbel"`, m = `considered` actions) above PUCT. In self-play
@@ -185,7 +195,7 @@ class ZeroSearch:
         self.fpu = np.nan if fpu_reduction is None else float(fpu_reduction)
         self.evaluator = evaluator
         self.sims = sims
-        self.forest = Forest(games, capacity)
+        self.forest = Forest.empty(games, capacity)
         self.noise_alpha = noise_alpha
         self.noise_eps = noise_eps
         self.rng = seeded_rng(seed, 1)
@@ -209,7 +219,7 @@ class ZeroSearch:
         for k in range(self.sims):
             if self.gumbel and k > 0:
                 self._gumbel_picks(active, movers, k - 1)
-            select_leaves(roots, active, t, self.fpu, self.root_pick, *f.arrays())
+            select_leaves(roots, active, t, self.fpu, self.root_pick, f)
             need = np.flatnonzero(active & ~f.terminal & (f.n_legal > 0))
             rows[:] = -1
             rows[need] = np.arange(need.size)
@@ -227,7 +237,7 @@ class ZeroSearch:
                 values = np.zeros((1, N_PLAYERS), np.float32)
             expand_leaves(active, logits, values, rows, self.noise_alpha,
                           0.0 if self.gumbel else self.noise_eps, self.value_margin, self.rng,
-                          *f.arrays()[:-1])  # fmt: skip
+                          f)  # fmt: skip
             if self.gumbel and k == 0:
                 self._gumbel_start(active, movers)
         if self.gumbel:
@@ -321,17 +331,12 @@ def self_play(
     noise_eps: float = 0.25,
     first_game: int = 0,
     progress: Progress | None = None,
-    rollout_mix: float = 0.0,
-    fpu_reduction: float | None = None,
-    root_rule: str = "puct",
-    considered: int = 16,
-    value_margin: float = 0.0,
+    **options: Unpack[SearchOptions],
 ) -> GameRecords:
     """`games` self-play games, `parallel` at a time, each move searched with `sims` simulations."""
     parallel = max(1, min(parallel, games))
     search = ZeroSearch(t, evaluator, parallel, sims, tree_capacity(sims), noise_alpha, noise_eps,
-                        seed, rollout_mix, fpu_reduction, root_rule, considered,
-                        value_margin)  # fmt: skip
+                        seed, **options)  # fmt: skip
     rng = np.random.default_rng([seed, first_game])
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
     active = np.zeros(parallel, np.bool_)
@@ -404,11 +409,7 @@ def match(
     random_plies: int = 4,
     threads: int = 2,
     progress: Progress | None = None,
-    rollout_mix: float = 0.0,
-    fpu_reduction: float | None = None,
-    root_rule: str = "puct",
-    considered: int = 16,
-    value_margin: float = 0.0,
+    **options: Unpack[SearchOptions],
 ) -> MatchResult:
     """The paper's evaluation: the tested player (BlokusZero, or uniform random without an
     evaluator) in a random seat against three MCTS-MAXN, the first `random_plies` placements
@@ -417,9 +418,7 @@ def match(
     rng = np.random.default_rng(seed)
     seats = rng.integers(0, N_PLAYERS, games)
     search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed,
-                         rollout_mix=rollout_mix, fpu_reduction=fpu_reduction,
-                         root_rule=root_rule, considered=considered,
-                         value_margin=value_margin)
+                         **options)
               if evaluator is not None else None)  # fmt: skip
     trees = [Tree(tree_capacity(mcts_sims), t.n) for _ in range(parallel)]
     histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]

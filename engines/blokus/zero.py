@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -220,30 +221,37 @@ class Evaluator:
 # The search, over G games at once.
 
 
-class Forest:
-    """The search trees of G games (node 0 of each is its root), with their scratch arrays."""
+class Forest(NamedTuple):
+    """The search trees of G games (node 0 of each is its root), with their scratch arrays;
+    the kernels take it whole and copy the fields they use into locals first."""
 
-    def __init__(self, games: int, capacity: int) -> None:
-        self.move = np.zeros((games, capacity), np.int64)
-        self.prior = np.zeros((games, capacity), np.float32)
-        self.visits = np.zeros((games, capacity), np.int64)
-        self.value = np.zeros((games, capacity, N_PLAYERS))
-        self.first_child = np.zeros((games, capacity), np.int64)
-        self.n_children = np.zeros((games, capacity), np.int64)
-        self.used = np.zeros(games, np.int64)
-        self.path = np.zeros((games, MAX_PLIES + 2), np.int64)
-        self.depth = np.zeros(games, np.int64)
-        self.leaf_states = np.zeros((games, STATE_SIZE), np.uint8)
-        self.legal = np.zeros((games, N_MOVES), np.int64)
-        self.n_legal = np.zeros(games, np.int64)
-        self.terminal = np.zeros(games, np.bool_)
-        self.stamp = np.zeros((games, N_MOVES + 1), np.int64)
+    move: np.ndarray  # [G, capacity] placement into each node
+    prior: np.ndarray
+    visits: np.ndarray
+    value: np.ndarray  # [G, capacity, N_PLAYERS] value sums by player
+    first_child: np.ndarray
+    n_children: np.ndarray  # -1: not expanded yet
+    used: np.ndarray  # [G] nodes in use
+    path: np.ndarray  # [G, MAX_PLIES + 2] the last descent, root first
+    depth: np.ndarray
+    leaf_states: np.ndarray
+    legal: np.ndarray  # [G, N_MOVES] the leaf's legal placements
+    n_legal: np.ndarray
+    terminal: np.ndarray
+    stamp: np.ndarray  # `legal_moves` scratch
 
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays the kernels take, in their order."""
-        return (self.move, self.prior, self.visits, self.value, self.first_child,
-                self.n_children, self.used, self.path, self.depth, self.leaf_states, self.legal,
-                self.n_legal, self.terminal, self.stamp)  # fmt: skip
+    @classmethod
+    def empty(cls, games: int, capacity: int) -> Forest:
+        """Trees of `capacity` nodes for `games` games, nothing searched yet."""
+        return cls(
+            np.zeros((games, capacity), np.int64), np.zeros((games, capacity), np.float32),
+            np.zeros((games, capacity), np.int64), np.zeros((games, capacity, N_PLAYERS)),
+            np.zeros((games, capacity), np.int64), np.zeros((games, capacity), np.int64),
+            np.zeros(games, np.int64), np.zeros((games, MAX_PLIES + 2), np.int64),
+            np.zeros(games, np.int64), np.zeros((games, STATE_SIZE), np.uint8),
+            np.zeros((games, N_MOVES), np.int64), np.zeros(games, np.int64),
+            np.zeros(games, np.bool_), np.zeros((games, N_MOVES + 1), np.int64),
+        )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -270,24 +278,13 @@ def select_leaves(
     t: Tables,
     fpu: float,
     root_pick: np.ndarray,
-    move: np.ndarray,
-    prior: np.ndarray,
-    visits: np.ndarray,
-    value: np.ndarray,
-    first_child: np.ndarray,
-    n_children: np.ndarray,
-    used: np.ndarray,
-    path: np.ndarray,
-    depth: np.ndarray,
-    leaf_states: np.ndarray,
-    legal: np.ndarray,
-    n_legal: np.ndarray,
-    terminal: np.ndarray,
-    stamp: np.ndarray,
+    forest: Forest,
 ) -> None:
     """Descend every active game's tree by PUCT to a leaf; leave its state and legal moves.
     `fpu`: NaN for Q = 0 before the first visit, else the reduction from the parent's Q;
     `root_pick[g]` >= 0: the root child to take first (the Gumbel root rule), else PUCT."""
+    move, prior, visits, value, first_child, n_children = forest[:6]
+    path, depth, leaf_states, legal, n_legal, terminal, stamp = forest[7:]
     for g in range(roots.shape[0]):
         if not active[g]:
             continue
@@ -359,19 +356,7 @@ def expand_leaves(
     noise_eps: float,
     margin: float,
     rng: np.ndarray,
-    move: np.ndarray,
-    prior: np.ndarray,
-    visits: np.ndarray,
-    value: np.ndarray,
-    first_child: np.ndarray,
-    n_children: np.ndarray,
-    used: np.ndarray,
-    path: np.ndarray,
-    depth: np.ndarray,
-    leaf_states: np.ndarray,
-    legal: np.ndarray,
-    n_legal: np.ndarray,
-    terminal: np.ndarray,
+    forest: Forest,
 ) -> None:
     """Expand each active game's leaf with the network's priors and back the values up.
 
@@ -379,6 +364,8 @@ def expand_leaves(
     or already expanded); a terminal leaf is worth its `utility` (margin 0: win/loss). Root
     priors get Dirichlet noise when noise_eps > 0.
     """
+    move, prior, visits, value, first_child, n_children, used = forest[:7]
+    path, depth, leaf_states, legal, n_legal, terminal = forest[7:13]
     capacity = move.shape[1]
     v_abs = np.zeros(N_PLAYERS)
     for g in range(active.shape[0]):
@@ -516,7 +503,7 @@ def pick_move(
 # softmax(log p + sigma(completed q)). sigma(q) = (c_visit + max_b N(b)) c_scale q, q the
 # completed values rescaled to [0, 1]; an unvisited child's completed value is v_mix, the
 # network's root value mixed with the prior-weighted mean of the visited children's values.
-# Below the root the search is PUCT as before.
+# Below the root the search stays PUCT.
 
 GUMBEL_C_VISIT = 50.0
 GUMBEL_C_SCALE = 0.1

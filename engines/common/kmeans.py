@@ -868,7 +868,7 @@ def _ranges(n: int, size: int) -> list[tuple[int, int]]:
     return [(s, min(n, s + size)) for s in range(0, n, size)]
 
 
-def _ordered_map(fn: Callable[[T], R], items: Iterable[T], n_threads: int) -> Iterator[R]:
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], n_threads: int) -> Iterator[R]:
     """``map`` over threads, results in input order, at most ``2 * n_threads`` in flight."""
     if n_threads <= 1:
         for it in items:
@@ -912,7 +912,7 @@ def _centre_half_gaps(C: np.ndarray, l2: bool, n_threads: int) -> np.ndarray:
     def work(r: tuple[int, int]) -> None:
         _half_gaps(C, CT, l2, r[0], r[1], out)
 
-    for _ in _ordered_map(work, _ranges(k, max(1, -(-k // (4 * n_threads)))), n_threads):
+    for _ in ordered_map(work, _ranges(k, max(1, -(-k // (4 * n_threads)))), n_threads):
         pass
     return out
 
@@ -1051,7 +1051,7 @@ def kmeans_step(
     sums = np.zeros((k, d), dtype=np.float64)
     wsum = np.zeros(k, dtype=np.float64)
     stats = np.zeros(3, dtype=np.float64)
-    for ps, pw, pst in _ordered_map(work, _ranges(n, max(1, chunk_size)), n_threads):
+    for ps, pw, pst in ordered_map(work, _ranges(n, max(1, chunk_size)), n_threads):
         sums += ps
         wsum += pw
         stats += pst

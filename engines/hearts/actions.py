@@ -78,9 +78,6 @@ from gameforge.engines.hearts.game import (
 )
 
 N_ACTIONS = 29
-LEAD_ACTIONS = (0, 18)
-FOLLOW_ACTIONS = (18, 23)
-VOID_ACTIONS = (23, 29)
 ACTION_NAMES = (
     *(f"par{i}" for i in range(1, 19)),
     *(f"ch{i}" for i in range(1, 6)),

@@ -71,6 +71,41 @@ def _norm(x: np.ndarray, lo: int, hi: int) -> float:
     return s
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fields(n_state: int, n_actions: int) -> np.ndarray:
+    """[0, end of S, end of A, end of R] of an input: n_state sensory values complement-coded,
+    n_actions motor values, the reward pair."""
+    m2 = 2 * n_state
+    return np.array([0, m2, m2 + n_actions, m2 + n_actions + 2])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _value_params(p: np.ndarray) -> np.ndarray:
+    """TD-FALCON's parameters: the motor field must match the action exactly (vigilance 1) and
+    the reward field takes no part in the choice."""
+    q = p.copy()
+    q[7] = 1.0
+    q[5] = 0.0
+    return q
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_node(weights: np.ndarray, n_nodes: int, x: np.ndarray) -> bool:
+    """Commit x as node n_nodes if the network has room; whether it did."""
+    if n_nodes < weights.shape[0]:
+        weights[n_nodes, : x.shape[0]] = x
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move_toward(w: np.ndarray, x: np.ndarray, lo: int, hi: int, beta: float, fuzzy: bool) -> None:
+    """w[lo:hi] moves at rate beta toward min(x, w) (fuzzy ART), or toward x."""
+    for i in range(lo, hi):
+        v = (x[i] if x[i] < w[i] else w[i]) if fuzzy else x[i]
+        w[i] = (1.0 - beta) * w[i] + beta * v
+
+
 @njit(cache=True, nogil=True)
 def resonate(
     weights: np.ndarray,
@@ -144,14 +179,13 @@ def select_action(
     The ranking is the resonating node's motor weights (ties: lower index first); with no
     resonating node `order` is left for the caller to fill (returns 0).
     """
-    m2 = state.shape[0] * 2
-    x = np.ones(m2 + n_actions + 2)
+    bounds = _fields(state.shape[0], n_actions)
+    m2 = bounds[1]
+    x = np.ones(bounds[3])
     complement_code(x[:m2], state)
     x[m2 + n_actions] = 1.0
     x[m2 + n_actions + 1] = 0.0
-    bounds = np.array([0, m2, m2 + n_actions, m2 + n_actions + 2])
-    use = np.array([True, False, False])
-    j = resonate(weights, n_nodes, x, bounds, p, use)
+    j = resonate(weights, n_nodes, x, bounds, p, np.array([True, False, False]))
     if j < 0:
         return 0
     k = 0
@@ -197,22 +231,14 @@ def learn(
     p: np.ndarray,
 ) -> int:
     """One learning step for (state, action, reward); returns the new node count."""
-    m2 = state.shape[0] * 2
-    dim = m2 + n_actions + 2
+    bounds = _fields(state.shape[0], n_actions)
     x = _learning_input(state, action, n_actions, reward, reward < 0.5)
-    bounds = np.array([0, m2, m2 + n_actions, dim])
-    use = np.array([True, True, True])
-    j = resonate(weights, n_nodes, x, bounds, p, use)
-    if j < 0 and n_nodes < weights.shape[0]:
-        weights[n_nodes, :dim] = x
+    j = resonate(weights, n_nodes, x, bounds, p, np.array([True, True, True]))
+    if j < 0 and _new_node(weights, n_nodes, x):
         return n_nodes + 1
     if j < 0:
         j = resonate(weights, n_nodes, x, bounds, p, np.array([False, False, False]))
-    beta = p[9]
-    for i in range(dim):
-        w = weights[j, i]
-        v = x[i] if x[i] < w else w
-        weights[j, i] = (1.0 - beta) * w + beta * v
+    _move_toward(weights[j], x, 0, bounds[3], p[9], True)
     return n_nodes
 
 
@@ -246,15 +272,12 @@ def action_values(
     sensory and motor fields predicts r as w^R_0 / (w^R_0 + w^R_1) (its reward template,
     complement-normalised).
     """
-    m2 = state.shape[0] * 2
-    dim = m2 + n_actions + 2
-    x = np.empty(dim)
+    bounds = _fields(state.shape[0], n_actions)
+    m2 = bounds[1]
+    x = np.empty(bounds[3])
     complement_code(x[:m2], state)
-    bounds = np.array([0, m2, m2 + n_actions, dim])
     use = np.array([True, True, False])
-    q = p.copy()
-    q[7] = 1.0  # the motor field must match the action exactly
-    q[5] = 0.0  # the reward field does not take part in the choice
+    q = _value_params(p)
     for a in range(n_actions):
         values[a] = -1.0
         if not valid[a]:
@@ -288,26 +311,16 @@ def learn_value(
     reward; the reward template moves toward (r, 1 - r) at rate beta: r is overwritten, not
     intersected, since a value estimate must be able to rise again.
     """
-    m2 = state.shape[0] * 2
-    dim = m2 + n_actions + 2
+    bounds = _fields(state.shape[0], n_actions)
     x = _learning_input(state, action, n_actions, reward, False)
-    bounds = np.array([0, m2, m2 + n_actions, dim])
-    q = p.copy()
-    q[7] = 1.0
-    q[5] = 0.0
+    q = _value_params(p)
     j = resonate(weights, n_nodes, x, bounds, q, np.array([True, True, False]))
-    if j < 0 and n_nodes < weights.shape[0]:
-        weights[n_nodes, :dim] = x
+    if j < 0 and _new_node(weights, n_nodes, x):
         return n_nodes + 1
     if j < 0:
         j = resonate(weights, n_nodes, x, bounds, q, np.array([False, True, False]))
         if j < 0:
             return n_nodes
-    beta = p[9]
-    for i in range(m2):
-        w = weights[j, i]
-        v = x[i] if x[i] < w else w
-        weights[j, i] = (1.0 - beta) * w + beta * v
-    for i in range(m2 + n_actions, dim):
-        weights[j, i] = (1.0 - beta) * weights[j, i] + beta * x[i]
+    _move_toward(weights[j], x, 0, bounds[1], p[9], True)
+    _move_toward(weights[j], x, bounds[2], bounds[3], p[9], False)
     return n_nodes

@@ -121,26 +121,26 @@ def count(mask: int) -> int:
     return n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _extreme_rank(mask: int, high: bool) -> int:
+    best = -1
+    for s in range(4):
+        c = highest(mask & suit_mask(s)) if high else lowest(mask & suit_mask(s))
+        if c >= 0 and (best < 0 or (c % 13 > best % 13 if high else c % 13 < best % 13)):
+            best = c
+    return best
+
+
 @njit(cache=True, nogil=True)
 def lowest_rank(mask: int) -> int:
     """A card of the lowest rank in `mask`, clubs first among equal ranks (-1 if empty)."""
-    best = -1
-    for s in range(4):
-        c = lowest(mask & suit_mask(s))
-        if c >= 0 and (best < 0 or c % 13 < best % 13):
-            best = c
-    return best
+    return _extreme_rank(mask, False)
 
 
 @njit(cache=True, nogil=True)
 def highest_rank(mask: int) -> int:
     """A card of the highest rank in `mask`, clubs first among equal ranks (-1 if empty)."""
-    best = -1
-    for s in range(4):
-        c = highest(mask & suit_mask(s))
-        if c >= 0 and (best < 0 or c % 13 > best % 13):
-            best = c
-    return best
+    return _extreme_rank(mask, True)
 
 
 @njit(cache=True, nogil=True)

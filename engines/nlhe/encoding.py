@@ -31,6 +31,8 @@ hands (same ranks, same suit pattern) then encode identically.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -42,6 +44,19 @@ HOLE, BOARD, VISIBLE, POT, ROUND, POSITION = 0, 2, 5, 6, 7, 10
 CUR_TYPE, CUR_AMOUNT, PREV_TYPE, PREV_AMOUNT = 11, 16, 21, 26
 CAND_TYPE, CAND_AMOUNT = 31, 32
 HISTORY = 5
+
+
+class StateEncoding(NamedTuple):
+    """The game's constants that `encode_state` takes, and whether suits are canonical, as one
+    argument for kernels that encode many states (`Rules.encoding` builds it)."""
+
+    num_hole: int
+    num_suits: int
+    board_through: np.ndarray
+    first: np.ndarray
+    blind: np.ndarray
+    small_blind: int
+    canonical: bool
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -200,20 +215,9 @@ def encode_samples(
         seat = actions[j, 1]
         acts = actions[base : j + 1]
         encode_state(
-            out[b],
-            cards[h],
-            num_hole,
-            num_suits,
-            seat,
-            acts,
-            k,
-            actions[j, 0],
-            board_through,
-            first,
-            blind,
-            small_blind,
-            canonical,
-        )
+            out[b], cards[h], num_hole, num_suits, seat, acts, k, actions[j, 0], board_through,
+            first, blind, small_blind, canonical,
+        )  # fmt: skip
         before = blind[seat]
         for a in range(k - 1, -1, -1):
             if acts[a, 1] == seat:

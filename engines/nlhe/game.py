@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from gameforge.engines.common.rng import mix, uniform
+from gameforge.engines.nlhe.encoding import StateEncoding
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.evaluator import get_tables
 from gameforge.engines.poker.mccfr import hand_value
@@ -86,6 +87,13 @@ class Rules:
     def num_rounds(self) -> int:
         """Betting rounds."""
         return self.game.num_rounds
+
+    def encoding(self, canonical: bool) -> StateEncoding:
+        """What the CNN input encoding needs of the game (suits relabelled if `canonical`)."""
+        return StateEncoding(
+            self.game.num_hole_cards, self.game.num_suits, self.board_through, self.first,
+            self.blind, self.small_blind, canonical,
+        )  # fmt: skip
 
 
 def rules_of(game: GameDef) -> Rules:

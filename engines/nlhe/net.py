@@ -22,6 +22,7 @@ from gameforge.engines.nlhe.encoding import (
     N_PLANES,
     SIZE,
     THERMO_CELLS,
+    StateEncoding,
     encode_candidate,
     encode_state,
     thermo_count,
@@ -211,33 +212,17 @@ def encode_tables(
     state: np.ndarray,
     cards: np.ndarray,
     history: np.ndarray,
-    num_hole: int,
-    num_suits: int,
-    board_through: np.ndarray,
-    first: np.ndarray,
-    blind: np.ndarray,
-    small_blind: int,
-    canonical: bool,
+    enc: StateEncoding,
 ) -> None:
     """State planes (0-30; the candidate planes stay zero) of the player to act on each table."""
+    num_hole, num_suits, board_through, first, blind, small_blind, canonical = enc
     out[:] = 0.0
     for j in range(tables.shape[0]):
         t = tables[j]
         encode_state(
-            out[j],
-            cards[t],
-            num_hole,
-            num_suits,
-            state[t, ACTOR],
-            history[t],
-            state[t, N_ACTS],
-            state[t, ROUND],
-            board_through,
-            first,
-            blind,
-            small_blind,
-            canonical,
-        )
+            out[j], cards[t], num_hole, num_suits, state[t, ACTOR], history[t], state[t, N_ACTS],
+            state[t, ROUND], board_through, first, blind, small_blind, canonical,
+        )  # fmt: skip
 
 
 N_PATTERNS = 3 * (THERMO_CELLS + 1)  # (action type, thermometer count) of a candidate
@@ -305,18 +290,7 @@ class CnnPlayer:
         pattern = kind * (THERMO_CELLS + 1) + np.minimum(added // r.small_blind, THERMO_CELLS)
         states = np.empty((n, N_PLANES, SIZE, SIZE), np.float32)
         encode_tables(
-            states,
-            tables,
-            batch.state,
-            batch.cards,
-            batch.history,
-            r.game.num_hole_cards,
-            r.game.num_suits,
-            r.board_through,
-            r.first,
-            r.blind,
-            r.small_blind,
-            self.canonical,
+            states, tables, batch.state, batch.cards, batch.history, r.encoding(self.canonical)
         )
         scores = np.empty(m, np.float32)
         features = self.model.features

@@ -13,6 +13,7 @@ a card bucket names an information set.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,6 +22,17 @@ from gameforge.engines.poker.acpc import GameDef
 FOLD, CALL, RAISE = 0, 1, 2
 ACTIONS = "fcr"
 DECISION, FOLD_END, SHOWDOWN = 0, 1, 2
+
+
+class TreeArrays(NamedTuple):
+    """The arrays of a `BettingTree` that numba kernels walk, passed as one argument."""
+
+    kind: np.ndarray
+    player: np.ndarray
+    round: np.ndarray
+    spent: np.ndarray
+    children: np.ndarray
+    slot: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,11 @@ class BettingTree:
     parent: np.ndarray  # (N,) int32, -1 at the root
     slot: np.ndarray  # (N,) int32 index among the decision nodes of its round; -1 otherwise
     history: tuple[str, ...]  # ACPC-style betting string per node, rounds split by "/"
+
+    @property
+    def arrays(self) -> TreeArrays:
+        """The arrays the kernels walk."""
+        return TreeArrays(self.kind, self.player, self.round, self.spent, self.children, self.slot)
 
     @property
     def num_nodes(self) -> int:

@@ -9,28 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
-
 RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "cdhs"
 MAX_RANKS = len(RANK_CHARS)
 MAX_SUITS = len(SUIT_CHARS)
-CARD_DTYPE = np.int8
-
-
-def make_card(rank: int, suit: int, num_suits: int = 4) -> int:
-    """Card id of (rank, suit) in a deck with ``num_suits`` suits."""
-    return rank * num_suits + suit
-
-
-def card_rank(card: int, num_suits: int = 4) -> int:
-    """Rank index (0 = deuce) of a card id."""
-    return card // num_suits
-
-
-def card_suit(card: int, num_suits: int = 4) -> int:
-    """Suit index (0 = clubs) of a card id."""
-    return card % num_suits
 
 
 def parse_card(text: str, num_ranks: int = 13, num_suits: int = 4) -> int:
@@ -43,7 +25,7 @@ def parse_card(text: str, num_ranks: int = 13, num_suits: int = 4) -> int:
         raise ValueError(f"bad card {text!r}: rank must be one of {RANK_CHARS[:num_ranks]!r}")
     if suit < 0 or suit >= num_suits:
         raise ValueError(f"bad card {text!r}: suit must be one of {SUIT_CHARS[:num_suits]!r}")
-    return make_card(rank, suit, num_suits)
+    return rank * num_suits + suit
 
 
 def parse_cards(text: str, num_ranks: int = 13, num_suits: int = 4) -> list[int]:

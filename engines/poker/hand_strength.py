@@ -54,18 +54,13 @@ def _remaining_cards(board: np.ndarray, deck_size: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def sorted_hand_values(
-    board: np.ndarray,
-    remaining: np.ndarray,
-    combos: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
+    board: np.ndarray, remaining: np.ndarray, combos: np.ndarray, ev: EvalTables
 ) -> np.ndarray:
     """Every hole combination's hand value packed as ``value << _POS_BITS | position``, sorted.
 
     The board's key is summed once and each combination's hole cards added incrementally.
     """
+    card_key, card_bit, rank_table, flush_table = ev
     n_combo, num_hole = combos.shape
     key_b = np.int64(0)
     bit_b = np.int64(0)
@@ -86,33 +81,32 @@ def sorted_hand_values(
     return packed
 
 
+@njit(cache=True, nogil=True, inline="always")
+def equal_value_end(packed: np.ndarray, g: int) -> int:
+    """One past the last of the hands from `g` on that share its value in `packed` (sorted
+    `sorted_hand_values`): the sweep handles each group of equal value at once."""
+    value = packed[g] >> _POS_BITS
+    e = g + 1
+    while e < packed.shape[0] and (packed[e] >> _POS_BITS) == value:
+        e += 1
+    return e
+
+
 @njit(cache=True, nogil=True)
 def _board_counts(
-    board: np.ndarray,
-    deck_size: int,
-    combos: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
-    out: np.ndarray,
+    board: np.ndarray, deck_size: int, combos: np.ndarray, ev: EvalTables, out: np.ndarray
 ) -> None:
     remaining = _remaining_cards(board, deck_size)
     n_rem = remaining.shape[0]
     n_combo, num_hole = combos.shape
-    packed = sorted_hand_values(
-        board, remaining, combos, card_key, card_bit, rank_table, flush_table
-    )
+    packed = sorted_hand_values(board, remaining, combos, ev)
     mask = (np.int64(1) << _POS_BITS) - 1
     below_card = np.zeros(n_rem, dtype=np.int32)
     group_card = np.zeros(n_rem, dtype=np.int32)
     below_total = 0
     g = 0
     while g < n_combo:
-        value = packed[g] >> _POS_BITS
-        e = g + 1
-        while e < n_combo and (packed[e] >> _POS_BITS) == value:
-            e += 1
+        e = equal_value_end(packed, g)
         for s in range(g, e):
             p = packed[s] & mask
             for t in range(num_hole):
@@ -140,19 +134,10 @@ def _board_counts(
 
 @njit(cache=True, nogil=True)
 def _boards_counts(
-    boards: np.ndarray,
-    deck_size: int,
-    combos: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
-    out: np.ndarray,
+    boards: np.ndarray, deck_size: int, combos: np.ndarray, ev: EvalTables, out: np.ndarray
 ) -> None:
     for b in range(boards.shape[0]):
-        _board_counts(
-            boards[b], deck_size, combos, card_key, card_bit, rank_table, flush_table, out[b]
-        )
+        _board_counts(boards[b], deck_size, combos, ev, out[b])
 
 
 def board_hs_counts(
@@ -167,16 +152,7 @@ def board_hs_counts(
         raise ValueError("boards must be a 2-D array (n_boards, board_cards)")
     combos = hole_combinations(deck_size - boards.shape[1], num_hole)
     out = np.empty((boards.shape[0], combos.shape[0]), dtype=np.uint16)
-    _boards_counts(
-        boards,
-        deck_size,
-        combos,
-        tables.card_key,
-        tables.card_bit,
-        tables.rank_table,
-        tables.flush_table,
-        out,
-    )
+    _boards_counts(boards, deck_size, combos, tables, out)
     return out
 
 

@@ -26,6 +26,27 @@ def completions(num_remaining: int, num_missing: int) -> np.ndarray:
     return combos.reshape(-1, num_missing)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def completion_indices(
+    hand: np.ndarray,
+    deck_size: int,
+    combos: np.ndarray,
+    blob: np.ndarray,
+    rnd: int,
+    row: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[c] = canonical index of `hand` completed by the remaining cards at `combos[c]`
+    (-1 where it cannot be indexed); `row` is scratch of the completed hand's size."""
+    n_seen = hand.shape[0]
+    remaining = _remaining_cards(hand, deck_size)
+    row[:n_seen] = hand
+    for c in range(combos.shape[0]):
+        for t in range(combos.shape[1]):
+            row[n_seen + t] = remaining[combos[c, t]]
+        out[c] = index_hand(row, rnd, blob)
+
+
 @njit(cache=True, nogil=True)
 def _hsd(
     hands: np.ndarray,
@@ -39,20 +60,14 @@ def _hsd(
     out: np.ndarray,
 ) -> int:
     bins = out.shape[1]
-    n_seen = hands.shape[1]
-    n_missing = combos.shape[1]
-    row = np.empty(n_seen + n_missing, dtype=np.int8)
+    row = np.empty(hands.shape[1] + combos.shape[1], dtype=np.int8)
+    indices = np.empty(combos.shape[0], dtype=np.int64)
     bad = 0
     for h in range(hands.shape[0]):
-        remaining = _remaining_cards(hands[h], deck_size)
-        for t in range(n_seen):
-            row[t] = hands[h, t]
+        completion_indices(hands[h], deck_size, combos, blob, rnd, row, indices)
         for j in range(bins):
             out[h, j] = 0
-        for c in range(combos.shape[0]):
-            for t in range(n_missing):
-                row[n_seen + t] = remaining[combos[c, t]]
-            idx = index_hand(row, rnd, blob)
+        for idx in indices:
             if idx < 0:
                 bad += 1
                 continue

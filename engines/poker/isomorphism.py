@@ -40,7 +40,7 @@ Cards use the conventions of :mod:`gameforge.engines.poker.cards`: id ``rank * n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import product
 from math import comb, prod
 from typing import Any, NamedTuple
@@ -346,36 +346,27 @@ def build_tables(
 # Numba kernels.
 
 
-def _popcount_typer(typingctx, x):  # type: ignore[no-untyped-def]
-    """Typing and code generation of ``_popcount`` (LLVM ctpop: one instruction)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(x)
+def _int64_intrinsic(name: str, emit: Callable[[Any, Any], Any]) -> Any:
+    """A numba intrinsic `name(x) -> int64` of any integer x: one LLVM instruction, built by
+    `emit(builder, value)` on x cast to int64."""
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        value = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.ctpop(value)
+    def typer(typingctx, x):  # type: ignore[no-untyped-def]
+        if not isinstance(x, types.Integer):
+            return None
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return emit(builder, context.cast(builder, args[0], signature.args[0], types.int64))
 
+        return types.int64(x), codegen
 
-_popcount: Any = intrinsic(_popcount_typer)  # _popcount(x) -> int64 count of set bits
-
-
-def _cttz_typer(typingctx, x):  # type: ignore[no-untyped-def]
-    """Typing and code generation of ``_cttz`` (LLVM cttz: one instruction)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(x)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        value = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.cttz(value, ir.Constant(ir.IntType(1), 0))
-
-    return sig, codegen
+    typer.__name__ = typer.__qualname__ = name
+    return intrinsic(typer)
 
 
-_cttz: Any = intrinsic(_cttz_typer)  # _cttz(x) -> int64 index of the lowest set bit
+_popcount = _int64_intrinsic("_popcount", lambda b, v: b.ctpop(v))  # count of set bits
+_cttz = _int64_intrinsic(  # index of the lowest set bit
+    "_cttz", lambda b, v: b.cttz(v, ir.Constant(ir.IntType(1), 0))
+)
 
 
 @njit(cache=True, nogil=True, inline="always")

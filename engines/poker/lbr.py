@@ -22,8 +22,23 @@ from numba import njit
 
 from gameforge.engines.common.rng import uniform
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.betting import CALL, DECISION, FOLD, FOLD_END, RAISE, build_tree
-from gameforge.engines.poker.mccfr import DealTables, hand_value, lookup_bucket, shuffle_deal
+from gameforge.engines.poker.betting import (
+    CALL,
+    DECISION,
+    FOLD,
+    FOLD_END,
+    RAISE,
+    TreeArrays,
+    build_tree,
+)
+from gameforge.engines.poker.evaluator import EvalTables
+from gameforge.engines.poker.mccfr import (
+    BucketLookup,
+    DealTables,
+    hand_value,
+    lookup_bucket,
+    shuffle_deal,
+)
 
 
 def _combos(n: int, k: int) -> np.ndarray:
@@ -41,12 +56,10 @@ def _equity(
     hand_bits: np.ndarray,
     deck_size: int,
     combos: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
+    ev: EvalTables,
 ) -> float:
     """Showdown equity (win + tie/2) of `mine` against weighted opponent hands, every runout."""
+    card_key, card_bit, rank_table, flush_table = ev
     nh = mine.shape[0]
     used = np.uint64(0)
     for t in range(nh):
@@ -104,11 +117,7 @@ def _buckets_of(
     board: np.ndarray,
     r: int,
     n_board: int,
-    blobs: np.ndarray,
-    blob_start: np.ndarray,
-    index_round: np.ndarray,
-    tables: np.ndarray,
-    table_start: np.ndarray,
+    lookup: BucketLookup,
     conflict: np.uint64,
     hand_bits: np.ndarray,
     out: np.ndarray,
@@ -124,9 +133,7 @@ def _buckets_of(
             continue
         for t in range(nh):
             row[t] = hands[h, t]
-        out[h] = lookup_bucket(
-            row, nh + n_board, r, blobs, blob_start, index_round, tables, table_start
-        )
+        out[h] = lookup_bucket(row, nh + n_board, r, lookup)
 
 
 @njit(cache=True, nogil=True)
@@ -134,12 +141,7 @@ def _play(
     seed: int,
     first: int,
     count: int,
-    kind: np.ndarray,
-    player: np.ndarray,
-    rnd: np.ndarray,
-    spent: np.ndarray,
-    children: np.ndarray,
-    slot: np.ndarray,
+    tree: TreeArrays,
     raise_size: np.ndarray,
     offsets: np.ndarray,
     ndec: np.ndarray,
@@ -151,18 +153,13 @@ def _play(
     combos_flat: np.ndarray,
     combos_start: np.ndarray,
     combos_width: np.ndarray,
-    blobs: np.ndarray,
-    blob_start: np.ndarray,
-    index_round: np.ndarray,
-    tables: np.ndarray,
-    table_start: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
+    lookup: BucketLookup,
+    ev: EvalTables,
     out: np.ndarray,
 ) -> None:
     """Deals first..first+count-1, each from both seats; out[i] = LBR's mean chips on deal i."""
+    kind, player, rnd, spent, children, slot = tree
+    card_key, card_bit, rank_table, flush_table = ev
     R = board_through.shape[0]
     total = board_through[R - 1]
     nh = hands.shape[1]
@@ -208,15 +205,10 @@ def _play(
                     for h in range(H):
                         if hand_bits[h] & conflict:
                             weight[h] = 0.0
-                    _buckets_of(
-                        hands, board, r, nb, blobs, blob_start, index_round, tables,
-                        table_start, conflict, hand_bits, opp_bucket,
-                    )  # fmt: skip
+                    _buckets_of(hands, board, r, nb, lookup, conflict, hand_bits, opp_bucket)
                 p = player[n]
                 if p != lbr:
-                    b = lookup_bucket(
-                        their_row, nh + nb, r, blobs, blob_start, index_round, tables, table_start
-                    )
+                    b = lookup_bucket(their_row, nh + nb, r, lookup)
                     row = offsets[r] + b * ndec[r] + slot[n]
                     u = uniform(state)
                     acc = 0.0
@@ -244,10 +236,7 @@ def _play(
                 missing = total - nb
                 cs = combos_flat[combos_start[missing] : combos_start[missing + 1]]
                 cs = cs.reshape(-1, combos_width[missing]) if missing > 0 else cs.reshape(1, 0)
-                wp = _equity(
-                    mine, board, nb, total, weight, hands, hand_bits, deck_size, cs,
-                    card_key, card_bit, rank_table, flush_table,
-                )  # fmt: skip
+                wp = _equity(mine, board, nb, total, weight, hands, hand_bits, deck_size, cs, ev)
                 best_a = CALL
                 best = (2.0 * wp - 1.0) * hi
                 if children[n, FOLD] >= 0 and -float(spent[n, lbr]) > best:
@@ -271,14 +260,15 @@ def _play(
                     wp2 = wp
                     if fp < 1.0:
                         wp2 = _equity(
-                            mine, board, nb, total, folded, hands, hand_bits, deck_size, cs,
-                            card_key, card_bit, rank_table, flush_table,
-                        )  # fmt: skip
+                            mine, board, nb, total, folded, hands, hand_bits, deck_size, cs, ev
+                        )
                     top = hi + raise_size[r]
-                    ev = fp * float(spent[n, 1 - lbr]) + (1.0 - fp) * (2.0 * wp2 - 1.0) * top
-                    if ev > best:
+                    raise_value = (
+                        fp * float(spent[n, 1 - lbr]) + (1.0 - fp) * (2.0 * wp2 - 1.0) * top
+                    )
+                    if raise_value > best:
                         best_a = RAISE
-                        best = ev
+                        best = raise_value
                 n = children[n, best_a]
             # Terminal: chips for LBR.
             if kind[n] == FOLD_END:
@@ -336,13 +326,10 @@ def local_best_response(
     def work(first: int) -> int:
         count = min(chunk, deals - first)
         _play(
-            seed, first, count, tree.kind, tree.player, tree.round, tree.spent, tree.children,
-            tree.slot, np.array(game.raise_size, dtype=np.int64), offsets, ndec, strategy,
-            hands, hand_bits, game.deck_size, board_through, combos_flat,
-            np.array(starts, dtype=np.int64), np.array(widths, dtype=np.int64), tables.blobs,
-            tables.blob_start, tables.index_round, tables.tables, tables.table_start,
-            tables.card_key, tables.card_bit, tables.rank_table, tables.flush_table,
-            out[first : first + count],
+            seed, first, count, tree.arrays, np.array(game.raise_size, dtype=np.int64), offsets,
+            ndec, strategy, hands, hand_bits, game.deck_size, board_through, combos_flat,
+            np.array(starts, dtype=np.int64), np.array(widths, dtype=np.int64), tables.lookup,
+            tables.evaluator, out[first : first + count],
         )  # fmt: skip
         return count
 

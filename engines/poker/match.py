@@ -15,24 +15,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from gameforge.engines.common.rng import mix, uniform
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.betting import CALL, DECISION, FOLD_END, RAISE, build_tree
-from gameforge.engines.poker.evaluator import get_tables
+from gameforge.engines.poker.betting import CALL, DECISION, FOLD_END, RAISE, TreeArrays, build_tree
+from gameforge.engines.poker.evaluator import EvalTables
 from gameforge.engines.poker.mccfr import (
+    BucketLookup,
     DealTables,
     hand_value,
     lookup_bucket,
     lossless_tables,
+    showdown_tables,
     shuffle_deal,
 )
 
 STRATEGY, UNIFORM, ALWAYS_CALL, ALWAYS_RAISE = 0, 1, 2, 3
 KINDS = {"strategy": STRATEGY, "uniform": UNIFORM, "call": ALWAYS_CALL, "raise": ALWAYS_RAISE}
+
+
+class PackedAgent(NamedTuple):
+    """An `Agent` as the kernel takes it."""
+
+    kind: int
+    strategy: np.ndarray
+    offsets: np.ndarray
+    ndec: np.ndarray
+    lookup: BucketLookup
 
 
 @dataclass
@@ -46,39 +59,29 @@ class Agent:
     ndec: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     tables: DealTables | None = None
 
-    def packed(self, game: GameDef) -> tuple:
+    def packed(self, game: GameDef) -> PackedAgent:
         """Arrays for the kernel (dummy tables for the card-blind kinds)."""
         if self.kind not in KINDS:
             raise ValueError(f"agent kind must be one of {sorted(KINDS)}, got {self.kind!r}")
         if self.kind == "strategy":
             if self.strategy.shape[0] == 0:
                 raise ValueError(f"agent {self.name!r} has no strategy")
-            t = self.tables if self.tables is not None else lossless_tables(game)
-            lookup = (t.blobs, t.blob_start, t.index_round, t.tables, t.table_start)
+            lookup = (self.tables if self.tables is not None else lossless_tables(game)).lookup
         else:  # card-blind agents never look a bucket up
             empty = np.zeros(game.num_rounds + 1, dtype=np.int64)
-            lookup = (empty, empty, empty[:-1], np.zeros(0, dtype=np.int32), empty)
-        return (
+            lookup = BucketLookup(empty, empty, empty[:-1], np.zeros(0, dtype=np.int32), empty)
+        return PackedAgent(
             KINDS[self.kind],
             np.ascontiguousarray(self.strategy, dtype=np.float32),
             np.ascontiguousarray(self.offsets, dtype=np.int64),
             np.ascontiguousarray(self.ndec, dtype=np.int64),
-            *lookup,
+            lookup,
         )
 
 
 @njit(cache=True, nogil=True)
-def _choose(
-    kind: int,
-    strategy: np.ndarray,
-    offsets: np.ndarray,
-    ndec: np.ndarray,
-    bucket: int,
-    r: int,
-    slot: int,
-    legal: np.ndarray,
-    u: float,
-) -> int:
+def _choose(agent: PackedAgent, bucket: int, r: int, slot: int, legal: np.ndarray, u: float) -> int:
+    kind, strategy, offsets, ndec, _ = agent
     if kind == ALWAYS_CALL:
         return CALL
     if kind == ALWAYS_RAISE:
@@ -106,40 +109,19 @@ def _play_block(
     seed: int,
     deal_ids: np.ndarray,
     sets: int,
-    kind: np.ndarray,
-    player: np.ndarray,
-    rnd: np.ndarray,
-    spent: np.ndarray,
-    children: np.ndarray,
-    slot: np.ndarray,
+    tree: TreeArrays,
     deck_size: int,
     num_hole: int,
     board_through: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
-    a_kind: int,
-    a_strategy: np.ndarray,
-    a_offsets: np.ndarray,
-    a_ndec: np.ndarray,
-    a_blobs: np.ndarray,
-    a_blob_start: np.ndarray,
-    a_index_round: np.ndarray,
-    a_tables: np.ndarray,
-    a_table_start: np.ndarray,
-    b_kind: int,
-    b_strategy: np.ndarray,
-    b_offsets: np.ndarray,
-    b_ndec: np.ndarray,
-    b_blobs: np.ndarray,
-    b_blob_start: np.ndarray,
-    b_index_round: np.ndarray,
-    b_tables: np.ndarray,
-    b_table_start: np.ndarray,
+    ev: EvalTables,
+    a: PackedAgent,
+    b: PackedAgent,
     out: np.ndarray,
 ) -> None:
     """out[i] = agent A's mean chips per hand over the `sets` plays of deal deal_ids[i]."""
+    kind, player, rnd, spent, children, slot = tree
+    card_key, card_bit, rank_table, flush_table = ev
+    a_kind, a_lookup, b_kind, b_lookup = a.kind, a.lookup, b.kind, b.lookup
     R = board_through.shape[0]
     total = board_through[R - 1]
     n_cards = num_hole + total
@@ -161,15 +143,9 @@ def _play_block(
             for r in range(R):
                 n = num_hole + board_through[r]
                 if a_kind == STRATEGY:
-                    buckets[0, p, r] = lookup_bucket(
-                        rows[p], n, r, a_blobs, a_blob_start, a_index_round, a_tables,
-                        a_table_start,
-                    )  # fmt: skip
+                    buckets[0, p, r] = lookup_bucket(rows[p], n, r, a_lookup)
                 if b_kind == STRATEGY:
-                    buckets[1, p, r] = lookup_bucket(
-                        rows[p], n, r, b_blobs, b_blob_start, b_index_round, b_tables,
-                        b_table_start,
-                    )  # fmt: skip
+                    buckets[1, p, r] = lookup_bucket(rows[p], n, r, b_lookup)
         showdown = 1 if values[0] > values[1] else (-1 if values[0] < values[1] else 0)
         acc = 0.0
         for s in range(sets):
@@ -181,15 +157,9 @@ def _play_block(
                 r = rnd[n]
                 u = uniform(rng)
                 if p == a_seat:
-                    act = _choose(
-                        a_kind, a_strategy, a_offsets, a_ndec, buckets[0, p, r], r, slot[n],
-                        children[n], u,
-                    )  # fmt: skip
+                    act = _choose(a, buckets[0, p, r], r, slot[n], children[n], u)
                 else:
-                    act = _choose(
-                        b_kind, b_strategy, b_offsets, b_ndec, buckets[1, p, r], r, slot[n],
-                        children[n], u,
-                    )  # fmt: skip
+                    act = _choose(b, buckets[1, p, r], r, slot[n], children[n], u)
                 n = children[n, act]
             if kind[n] == FOLD_END:
                 folder = player[n]
@@ -218,8 +188,8 @@ def play_match(
         raise ValueError("sets must be even (>= 2): consecutive sets swap seats")
     if hands_per_set < 1 or matches < 1:
         raise ValueError("hands_per_set and matches must be >= 1")
-    tree = build_tree(game)
-    ev = get_tables(game.num_ranks, game.num_suits, game.num_hole_cards + sum(game.num_board_cards))
+    tree = build_tree(game).arrays
+    ev = showdown_tables(game)
     board_through = np.array(
         [game.board_cards_through(r) for r in range(game.num_rounds)], dtype=np.int64
     )
@@ -232,11 +202,9 @@ def play_match(
 
     def work(start: int) -> int:
         stop = min(deals, start + chunk)
-        _play_block(  # type: ignore[call-arg]
-            seed, ids[start:stop], sets, tree.kind, tree.player, tree.round, tree.spent,
-            tree.children, tree.slot, game.deck_size, game.num_hole_cards, board_through,
-            ev.card_key, ev.card_bit, ev.rank_table, ev.flush_table, *pa, *pb,
-            out[start:stop],
+        _play_block(
+            seed, ids[start:stop], sets, tree, game.deck_size, game.num_hole_cards,
+            board_through, ev, pa, pb, out[start:stop],
         )  # fmt: skip
         return stop - start
 

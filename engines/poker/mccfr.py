@@ -22,14 +22,15 @@ Information-set rows follow `poker.cfr.Solver`: offsets[r] + bucket * ndec[r] + 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from gameforge.engines.common.rng import mix, uniform
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, build_tree
-from gameforge.engines.poker.evaluator import get_tables
+from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, TreeArrays, build_tree
+from gameforge.engines.poker.evaluator import EvalTables, get_tables
 from gameforge.engines.poker.evaluator import value_from_packed as _value
 from gameforge.engines.poker.isomorphism import HandIndexer, index_hand
 
@@ -37,20 +38,23 @@ CHANCE_SAMPLING, EXTERNAL_SAMPLING = 0, 1
 VARIANTS = {"chance": CHANCE_SAMPLING, "external": EXTERNAL_SAMPLING}
 
 
-@dataclass(frozen=True)
-class DealTables:
-    """How a dealt hand becomes one bucket per round, plus the showdown evaluator tables."""
+class BucketLookup(NamedTuple):
+    """Per-round indexer tables and bucket tables, as `lookup_bucket` takes them."""
 
     blobs: np.ndarray  # int64: every round's indexer blob, concatenated
     blob_start: np.ndarray  # (R + 1,) int64
     index_round: np.ndarray  # (R,) int64 the indexer round that covers the cards of round r
     tables: np.ndarray  # int32: every round's bucket table (canonical index -> bucket)
     table_start: np.ndarray  # (R + 1,) int64; an empty table means "bucket = index"
+
+
+@dataclass(frozen=True)
+class DealTables:
+    """How a dealt hand becomes one bucket per round, plus the showdown evaluator tables."""
+
+    lookup: BucketLookup
     num_buckets: np.ndarray  # (R,) int64
-    card_key: np.ndarray
-    card_bit: np.ndarray
-    rank_table: np.ndarray
-    flush_table: np.ndarray
+    evaluator: EvalTables
 
 
 def deal_tables(
@@ -83,18 +87,20 @@ def deal_tables(
         if any(given < used for given, used in zip(num_buckets, sizes)):
             raise ValueError(f"bucket tables use more buckets than {num_buckets}")
         sizes = list(num_buckets)
-    ev = get_tables(game.num_ranks, game.num_suits, game.num_hole_cards + sum(game.num_board_cards))
-    return DealTables(
+    lookup = BucketLookup(
         blobs=np.concatenate(blobs).astype(np.int64),
         blob_start=np.concatenate([[0], np.cumsum([b.shape[0] for b in blobs])]).astype(np.int64),
         index_round=np.array([ix.rounds - 1 for ix in indexers], dtype=np.int64),
         tables=np.concatenate(packed) if packed else np.zeros(0, dtype=np.int32),
         table_start=np.concatenate([[0], np.cumsum([p.shape[0] for p in packed])]).astype(np.int64),
-        num_buckets=np.array(sizes, dtype=np.int64),
-        card_key=ev.card_key,
-        card_bit=ev.card_bit,
-        rank_table=ev.rank_table,
-        flush_table=ev.flush_table,
+    )
+    return DealTables(lookup, np.array(sizes, dtype=np.int64), showdown_tables(game))
+
+
+def showdown_tables(game: GameDef) -> EvalTables:
+    """Evaluator tables for a complete hand of the game: hole cards and the whole board."""
+    return get_tables(
+        game.num_ranks, game.num_suits, game.num_hole_cards + sum(game.num_board_cards)
     )
 
 
@@ -135,17 +141,9 @@ def shuffle_deal(seed: int, deal: int, state: np.ndarray, deck: np.ndarray, need
 
 
 @njit(cache=True, nogil=True)
-def lookup_bucket(
-    row: np.ndarray,
-    n: int,
-    r: int,
-    blobs: np.ndarray,
-    blob_start: np.ndarray,
-    index_round: np.ndarray,
-    tables: np.ndarray,
-    table_start: np.ndarray,
-) -> int:
+def lookup_bucket(row: np.ndarray, n: int, r: int, lookup: BucketLookup) -> int:
     """Bucket in round r of the first n cards of `row` (an empty table: the canonical index)."""
+    blobs, blob_start, index_round, tables, table_start = lookup
     blob = blobs[blob_start[r] : blob_start[r + 1]]
     idx = index_hand(row[:n], index_round[r], blob)
     if table_start[r + 1] > table_start[r]:
@@ -177,20 +175,14 @@ def _deal(
     board_total: int,
     num_rounds: int,
     board_through: np.ndarray,
-    blobs: np.ndarray,
-    blob_start: np.ndarray,
-    index_round: np.ndarray,
-    tables: np.ndarray,
-    table_start: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
+    lookup: BucketLookup,
+    ev: EvalTables,
     deck: np.ndarray,
     rows: np.ndarray,
     buckets: np.ndarray,
 ) -> int:
     """Deal both hands and the board; fill buckets[p, r]; return +1/0/-1 (player 0 wins)."""
+    card_key, card_bit, rank_table, flush_table = ev
     values = np.zeros(2, dtype=np.int64)
     for p in range(2):
         for t in range(num_hole):
@@ -199,9 +191,7 @@ def _deal(
             rows[p, num_hole + t] = deck[2 * num_hole + t]
         for r in range(num_rounds):
             n = num_hole + board_through[r]
-            buckets[p, r] = lookup_bucket(
-                rows[p], n, r, blobs, blob_start, index_round, tables, table_start
-            )
+            buckets[p, r] = lookup_bucket(rows[p], n, r, lookup)
         values[p] = hand_value(
             rows[p], num_hole + board_total, card_key, card_bit, rank_table, flush_table
         )
@@ -239,31 +229,20 @@ def _run(
     variant: int,
     gamma: float,
     plus: bool,
-    kind: np.ndarray,
-    player: np.ndarray,
-    rnd: np.ndarray,
-    spent: np.ndarray,
-    children: np.ndarray,
-    slot: np.ndarray,
+    tree: TreeArrays,
     end: np.ndarray,
     offsets: np.ndarray,
     ndec: np.ndarray,
     deck_size: int,
     num_hole: int,
     board_through: np.ndarray,
-    blobs: np.ndarray,
-    blob_start: np.ndarray,
-    index_round: np.ndarray,
-    tables: np.ndarray,
-    table_start: np.ndarray,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
+    lookup: BucketLookup,
+    ev: EvalTables,
     regret: np.ndarray,
     avg: np.ndarray,
 ) -> int:
     """Iterations start+1 .. start+count; returns the number of nodes visited."""
+    kind, player, rnd, spent, children, slot = tree
     N = kind.shape[0]
     R = board_through.shape[0]
     board_total = board_through[R - 1]
@@ -278,11 +257,7 @@ def _run(
     visited = 0
     for t in range(start + 1, start + count + 1):
         shuffle_deal(seed, t, state, deck, 2 * num_hole + board_total)
-        result = _deal(
-            num_hole, board_total, R, board_through, blobs, blob_start,
-            index_round, tables, table_start, card_key, card_bit, rank_table, flush_table,
-            deck, rows, buckets,
-        )  # fmt: skip
+        result = _deal(num_hole, board_total, R, board_through, lookup, ev, deck, rows, buckets)
         weight = float(t) ** gamma
         travs = 1 if variant == CHANCE_SAMPLING else 2
         for pass_ in range(travs):
@@ -353,44 +328,33 @@ def _run(
                 p = player[n]
                 r = rnd[n]
                 row = offsets[r] + buckets[p, r] * ndec[r] + slot[n]
-                if variant == CHANCE_SAMPLING:
-                    if reach[n, 0] == 0.0 and reach[n, 1] == 0.0:
-                        value[n] = 0.0  # nobody can get here: nothing to learn below
-                        continue
-                    v = 0.0
-                    for a in range(3):
-                        c = children[n, a]
-                        if c >= 0:
-                            v += sig[n, a] * value[c]
-                    value[n] = v
-                    sign = 1.0 if p == 0 else -1.0
-                    opp = reach[n, 1 - p]
-                    own = reach[n, p]
-                    for a in range(3):
-                        c = children[n, a]
-                        if c >= 0:
-                            regret[row, a] += opp * sign * (value[c] - v)
-                            if plus and regret[row, a] < 0.0:
-                                regret[row, a] = 0.0
-                            avg[row, a] += weight * own * sig[n, a]
-                elif p == trav:
-                    v = 0.0
-                    for a in range(3):
-                        c = children[n, a]
-                        if c >= 0:
-                            v += sig[n, a] * value[c]
-                    value[n] = v
-                    for a in range(3):
-                        c = children[n, a]
-                        if c >= 0:
-                            regret[row, a] += value[c] - v
-                            if plus and regret[row, a] < 0.0:
-                                regret[row, a] = 0.0
-                else:
+                cs = variant == CHANCE_SAMPLING
+                if cs and reach[n, 0] == 0.0 and reach[n, 1] == 0.0:
+                    value[n] = 0.0  # nobody can get here: nothing to learn below
+                    continue
+                if not cs and p != trav:  # ES opponent: the value of its sampled action
                     for a in range(3):
                         c = children[n, a]
                         if c >= 0 and active[c]:
                             value[n] = value[c]
+                    continue
+                v = 0.0
+                for a in range(3):
+                    c = children[n, a]
+                    if c >= 0:
+                        v += sig[n, a] * value[c]
+                value[n] = v
+                # CS weighs regrets by the opponent's reach (values are player 0's) and sums the
+                # acting player's strategy here; ES sampled the opponent's actions instead.
+                scale = reach[n, 1 - p] * (1.0 if p == 0 else -1.0) if cs else 1.0
+                for a in range(3):
+                    c = children[n, a]
+                    if c >= 0:
+                        regret[row, a] += scale * (value[c] - v)
+                        if plus and regret[row, a] < 0.0:
+                            regret[row, a] = 0.0
+                        if cs:
+                            avg[row, a] += weight * reach[n, p] * sig[n, a]
             for n in range(N):
                 active[n] = False
     return visited
@@ -437,14 +401,11 @@ class SampledSolver:
 
     def iterate(self, iterations: int = 1) -> None:
         """Run `iterations` more sampled iterations (deterministic for the seed)."""
-        t, c = self.tree, self.tables
         self.nodes_visited += _run(
             self.iteration, iterations, self.seed, VARIANTS[self.variant], self.gamma,
-            self.plus, t.kind, t.player, t.round, t.spent, t.children, t.slot, self._end,
-            self.offsets, self.ndec, self.game.deck_size, self.game.num_hole_cards,
-            self._board_through, c.blobs, c.blob_start, c.index_round, c.tables,
-            c.table_start, c.card_key, c.card_bit, c.rank_table, c.flush_table, self.regret,
-            self.avg,
+            self.plus, self.tree.arrays, self._end, self.offsets, self.ndec,
+            self.game.deck_size, self.game.num_hole_cards, self._board_through,
+            self.tables.lookup, self.tables.evaluator, self.regret, self.avg,
         )  # fmt: skip
         self.iteration += iterations
 

@@ -19,18 +19,15 @@ k-means with it has no triangle inequality (it is not a metric), so assignment i
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from gameforge.engines.poker.hand_strength import _remaining_cards
-from gameforge.engines.poker.isomorphism import index_hand
+from gameforge.engines.common.kmeans import ordered_map
+from gameforge.engines.poker.hsd import completion_indices, completions
 
 _MASS_EPS = 1e-12  # point mass left below this is rounding: that unit counts as moved
 CHUNK = 2048  # points per assignment task; fixed so results ignore the thread count
@@ -38,12 +35,6 @@ SAMPLE_FACTOR = 20  # k-means++ seeds on a weighted sample of SAMPLE_FACTOR * k 
 
 
 # ------------------------------------------------------------------------------- features
-
-
-def completions(num_remaining: int, num_new: int) -> np.ndarray:
-    """Positions (into the remaining deck) of every set of `num_new` next-round cards."""
-    combos = np.array(list(combinations(range(num_remaining), num_new)), dtype=np.int8)
-    return combos.reshape(-1, num_new)
 
 
 @njit(cache=True, nogil=True)
@@ -56,18 +47,13 @@ def _next_buckets(
     table: np.ndarray,
     out: np.ndarray,
 ) -> int:
-    n_seen = hands.shape[1]
-    n_new = combos.shape[1]
-    row = np.empty(n_seen + n_new, dtype=np.int8)
+    row = np.empty(hands.shape[1] + combos.shape[1], dtype=np.int8)
+    indices = np.empty(combos.shape[0], dtype=np.int64)
     bad = 0
     for h in range(hands.shape[0]):
-        remaining = _remaining_cards(hands[h], deck_size)
-        for t in range(n_seen):
-            row[t] = hands[h, t]
+        completion_indices(hands[h], deck_size, combos, blob, rnd, row, indices)
         for c in range(combos.shape[0]):
-            for t in range(n_new):
-                row[n_seen + t] = remaining[combos[c, t]]
-            idx = index_hand(row, rnd, blob)
+            idx = indices[c]
             if idx < 0:
                 bad += 1
                 out[h, c] = 0
@@ -178,6 +164,34 @@ def _greedy(
 
 
 @njit(cache=True, nogil=True)
+def _scratch(c: int, nb: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, mass, target, touched, used): work arrays of `_point_emd` for points of c
+    completions and centroids over nb next-round buckets."""
+    ids = np.empty(c, dtype=np.int64)
+    touched = np.empty(c + nb + 1, dtype=np.int64)
+    return ids, np.empty(c), np.empty(c), touched, np.zeros(nb)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _point_emd(
+    ids: np.ndarray,
+    mass: np.ndarray,
+    m: int,
+    cen: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    target: np.ndarray,
+    touched: np.ndarray,
+    used: np.ndarray,
+) -> float:
+    """`_greedy` EMD of a point to centroid `cen`, leaving `used` zeroed again."""
+    cost, nt = _greedy(ids, mass, m, cen, used, ground, order, target, touched)
+    for t in range(nt):
+        used[touched[t]] = 0.0
+    return cost
+
+
+@njit(cache=True, nogil=True)
 def _run_lengths(row: np.ndarray, ids: np.ndarray, mass: np.ndarray) -> int:
     """Sorted bucket ids -> distinct ids with masses (count / len); returns how many."""
     c = row.shape[0]
@@ -195,19 +209,14 @@ def _run_lengths(row: np.ndarray, ids: np.ndarray, mass: np.ndarray) -> int:
 @njit(cache=True, nogil=True)
 def _approx_emd_dense(p: np.ndarray, q: np.ndarray, ground: np.ndarray, order: np.ndarray) -> float:
     k = p.shape[0]
-    ids = np.empty(k, dtype=np.int64)
-    mass = np.empty(k)
+    ids, mass, target, touched, used = _scratch(k, k)
     m = 0
     for b in range(k):
         if p[b] > 0.0:
             ids[m] = b
             mass[m] = p[b]
             m += 1
-    used = np.zeros(k)
-    target = np.empty(k)
-    touched = np.empty(m + k + 1, dtype=np.int64)
-    cost, _ = _greedy(ids, mass, m, q, used, ground, order, target, touched)
-    return cost
+    return _point_emd(ids, mass, m, q, ground, order, target, touched, used)
 
 
 def approx_emd(p: np.ndarray, q: np.ndarray, ground: np.ndarray, order: np.ndarray) -> float:
@@ -231,19 +240,10 @@ def _distances_to(
     out: np.ndarray,
 ) -> None:
     """Approximate EMD of every point row (sorted bucket ids) to one dense centroid."""
-    c = points.shape[1]
-    k = centroid.shape[0]
-    ids = np.empty(c, dtype=np.int64)
-    mass = np.empty(c)
-    target = np.empty(c)
-    touched = np.empty(c + k + 1, dtype=np.int64)
-    used = np.zeros(k)
+    ids, mass, target, touched, used = _scratch(points.shape[1], centroid.shape[0])
     for q in range(points.shape[0]):
         m = _run_lengths(points[q], ids, mass)
-        cost, nt = _greedy(ids, mass, m, centroid, used, ground, order, target, touched)
-        out[q] = cost
-        for t in range(nt):
-            used[touched[t]] = 0.0
+        out[q] = _point_emd(ids, mass, m, centroid, ground, order, target, touched, used)
 
 
 _LB_SLACK = 1e-9  # relative margin: a float lower bound must never prune a near-tie
@@ -270,11 +270,7 @@ def _assign(
     n, c = points.shape
     k, nb = centroids.shape
     d = emb_points.shape[1]
-    ids = np.empty(c, dtype=np.int64)
-    mass = np.empty(c)
-    target = np.empty(c)
-    touched = np.empty(c + nb + 1, dtype=np.int64)
-    used = np.zeros(nb)
+    ids, mass, target, touched, used = _scratch(c, nb)
     lb = np.zeros(k)
     computed = 0
     for q in range(n):
@@ -291,17 +287,13 @@ def _assign(
                 if lb[j] < low:
                     low = lb[j]
                     start = j
-        best, nt = _greedy(ids, mass, m, centroids[start], used, ground, order, target, touched)
-        for t in range(nt):
-            used[touched[t]] = 0.0
+        best = _point_emd(ids, mass, m, centroids[start], ground, order, target, touched, used)
         computed += 1
         label = start
         for j in range(k):
             if j == start or (d > 0 and lb[j] > best * (1.0 + _LB_SLACK) + 1e-12):
                 continue
-            g, nt = _greedy(ids, mass, m, centroids[j], used, ground, order, target, touched)
-            for t in range(nt):
-                used[touched[t]] = 0.0
+            g = _point_emd(ids, mass, m, centroids[j], ground, order, target, touched, used)
             computed += 1
             if g < best or (g == best and j < label):
                 best = g
@@ -365,7 +357,7 @@ def ground_from_histograms(
         _pairwise_rows(H, G, order, start, min(k, start + step), block)
         return start, block
 
-    for start, block in _ordered_map(rows, range(0, k, step), n_threads):
+    for start, block in ordered_map(rows, range(0, k, step), n_threads):
         out[start : start + block.shape[0]] = block
     return 0.5 * (out + out.T)
 
@@ -412,21 +404,6 @@ class PotentialState:
         )
 
 
-def _ordered_map(fn: Callable[[Any], Any], items: Any, n_threads: int) -> Iterator[Any]:
-    """``map`` over threads, results in input order."""
-    if n_threads <= 1:
-        yield from map(fn, items)
-        return
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        pending: deque[Future[Any]] = deque()
-        for it in items:
-            pending.append(pool.submit(fn, it))
-            if len(pending) >= 2 * n_threads:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-
-
 def assign(
     points: np.ndarray,
     centroids: np.ndarray,
@@ -467,7 +444,7 @@ def assign(
             )
         )
 
-    computed = sum(_ordered_map(work, range(0, n, CHUNK), n_threads))
+    computed = sum(ordered_map(work, range(0, n, CHUNK), n_threads))
     if stats is not None:
         stats.append(computed)
     return labels, dist

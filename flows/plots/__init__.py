@@ -1,0 +1,36 @@
+"""Figures of artifacts (`gameforge artifacts plot KEY`): one PNG per artifact, by stage.
+
+Each game's module keeps a `PLOTTERS` table from stage name to figure: adding a plot is a
+function there and one entry in its game's table. Helpers they share are in `common`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gameforge.artifacts import Artifact
+from gameforge.flows.plots import blokus, hearts, nlhe, poker
+from gameforge.flows.plots.common import Plotter
+from gameforge.stages.base import StageError
+
+
+def _merged(*tables: dict[str, Plotter]) -> dict[str, Plotter]:
+    merged: dict[str, Plotter] = {}
+    for table in tables:
+        for stage, plotter in table.items():
+            if stage in merged:
+                raise RuntimeError(f"two plots for stage {stage!r}")
+            merged[stage] = plotter
+    return merged
+
+
+PLOTTERS: dict[str, Plotter] = _merged(
+    poker.PLOTTERS, nlhe.PLOTTERS, hearts.PLOTTERS, blokus.PLOTTERS
+)
+
+
+def plot(artifact: Artifact, out: Path, hand: str | None = None) -> str:
+    """Write the artifact's figure to `out` (PNG); returns a one-line description."""
+    plotter = PLOTTERS.get(artifact.stage)
+    if plotter is None:
+        raise StageError(f"stage {artifact.stage!r} has no plot")
+    return plotter(artifact, out, hand)
