@@ -82,12 +82,7 @@ def cluster_features(
         raise StageError(f"{name}: k={k} exceeds the {points.shape[0]} distinct feature vectors")
     saved = ctx.writer.load_checkpoint(name)
     init: Any = KMeansState.from_arrays(saved) if saved is not None else None
-    if init is not None:
-        ctx.log(f"{name}: resuming k-means at iteration {init.iteration}")
-    bar = ctx.progress.start(f"{name} k-means iterations", params.max_iter)
-    if init is not None:
-        bar.advance(init.iteration)
-    checkpoint = iteration_checkpoints(ctx, name, bar, params.checkpoint_seconds)
+    checkpoint, bar = iteration_checkpoints(ctx, name, "k-means", params, init)
 
     state = kmeans(
         points,
@@ -132,9 +127,16 @@ def bucket_dtype(k: int) -> np.dtype:
 
 
 def iteration_checkpoints(
-    ctx: StageContext, name: str, bar: ProgressTask, seconds: float
-) -> Callable[[Any], None]:
-    """A k-means iteration callback: advance `bar`, checkpoint `name` every `seconds`."""
+    ctx: StageContext, name: str, desc: str, params: Any, init: Any
+) -> tuple[Callable[[Any], None], ProgressTask]:
+    """A k-means iteration callback and its bar `desc` (resumed at `init`'s iteration): the
+    callback advances the bar and checkpoints `name` every `params.checkpoint_seconds`."""
+    if init is not None:
+        ctx.log(f"{name}: resuming {desc} at iteration {init.iteration}")
+    bar = ctx.progress.start(f"{name} {desc} iterations", params.max_iter)
+    if init is not None:
+        bar.advance(init.iteration)
+    seconds = params.checkpoint_seconds
     last_save = time.monotonic()
 
     def checkpoint(state: Any) -> None:
@@ -144,7 +146,7 @@ def iteration_checkpoints(
             ctx.writer.save_checkpoint(name, state.to_arrays())
             last_save = time.monotonic()
 
-    return checkpoint
+    return checkpoint, bar
 
 
 def write_round(ctx: StageContext, suffix: str, result: dict[str, Any], k: int) -> None:

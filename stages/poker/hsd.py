@@ -76,15 +76,19 @@ def count_dtype(max_count: int) -> np.dtype:
     return np.dtype(np.uint64)
 
 
-_HS_CACHE: dict[str, np.ndarray] = {}
+_ARRAY_CACHE: dict[str, np.ndarray] = {}
 
 
-def load_hs_counts(path: str) -> np.ndarray:
-    """The river-hs counts as one in-memory array, loaded once per process (threads share it)."""
-    if path not in _HS_CACHE:
-        _HS_CACHE.clear()
-        _HS_CACHE[path] = np.asarray(zarr.open_array(path, mode="r")[:])
-    return _HS_CACHE[path]
+def cached_array(path: str) -> np.ndarray:
+    """A stored array in memory, loaded once per process (the chunk tasks' threads share it).
+
+    One array at a time: a stage's chunks all read the same one (river-hs counts, a bucket
+    table), and the previous one is dropped so memory stays bounded.
+    """
+    if path not in _ARRAY_CACHE:
+        _ARRAY_CACHE.clear()
+        _ARRAY_CACHE[path] = np.asarray(zarr.open_array(path, mode="r")[:])
+    return _ARRAY_CACHE[path]
 
 
 def compute_chunk(
@@ -111,7 +115,7 @@ def compute_chunk(
         missing,
         river.tables.blob,
         river.rounds - 1,
-        load_hs_counts(hs_path),
+        cached_array(hs_path),
         denominator,
         bins,
         count_dtype(max_count),

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import zarr
 from pydantic import Field
 
 from gameforge.artifacts import write_chunk
@@ -34,7 +33,7 @@ from gameforge.engines.poker.potential import (
 )
 from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.buckets import bucket_dtype, iteration_checkpoints, merge_rows
-from gameforge.stages.poker.hsd import chunk_hands, round_indexer
+from gameforge.stages.poker.hsd import cached_array, chunk_hands, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import hand_indexer
 from gameforge.stages.registry import stage
@@ -59,17 +58,6 @@ class PotentialParams(GameParams):
 def feature_name(round_: int) -> str:
     """Array holding each hand's sorted next-round bucket ids over its completions."""
     return f"next_round{round_}"
-
-
-_TABLES: dict[str, np.ndarray] = {}
-
-
-def load_table(path: str) -> np.ndarray:
-    """A bucket table as one in-memory array, loaded once per process (threads share it)."""
-    if path not in _TABLES:
-        _TABLES.clear()
-        _TABLES[path] = np.asarray(zarr.open_array(path, mode="r")[:])
-    return _TABLES[path]
 
 
 def next_indexer(game: GameDef, round_: int):  # type: ignore[no-untyped-def]
@@ -98,7 +86,7 @@ def compute_chunk(
         num_new,
         following.tables.blob,
         following.rounds - 1,
-        load_table(table_path),
+        cached_array(table_path),
     )
     write_chunk(partial_path, array, chunk_id, ids)
 
@@ -145,12 +133,7 @@ def _cluster(
     if saved is not None and int(saved.get("finished", 0)):
         ctx.log(f"{name}: k-means already finished before the interruption")
         return init  # type: ignore[return-value]
-    if init is not None:
-        ctx.log(f"{name}: resuming potential-aware k-means at iteration {init.iteration}")
-    bar = ctx.progress.start(f"{name} potential-aware k-means iterations", params.max_iter)
-    if init is not None:
-        bar.advance(init.iteration)
-    checkpoint = iteration_checkpoints(ctx, name, bar, params.checkpoint_seconds)
+    checkpoint, bar = iteration_checkpoints(ctx, name, "potential-aware k-means", params, init)
 
     state = potential_kmeans(
         points,
