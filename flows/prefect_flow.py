@@ -22,7 +22,6 @@ def _prefect_flow(name: str) -> Any:
     from gameforge.flows import specs
     from gameforge.flows.pipeline import run_plan
     from gameforge.flows.runtime import dask_executor
-    from gameforge.flows.specs import get_flow
     from gameforge.stages.runner import run_stage
 
     @task(cache_policy=NO_CACHE, persist_result=False)
@@ -55,7 +54,7 @@ def _prefect_flow(name: str) -> Any:
             if echo is not None:
                 echo(message)
 
-        spec = get_flow(name)
+        spec = specs.get_flow(name)
         params = spec.resolve(preset, overrides)
         stored = specs.stored_inputs(spec, stored_inputs or [])
         with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:
@@ -95,9 +94,8 @@ def run_flow(
 ) -> dict[str, dict]:
     """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds."""
     from gameforge.flows import specs
-    from gameforge.flows.specs import get_flow
 
-    spec = get_flow(name)
+    spec = specs.get_flow(name)
     spec.resolve(preset, overrides)  # fail fast on bad presets/overrides, before Prefect starts
     specs.stored_inputs(spec, list(stored_inputs or []))
     flow = _prefect_flow(name).with_options(flow_run_name=f"{name}-{preset}")

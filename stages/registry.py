@@ -55,19 +55,19 @@ def stage(
     `name.0`, `name.1`, ..."""
 
     def declare(run: RunFn) -> RunFn:
-        description = (run.__doc__ or "").strip().splitlines()[0] if run.__doc__ else ""
+        description = (run.__doc__ or "").strip().partition("\n")[0]
         register(
             Stage(
                 name,
                 version,
                 params,
                 run,
-                dict(inputs or {}),
-                description,
-                frozenset(optional),
-                frozenset(many),
-                check_inputs,
-            )  # fmt: skip
+                inputs=dict(inputs or {}),
+                description=description,
+                optional_inputs=frozenset(optional),
+                many_inputs=frozenset(many),
+                check_inputs=check_inputs,
+            )
         )
         return run
 

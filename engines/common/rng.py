@@ -23,5 +23,11 @@ def mix(x: np.uint64) -> np.uint64:
 @njit(cache=True, nogil=True, inline="always")
 def uniform(state: np.ndarray) -> float:
     """Next double in [0, 1) of a splitmix64 stream held in state[0]."""
-    state[0] += np.uint64(0x9E3779B97F4A7C15)
+    state[0] += GOLDEN_GAMMA
     return float(mix(state[0]) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def stream_seed(seed: int, index: int) -> np.uint64:
+    """The starting state of stream `index` of a seeded family (a deal, a game)."""
+    return mix(np.uint64(seed) * GOLDEN_GAMMA + np.uint64(index))

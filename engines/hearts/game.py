@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gameforge.engines.common.rng import mix, uniform
+from gameforge.engines.common.rng import stream_seed, uniform
 
 CLUBS, DIAMONDS, SPADES, HEARTS = 0, 1, 2, 3
 SUIT_CHARS = "cdsh"
@@ -300,7 +300,7 @@ def pass_cards(hand: int) -> int:
 def deal(seed: int, game: int, hands: np.ndarray) -> None:
     """Deal game `game` of a seeded sequence: 13 cards to each seat (counter-based RNG)."""
     rng = np.zeros(1, dtype=np.uint64)
-    rng[0] = mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(game))
+    rng[0] = stream_seed(seed, game)
     deck = np.arange(52)
     for i in range(51):
         j = i + int(uniform(rng) * (52 - i))

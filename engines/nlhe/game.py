@@ -33,7 +33,7 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
-from gameforge.engines.common.rng import mix, uniform
+from gameforge.engines.common.rng import mix, stream_seed, uniform
 from gameforge.engines.nlhe.encoding import StateEncoding
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.evaluator import get_tables
@@ -406,7 +406,7 @@ def deal_tables(
     for t in range(cards.shape[0]):
         deal = first_deal + t // dup
         if t % dup == 0:
-            state[0] = mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(deal))
+            state[0] = stream_seed(seed, deal)
             for c in range(deck_size):
                 deck[c] = c
             for c in range(n_cards):

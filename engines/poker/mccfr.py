@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from gameforge.engines.common.rng import mix, uniform
+from gameforge.engines.common.rng import stream_seed, uniform
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, TreeArrays, build_tree
 from gameforge.engines.poker.evaluator import EvalTables, get_tables
@@ -129,7 +129,7 @@ def subtree_ends(tree: BettingTree) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def shuffle_deal(seed: int, deal: int, state: np.ndarray, deck: np.ndarray, need: int) -> None:
     """Seed `state` from (seed, deal) and put a uniform `need`-card deal at the front of `deck`."""
-    state[0] = mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(deal))
+    state[0] = stream_seed(seed, deal)
     size = deck.shape[0]
     for i in range(size):
         deck[i] = i
