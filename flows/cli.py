@@ -225,10 +225,25 @@ def run_cmd(
     ] = 1,
     dashboard: DashboardOpt = False,
     stored_inputs: InputOpt = None,
+    with_nodes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--with",
+            help="Also run this optional node (repeatable), e.g. best-response in lhe-solve.",
+        ),
+    ] = None,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
     forced = force or []
-    _run(flow, preset, overrides, store, dask_address, forced, None, parallel_nodes, dashboard,
+    only = None
+    if with_nodes:
+        try:
+            from gameforge.flows.specs import get_flow
+
+            only = get_flow(flow).default_nodes(with_nodes)
+        except _user_errors() as exc:
+            _fail(str(exc))
+    _run(flow, preset, overrides, store, dask_address, forced, only, parallel_nodes, dashboard,
          stored_inputs)  # fmt: skip
 
 
@@ -518,6 +533,27 @@ def play_cmd(
     console.print(f"played {hands:,} hands at {host}:{port} with {view.artifact.key}")
 
 
+def _strategy_stage(
+    stage_name: str, key: str, values: dict[str, Any], store: Path, dask_address: str | None
+) -> tuple[Any, Any]:
+    """Run (or find) a stage whose one input is a stored strategy; (its artifact, the strategy)."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.runtime import dask_executor
+    from gameforge.stages.runner import run_stage
+
+    artifacts = ArtifactStore(store)
+    strategy = artifacts.open(key)
+    if strategy.stage != "cfr":
+        _fail(f"{strategy.key} is a {strategy.stage} artifact, not a cfr strategy")
+    params = {"game": strategy.params["game"], **values}
+    with RichProgress() as progress, dask_executor(dask_address, log=progress.echo) as executor:
+        result = run_stage(
+            stage_name, params, {"strategy": strategy.key}, store=artifacts, executor=executor,
+            progress=progress, log=progress.echo,
+        )  # fmt: skip
+    return artifacts.open(result.key), strategy
+
+
 @strategy_app.command("lbr")
 def strategy_lbr(
     key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
@@ -527,29 +563,50 @@ def strategy_lbr(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     store: StoreOpt = Path("store"),
 ) -> None:
-    """Local best response against a strategy: a lower bound of its exploitability, in mbb/g."""
-    import os
-
-    from gameforge.artifacts.store import ArtifactStore
-    from gameforge.stages.poker.strategy import StrategyView
-
+    """Local best response against a strategy (stage `lbr`, stored): a lower bound of its
+    exploitability, in mbb/g."""
     if deals < 2:
         _fail("--deals must be at least 2")
     try:
-        artifacts = ArtifactStore(store)
-        view = StrategyView(artifacts, artifacts.open(key))
-        with RichProgress() as progress:
-            bar = progress.start("LBR deals", deals)
-            mean, se = view.local_best_response(
-                deals, seed=seed, n_threads=os.cpu_count() or 1, progress=bar.advance
-            )
-            bar.close()
+        result, strategy = _strategy_stage(
+            "lbr", key, {"deals": deals, "seed": seed}, store, "local"
+        )
     except _user_errors() + (ValueError,) as exc:
         _fail(str(exc))
+    summary = result.meta["summary"]
     console.print(
-        f"{view.artifact.key}: LBR wins {mean:.1f} ± {1.96 * se:.1f} mbb/g (95%, {deals:,} deals "
-        "x 2 seats): the strategy's exploitability is at least about this",
+        f"{strategy.key}: LBR wins {summary['lbr_mbb_per_game']:.1f} ± "
+        f"{summary['half_width_95_mbb_per_game']:.1f} mbb/g (95%, {deals:,} deals x 2 seats): the "
+        f"exploitability is at least about this [{result.key}: gameforge stage lbr on "
+        f"{strategy.key}, deals={deals}, seed={seed}]",
         highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@strategy_app.command("br")
+def strategy_br(
+    key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
+    store: StoreOpt = Path("store"),
+    dask_address: DaskOpt = None,
+) -> None:
+    """Exact best response in the real game (stage `best-response`, stored, resumable): the
+    strategy's exploitability in mbb/g."""
+    try:
+        result, strategy = _strategy_stage("best-response", key, {}, store, dask_address)
+    except _user_errors() + (ValueError,) as exc:
+        _fail(str(exc))
+    summary = result.meta["summary"]
+    seats = summary["values_mbb_per_game"]
+    console.print(
+        f"{strategy.key}: exploitability {summary['exploitability_mbb_per_game']:.3f} mbb/g "
+        f"(best response as seat 0: {seats[0]:.3f}, as seat 1: {seats[1]:.3f}; exact, "
+        f"{summary['canonical_boards']:,} canonical boards) [{result.key}: gameforge stage "
+        f"best-response on {strategy.key}]",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
     )
 
 

@@ -37,8 +37,7 @@ def run_plan(
     context is copied into each), e.g. the independent learners of a flow; results do not
     depend on the order, since every artifact is addressed by its content.
     """
-    names = {n.name for n in spec.nodes}
-    wanted = set(only) if only is not None else names
+    wanted = set(only) if only is not None else set(spec.default_nodes())
     forced = {n.name for n in spec.nodes if n.name in force or n.stage in force}
     swept = spec.swept_stages()
     labels: list[str] = []  # one label per sweep value, e.g. "k=8"

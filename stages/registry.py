@@ -24,6 +24,8 @@ STAGE_MODULES = (
     "gameforge.stages.poker.potential",
     "gameforge.stages.poker.cfr",
     "gameforge.stages.poker.league",
+    "gameforge.stages.poker.best_response",
+    "gameforge.stages.poker.lbr",
     "gameforge.stages.nlhe",
     "gameforge.stages.hearts",
     "gameforge.stages.blokus",

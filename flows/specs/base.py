@@ -14,12 +14,14 @@ class Node:
     """One stage in a flow; `inputs` maps the stage's input names to earlier nodes' names.
 
     A flow that runs a stage more than once (one `nlhe-train` per generation) gives each run
-    its own `id`; otherwise the node is named after its stage.
+    its own `id`; otherwise the node is named after its stage. An `optional` node runs only
+    when asked for (`gameforge run FLOW --with NODE`, or `stage run`).
     """
 
     stage: str
     inputs: dict[str, str] = field(default_factory=dict)
     id: str = ""
+    optional: bool = False
 
     @property
     def name(self) -> str:
@@ -61,6 +63,17 @@ class FlowSpec:
             if node.stage == name:
                 return node
         raise StageError(f"flow {self.name} has no stage {name!r}")
+
+    def default_nodes(self, extra: list[str] | None = None) -> list[str]:
+        """Nodes a plain run runs (all but the optional ones), plus the optional `extra`."""
+        asked = set(extra or [])
+        unknown = sorted(asked - {n.name for n in self.nodes} - {n.stage for n in self.nodes})
+        if unknown:
+            optional = ", ".join(n.name for n in self.nodes if n.optional) or "none"
+            raise ValueError(
+                f"flow {self.name} has no node {unknown[0]!r} (optional nodes: {optional})"
+            )
+        return [n.name for n in self.nodes if not n.optional or n.name in asked or n.stage in asked]
 
     def upstream(self, name: str) -> list[str]:
         """Node `name` (or the first running stage `name`) and all it depends on, in run order."""

@@ -80,9 +80,16 @@ LHE_SOLVE = FlowSpec(
     nodes=(
         *LHE_ABSTRACTION.nodes,
         Node("cfr", inputs={"middle_buckets": "hsd-buckets", "river_buckets": "ochs-buckets"}),
+        # The real game's exploitability of each solve: `--with best-response` (hours on full
+        # Hold'em, minutes on the short decks).
+        Node("best-response", inputs={"strategy": "cfr"}, optional=True),
     ),
     presets={
-        name: {**stages, "cfr": {"game": stages["ochs-buckets"]["game"], **_SOLVE[name]}}
+        name: {
+            **stages,
+            "cfr": {"game": stages["ochs-buckets"]["game"], **_SOLVE[name]},
+            "best-response": {"game": stages["ochs-buckets"]["game"]},
+        }
         for name, stages in LHE_ABSTRACTION.presets.items()
     },
 )

@@ -105,11 +105,11 @@ class StrategyView:
             text += " | " + format_cards(parse_cards(board, g.num_ranks, g.num_suits), g.num_suits)
         return text
 
-    def local_best_response(
+    def local_best_response_deals(
         self, deals: int, seed: int = 0, n_threads: int = 1, progress: Any = None
-    ) -> tuple[float, float]:
-        """LBR's winnings against this strategy in the real game: (mean, standard error) in
-        mbb/g, a lower bound of its exploitability (see `gameforge.engines.poker.lbr`)."""
+    ) -> np.ndarray:
+        """LBR's winnings (chips, mean of both seats) on each of `deals` seeded deals against
+        this strategy in the real game (see `gameforge.engines.poker.lbr`)."""
         from gameforge.engines.poker.lbr import local_best_response
         from gameforge.engines.poker.mccfr import lossless_tables
 
@@ -118,7 +118,7 @@ class StrategyView:
             if self.abstraction is not None
             else lossless_tables(self.game)
         )
-        wins = local_best_response(
+        return local_best_response(
             self.game,
             tables,
             np.asarray(self.average[:]),
@@ -129,6 +129,3 @@ class StrategyView:
             n_threads=n_threads,
             progress=progress,
         )
-        scale = 1000.0 / float(max(self.game.blind))
-        se = wins.std(ddof=1) / np.sqrt(wins.size) if wins.size > 1 else float("nan")
-        return float(wins.mean() * scale), float(se * scale)

@@ -1,0 +1,149 @@
+"""Stage `best-response`: the streamed real-game best response equals the enumerated one,
+always-fold loses exactly its blinds, a killed run resumes to the same bytes, LBR stays below."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from gameforge.artifacts import ArtifactStore
+from gameforge.engines.poker.best_response import BestResponse, canonical_boards, solve_small
+from gameforge.engines.poker.betting import DECISION, FOLD
+from gameforge.engines.poker.cfr import Solver, build_cards
+from gameforge.engines.poker.mccfr import deal_tables, lossless_tables
+from gameforge.engines.poker.shipped_games import load_game
+from gameforge.stages.poker.hsd import round_indexer
+from gameforge.stages.runner import run_stage
+from tests.poker_helpers import LEDUC, CrashAfter, quiet
+
+FLOP = "holdem5.flop.limit.2p"
+
+
+def _engine(game, solver: Solver, strategy: np.ndarray, tables) -> BestResponse:
+    return BestResponse(
+        game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup, tables.evaluator
+    )
+
+
+@pytest.mark.parametrize("name", ["kuhn.limit.2p", LEDUC, FLOP])
+def test_streamed_best_response_equals_the_enumerated_one_lossless(name):
+    """Both seats' best-response values match the whole-tree enumeration to 1e-9, for uniform
+    play and for a partly solved strategy, and the per-board shares add up to them."""
+    game = load_game(name)
+    solver = Solver(game, plus=True)
+    tables = lossless_tables(game)
+    for strategy in (solver.sigma.copy(), None):
+        if strategy is None:
+            solver.iterate(7)
+            strategy = solver.average_strategy()
+        result = solve_small(_engine(game, solver, strategy, tables))
+        expected = [solver.best_response_value(p, strategy) for p in (0, 1)]
+        assert result.values == pytest.approx(expected, abs=1e-9)
+        shares = result.board_contribution.sum(axis=0) + result.fold_contribution
+        assert shares == pytest.approx(result.values, abs=1e-9)
+
+
+def test_streamed_best_response_equals_the_enumerated_one_abstract():
+    """An imperfect-recall card abstraction (random buckets of the flop): still equal."""
+    game = load_game(FLOP)
+    indexers = [round_indexer(game, r) for r in range(game.num_rounds)]
+    flop_size = indexers[1].size(indexers[1].rounds - 1)
+    table = np.random.default_rng(3).integers(0, 12, flop_size).astype(np.int32)
+    tables = deal_tables(game, indexers, [None, table], [indexers[0].size(0), 12])
+
+    def bucketer(round_: int, cards: np.ndarray) -> np.ndarray:
+        ix = indexers[round_]
+        index = ix.index(cards, ix.rounds - 1).astype(np.int64)
+        return index if round_ == 0 else table[index].astype(np.int64)
+
+    cards = build_cards(game, bucketer, tables.num_buckets)
+    solver = Solver(game, cards)
+    solver.iterate(5)
+    strategy = solver.average_strategy()
+    result = solve_small(_engine(game, solver, strategy, tables))
+    expected = [solver.best_response_value(p, strategy) for p in (0, 1)]
+    assert result.values == pytest.approx(expected, abs=1e-9)
+
+
+def test_canonical_boards_cover_every_board_once():
+    """Suit isomorphism: Hold'em's 22,100 flops fall into the 1,755 canonical ones."""
+    boards = canonical_boards(load_game("holdem.limit.2p.reverse_blinds"), 1)
+    assert boards.weight.size == 1755 and boards.weight.sum() == 22100
+    leduc = canonical_boards(load_game(LEDUC), 1)
+    assert leduc.weight.tolist() == [2, 2, 2]
+
+
+def test_always_fold_loses_exactly_its_blinds():
+    """A strategy that folds whenever it faces a bet (and checks otherwise), blinds 5/10.
+
+    As the big blind it loses 10 chips: the small blind raises and it folds (limping works too:
+    it checks, and folds to the first bet after). As the small blind it folds at once and loses
+    5. A best response wins (10 + 5) / 2 = 7.5 chips a game = 750 mbb/g, in every game with
+    these blinds, whatever the deck.
+    """
+    game = load_game(FLOP)
+    solver = Solver(game)
+    strategy = np.zeros_like(solver.sigma)
+    strategy[:, 1] = 1.0
+    tree, nbk = solver.tree, solver.cards.num_buckets
+    for node in np.flatnonzero(tree.kind == DECISION):
+        if tree.children[node, FOLD] >= 0:
+            r = int(tree.round[node])
+            start, step = solver.offsets[r] + tree.slot[node], int(solver.ndec[r])
+            strategy[start : start + nbk[r] * step : step] = [1.0, 0.0, 0.0]
+    result = solve_small(_engine(game, solver, strategy, lossless_tables(game)))
+    assert result.values.mean() / 10.0 * 1000.0 == pytest.approx(750.0, abs=1e-9)
+
+
+def test_stage_resumes_bit_identical_and_lbr_stays_below(store, tmp_path):
+    """The stage on a short-deck solve: killed after two chunks, resumed to the same bytes as an
+    uninterrupted run; equal to the enumerated best response of the stored (float32) strategy;
+    the `lbr` stage's estimate is not above it; `strategy br` prints one line."""
+    solve = run_stage(
+        "cfr", {"game": FLOP, "algorithm": "cfr+", "iterations": 5}, store=store, log=quiet
+    ).key
+    params = {"game": FLOP, "boards_per_chunk": 3}
+    with pytest.raises(CrashAfter.Boom):
+        run_stage(
+            "best-response", params, {"strategy": solve}, store=store,
+            progress=CrashAfter(2, only="best response"), log=quiet,
+        )  # fmt: skip
+    logs: list[str] = []
+    resumed = run_stage("best-response", params, {"strategy": solve}, store=store, log=logs.append)
+    assert any("resuming board_values" in line for line in logs), logs
+    clean_store = ArtifactStore(tmp_path / "clean")
+    clean_solve = run_stage(
+        "cfr", {"game": FLOP, "algorithm": "cfr+", "iterations": 5}, store=clean_store, log=quiet
+    ).key
+    clean = run_stage(
+        "best-response", params, {"strategy": clean_solve}, store=clean_store, log=quiet
+    )
+    assert resumed.key == clean.key
+    a = store.open(resumed.key).meta["arrays"]
+    b = clean_store.open(clean.key).meta["arrays"]
+    assert {k: v["checksum"] for k, v in a.items()} == {k: v["checksum"] for k, v in b.items()}
+
+    art = store.open(resumed.key)
+    stored = np.asarray(store.open(solve)["average_strategy"][:], dtype=np.float64)
+    solver = Solver(load_game(FLOP))
+    expected = [solver.best_response_value(p, stored) for p in (0, 1)]
+    assert np.asarray(art["values"][:]) == pytest.approx(expected, abs=1e-9)
+    summary = art.meta["summary"]
+    assert summary["exploitability_chips"] == pytest.approx(np.mean(expected), abs=1e-9)
+
+    lbr = run_stage(
+        "lbr", {"game": FLOP, "deals": 400, "seed": 2}, {"strategy": solve}, store=store, log=quiet
+    )
+    lbr_summary = store.open(lbr.key).meta["summary"]
+    low = lbr_summary["lbr_mbb_per_game"] - lbr_summary["half_width_95_mbb_per_game"]
+    assert low <= summary["exploitability_mbb_per_game"]
+
+    from gameforge.flows.cli import app
+
+    out = CliRunner().invoke(
+        app, ["strategy", "br", solve, "--store", str(store.root), "--dask-address", "local"]
+    )
+    assert out.exit_code == 0, out.output
+    line = out.output.strip().splitlines()[-1]
+    assert f"{summary['exploitability_mbb_per_game']:.3f} mbb/g" in line and resumed.key in line
