@@ -171,3 +171,34 @@ def test_strategy_lbr_cli(short_solve):
     )
     assert result.exit_code == 0, result.output
     assert "LBR wins" in result.output and "mbb/g" in result.output
+
+
+FULL_TRAVERSAL = ("cfr", "cfr+")
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"algorithm": "cfr"},
+        {"algorithm": "cfr+"},
+        {"algorithm": "cfr", "averaging": 1.0},
+        {"algorithm": "chance", "plus": True, "averaging": 1.0},
+        {"algorithm": "external"},
+    ],
+    ids=["cfr", "cfr+", "linear", "chance+", "external"],
+)
+def test_extending_a_solve_equals_solving_the_total_at_once(store, settings):
+    """A run extended through `parent` ends with the same strategy sums as one run of the total
+    length (the current strategy is re-derived from the parent's regrets, not reset)."""
+    total = 40 if settings["algorithm"] in FULL_TRAVERSAL else 4000
+    base = {"game": LEDUC, "evaluations": 0, **settings}
+    parent = run_stage("cfr", {**base, "iterations": total // 2}, store=store, log=quiet).key
+    extended = run_stage(
+        "cfr", {**base, "iterations": total}, {"parent": parent}, store=store, log=quiet
+    ).key
+    at_once = run_stage(
+        "cfr", {**base, "iterations": total}, store=ArtifactStore(store.root / "fresh"), log=quiet
+    ).key
+    fresh = ArtifactStore(store.root / "fresh").open(at_once)
+    for name in ("strategy_sum", "regret", "average_strategy"):
+        assert np.array_equal(np.asarray(store.open(extended)[name][:]), np.asarray(fresh[name][:]))

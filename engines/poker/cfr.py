@@ -464,6 +464,14 @@ class Solver:
             total += np.where(ok, v, 0.0)
         return total
 
+    def restore(self, regret: np.ndarray, avg: np.ndarray, iteration: int) -> None:
+        """Continue from saved regrets and strategy sums after `iteration` iterations: the
+        current strategy is re-derived from the regrets, as the saved run had it."""
+        self.regret[:] = regret
+        self.avg[:] = avg
+        self.iteration = int(iteration)
+        _regret_matching(self.regret, self.legal, self.sigma)
+
     def iterate(self, iterations: int = 1) -> None:
         """Run CFR iterations with alternating updates (player 0, then player 1)."""
         for _ in range(iterations):

@@ -399,6 +399,13 @@ class SampledSolver:
         """Information sets of the abstract game, both players."""
         return int(self.regret.shape[0])
 
+    def restore(self, regret: np.ndarray, avg: np.ndarray, iteration: int) -> None:
+        """Continue from saved regrets and strategy sums after `iteration` iterations (deals are
+        a function of seed and iteration, so nothing else carries over)."""
+        self.regret[:] = regret
+        self.avg[:] = avg
+        self.iteration = int(iteration)
+
     def iterate(self, iterations: int = 1) -> None:
         """Run `iterations` more sampled iterations (deterministic for the seed)."""
         self.nodes_visited += _run(

@@ -110,7 +110,7 @@ def _eval_points(total: int, count: int) -> list[int]:
 
 @stage(
     "cfr",
-    3,
+    4,
     CFRParams,
     inputs={
         "middle_buckets": "hsd-buckets|potential-buckets",
@@ -140,9 +140,7 @@ def run(ctx: StageContext) -> dict:
         start_iteration = _load_parent(ctx, solver, curve)
     saved = ctx.writer.load_checkpoint("cfr")
     if saved is not None:
-        solver.regret[:] = saved["regret"]
-        solver.avg[:] = saved["avg"]
-        solver.iteration = int(saved["iteration"])
+        solver.restore(saved["regret"], saved["avg"], int(saved["iteration"]))
         for name in curve:
             curve[name] = [float(v) for v in saved[f"curve_{name}"]]
         ctx.log(f"cfr: resuming at iteration {solver.iteration:,}")
@@ -257,9 +255,7 @@ def _load_parent(ctx: StageContext, solver: Any, curve: dict[str, list[float]]) 
         raise StageError(
             f"cfr: parent already has {done:,} iterations (asked {params.iterations:,})"
         )
-    solver.regret[:] = parent["regret"][:]
-    solver.avg[:] = parent["strategy_sum"][:]
-    solver.iteration = done
+    solver.restore(parent["regret"][:], parent["strategy_sum"][:], done)
     for name in curve:
         curve[name] = [float(v) for v in np.asarray(parent[f"curve_{name}"][:])]
     ctx.log(f"cfr: continuing {parent.key} from iteration {done:,}")
