@@ -351,6 +351,25 @@ def artifacts_show(
         console.print("  summary:")
         for name, value in meta["summary"].items():
             console.print(f"    {name}: {value}", highlight=False)
+    if meta["stage"] == "cfr":
+        from gameforge.stages.poker.best_response import measured_exploitability
+
+        known = measured_exploitability(artifacts, meta["key"])
+        if "exact_key" in known:
+            console.print(
+                f"  real-game exploitability: {known['exact_mbb_per_game']:.3f} mbb/g (exact, "
+                f"{known['exact_key']})",
+                highlight=False,
+            )
+        for lbr_key, mean, half in known.get("lbr", []):
+            console.print(
+                f"  LBR lower bound: {mean:.1f} ± {half:.1f} mbb/g ({lbr_key})", highlight=False
+            )
+        if not known:
+            console.print(
+                f"  real-game exploitability: not computed (gameforge strategy br {meta['key']})",
+                highlight=False,
+            )
     if meta["dependents"]:
         console.print("  used by: " + ", ".join(meta["dependents"]))
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gameforge.artifacts import Artifact
+from gameforge.artifacts import Artifact, ArtifactStore
 from gameforge.engines.poker.cards import RANK_CHARS
 from gameforge.flows.plots.common import (
     Plotter,
@@ -19,6 +19,7 @@ from gameforge.flows.plots.common import (
     title_hand,
 )
 from gameforge.stages.base import StageError
+from gameforge.stages.poker.best_response import measured_exploitability
 
 # The paper's example hands (Limit Hold'em abstraction paper, figures of HSD and OCHS).
 PAPER_FLOP_HAND = "Jc9h4d5d9d"
@@ -166,10 +167,16 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
         raise StageError(f"{artifact.key} recorded no evaluation points (evaluations=0)")
     bb = float(artifact.meta["summary"]["big_blind"])
     has_exact = bool(np.isfinite(exact).any())
+    real = measured_exploitability(ArtifactStore(artifact.path.parent.parent), artifact.key)
     with figure(out, ncols=2, figsize=(11, 4)) as (fig, axes):
         for ax, x, label in ((axes[0], iterations, "iterations"), (axes[1], seconds, "seconds")):
             if has_exact:
                 ax.loglog(x, exact / bb * 1000, marker="o", label="exploitability (exact)")
+            if "exact_mbb_per_game" in real and not has_exact:
+                ax.loglog(
+                    [x[-1]], [real["exact_mbb_per_game"]], marker="*", markersize=14,
+                    linestyle="none", label="real-game exploitability (best-response stage)",
+                )  # fmt: skip
             ax.loglog(x, bound / bb * 1000, marker=".", linestyle="--", label="positive regret / T")
             ax.set_xlabel(label)
             ax.set_ylabel("mbb/g")
@@ -177,9 +184,13 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
             ax.legend()
         algorithm = artifact.params["algorithm"]
         fig.suptitle(f"{artifact.key}: {algorithm} on {artifact.params['game']}")
-    final = exact[-1] if has_exact else bound[-1]
-    what = "exploitability" if has_exact else "positive regret per iteration"
-    return f"{what} {final / bb * 1000:.2f} mbb/g after {int(iterations[-1]):,} iterations"
+    if "exact_mbb_per_game" in real:
+        final_mbb, what = real["exact_mbb_per_game"], "real-game exploitability"
+    elif has_exact:
+        final_mbb, what = exact[-1] / bb * 1000, "exploitability"
+    else:
+        final_mbb, what = bound[-1] / bb * 1000, "positive regret per iteration"
+    return f"{what} {final_mbb:.2f} mbb/g after {int(iterations[-1]):,} iterations"
 
 
 def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
@@ -197,6 +208,28 @@ def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     return "ranking " + " > ".join(summary["ranking"])
 
 
+def plot_best_response(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """Where the best response wins: each canonical board's share of both seats' values."""
+    share = np.asarray(artifact["board_contribution"][:])  # (boards, 2) chips
+    summary = artifact.meta["summary"]
+    scale = 1000.0 / float(summary["big_blind"])
+    with figure(out, ncols=2, figsize=(11, 4)) as (fig, axes):
+        for seat, ax in enumerate(axes):
+            values = np.sort(share[:, seat] * scale)[::-1]
+            ax.plot(np.arange(values.size), values, drawstyle="steps-mid")
+            ax.axhline(0.0, color="grey", linewidth=0.8)
+            ax.set_xlabel("canonical boards of the first board round, by share")
+            ax.set_ylabel("mbb/g from the board's orbit")
+            seat_value = summary["values_mbb_per_game"][seat]
+            ax.set_title(f"best response as seat {seat}: {seat_value:.2f} mbb/g")
+            ax.grid(True, alpha=0.3)
+        fig.suptitle(
+            f"{artifact.key}: exploitability {summary['exploitability_mbb_per_game']:.3f} mbb/g "
+            f"of {summary['strategy']}"
+        )
+    return f"exploitability {summary['exploitability_mbb_per_game']:.3f} mbb/g (exact)"
+
+
 PLOTTERS: dict[str, Plotter] = {
     "river-hs": plot_river_hs,
     "hsd": plot_hsd,
@@ -207,4 +240,5 @@ PLOTTERS: dict[str, Plotter] = {
     "potential-buckets": plot_buckets,
     "cfr": plot_cfr,
     "league": plot_league,
+    "best-response": plot_best_response,
 }

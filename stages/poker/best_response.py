@@ -135,3 +135,20 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "big_blind": big_blind,
         "seconds": round(time.monotonic() - t0, 3),
     }
+
+
+def measured_exploitability(store: ArtifactStore, cfr_key: str) -> dict[str, Any]:
+    """What the store knows of a strategy's real-game exploitability: the exact figure (from a
+    `best-response` artifact) and LBR's lower bounds (from `lbr` artifacts), each with its key."""
+    found: dict[str, Any] = {}
+    for key in store.dependents(cfr_key):
+        other = store.open(key)
+        summary = other.meta.get("summary", {})
+        if other.stage == "best-response":
+            found["exact_mbb_per_game"] = summary["exploitability_mbb_per_game"]
+            found["exact_key"] = key
+        elif other.stage == "lbr":
+            found.setdefault("lbr", []).append(
+                (key, summary["lbr_mbb_per_game"], summary["half_width_95_mbb_per_game"])
+            )
+    return found
