@@ -3,11 +3,13 @@ whole game: seconds per board, public-node x hand updates per second, and wall t
 workers (every canonical board costs about the same: each deals the same later cards).
 
     .venv/bin/python bench/bench_best_response.py CFR_KEY --store /tmp/paper --boards 3
+    .venv/bin/python bench/bench_best_response.py --against-enumerated   # small games, side by side
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from math import comb
 
@@ -31,8 +33,42 @@ def node_hand_updates(br) -> float:
     return total
 
 
+def against_enumerated() -> None:
+    """The streamed best response beside the enumerated one (`engines.poker.cfr.Solver`), same
+    partly solved strategy, both seats, median of 5 after a warm-up."""
+    from gameforge.engines.poker.best_response import BestResponse, solve_small
+    from gameforge.engines.poker.cfr import Solver
+    from gameforge.engines.poker.mccfr import lossless_tables
+    from gameforge.engines.poker.shipped_games import load_game
+
+    for name in ("leduc.limit.2p", "holdem5.flop.limit.2p"):
+        game = load_game(name)
+        solver = Solver(game, plus=True)
+        solver.iterate(5)
+        strategy = solver.average_strategy()
+        tables = lossless_tables(game)
+        br = BestResponse(
+            game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup,
+            tables.evaluator,
+        )  # fmt: skip
+        old, new = [], []
+        for _ in range(6):
+            t = time.perf_counter()
+            expected = [solver.best_response_value(p, strategy) for p in (0, 1)]
+            old.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            got = solve_small(br).values
+            new.append(time.perf_counter() - t)
+        assert np.allclose(got, expected, atol=1e-9)
+        a, b = np.median(old[1:]), np.median(new[1:])
+        print(f"{name}: enumerated {a * 1e3:.1f} ms, streamed {b * 1e3:.1f} ms, ratio {a / b:.1f}x")
+
+
 def main() -> None:
     """Time `--boards` canonical boards and print the projection."""
+    if "--against-enumerated" in sys.argv:
+        against_enumerated()
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("key")
     ap.add_argument("--store", default="store")
