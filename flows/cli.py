@@ -354,7 +354,7 @@ def artifacts_show(
     if meta["stage"] == "cfr":
         from gameforge.stages.poker.best_response import measured_exploitability
 
-        known = measured_exploitability(artifacts, meta["key"])
+        known = measured_exploitability(artifacts, meta["dependents"])
         if "exact_key" in known:
             console.print(
                 f"  real-game exploitability: {known['exact_mbb_per_game']:.3f} mbb/g (exact, "

@@ -26,16 +26,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations, permutations
-from math import comb
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, BettingTree, TreeArrays
+from gameforge.engines.poker.cfr import deals_after, num_deals
 from gameforge.engines.poker.evaluator import EvalTables
 from gameforge.engines.poker.isomorphism import HandIndexer
-from gameforge.engines.poker.mccfr import BucketLookup, hand_value, lookup_bucket
+from gameforge.engines.poker.mccfr import BucketLookup, hand_buckets, hand_value
+
+
+class LayoutArrays(NamedTuple):
+    """The arrays of a `Layout` that the kernels read, passed as one argument."""
+
+    round_list: np.ndarray
+    round_start: np.ndarray
+    local: np.ndarray
+    entry_end: np.ndarray
+    entry_id: np.ndarray
+
+
+class Policy(NamedTuple):
+    """A strategy in the solver's bucket-major layout: row offsets[r] + bucket * ndec[r] + slot."""
+
+    strategy: np.ndarray  # (information sets, 3)
+    offsets: np.ndarray  # (R,) int64
+    ndec: np.ndarray  # (R,) int64 decision slots per round
 
 
 @dataclass(frozen=True)
@@ -49,9 +68,12 @@ class Layout:
     entry_end: np.ndarray  # (N,) for an entry node: one past its round's last node under it
     entries: tuple[np.ndarray, ...]  # per round: entry node ids (the root; then calls into it)
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    @property
+    def arrays(self) -> LayoutArrays:
         """The arrays the kernels read."""
-        return self.round_list, self.round_start, self.local, self.entry_end
+        return LayoutArrays(
+            self.round_list, self.round_start, self.local, self.entry_end, self.entry_id
+        )
 
 
 def layout(tree: BettingTree, num_rounds: int) -> Layout:
@@ -133,26 +155,6 @@ def hand_classes(game: GameDef, hands: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return cls, np.bincount(cls, minlength=int(indexer.size(0))).astype(np.int64)
 
 
-def deals_after(game: GameDef) -> np.ndarray:
-    """(R,) board completions still to come after round r, once both hands are dealt."""
-    out = np.ones(game.num_rounds)
-    for r in range(game.num_rounds):
-        left = game.deck_size - 2 * game.num_hole_cards - game.board_cards_through(r)
-        for size in game.num_board_cards[r + 1 :]:
-            out[r] *= float(comb(left, size))
-            left -= size
-    return out
-
-
-def num_deals(game: GameDef) -> float:
-    """Equally likely complete deals: both hands and the whole board."""
-    deals, left = 1.0, game.deck_size
-    for size in (game.num_hole_cards, game.num_hole_cards, *game.num_board_cards):
-        deals *= float(comb(left, size))
-        left -= size
-    return deals
-
-
 # ------------------------------------------------------------------------------- kernels
 
 
@@ -167,19 +169,10 @@ def board_buckets(
     out: np.ndarray,
 ) -> None:
     """Bucket in round r of every hand on `board[:nb]`; -1 where it shares a card with it."""
-    nh = hands.shape[1]
     bits = np.uint64(0)
-    row = np.empty(nh + nb, dtype=np.int8)
     for t in range(nb):
         bits |= np.uint64(1) << np.uint64(board[t])
-        row[nh + t] = board[t]
-    for h in range(hands.shape[0]):
-        if hand_bits[h] & bits:
-            out[h] = -1
-            continue
-        for t in range(nh):
-            row[t] = hands[h, t]
-        out[h] = lookup_bucket(row, nh + nb, r, lookup)
+    hand_buckets(hands, board, r, nb, lookup, bits, hand_bits, out)
 
 
 @njit(cache=True, nogil=True)
@@ -247,20 +240,16 @@ def _entry_down(
     bk: np.ndarray,
     base: int,
     tree: TreeArrays,
-    round_list: np.ndarray,
-    round_start: np.ndarray,
-    local: np.ndarray,
-    entry_end: np.ndarray,
-    entry_id: np.ndarray,
-    strategy: np.ndarray,
-    offsets: np.ndarray,
-    ndec: np.ndarray,
+    lay: LayoutArrays,
+    policy: Policy,
     reach: np.ndarray,
     exit_reach: np.ndarray,
     exit_alive: np.ndarray,
 ) -> None:
     """Both players' reach at every round-r node under one entry (rows local - base), and at
     the calls that leave the round (rows entry_id of the next round's entry)."""
+    round_list, round_start, local, entry_end, entry_id = lay
+    strategy, offsets, ndec = policy
     kind, player, rnd, spent, children, slot = tree
     H = bk.shape[0]
     s = local[g_entry]
@@ -302,11 +291,7 @@ def _entry_up(
     bk: np.ndarray,
     base: int,
     tree: TreeArrays,
-    round_list: np.ndarray,
-    round_start: np.ndarray,
-    local: np.ndarray,
-    entry_end: np.ndarray,
-    entry_id: np.ndarray,
+    lay: LayoutArrays,
     hands: np.ndarray,
     deck: int,
     fold_scale: float,
@@ -318,6 +303,7 @@ def _entry_up(
 ) -> None:
     """Both seats' best-response values at every node of a round that is not the last under one
     entry, bottom-up (folds and the calls leaving the round end it); the entry's into out."""
+    round_list, round_start, local, entry_end, entry_id = lay
     kind, player, rnd, spent, children, slot = tree
     H = bk.shape[0]
     s = local[g_entry]
@@ -385,10 +371,7 @@ def _entry_program(
     e: int,
     r: int,
     tree: TreeArrays,
-    round_list: np.ndarray,
-    round_start: np.ndarray,
-    local: np.ndarray,
-    entry_end: np.ndarray,
+    lay: LayoutArrays,
     fold_scale: float,
     prog: np.ndarray,
     scale: np.ndarray,
@@ -397,6 +380,7 @@ def _entry_program(
     local, slot, column) per local node j; showdown columns first, then folds, two per
     terminal (seat 0's value, seat 1's); scale[col] the stake or pay of each column.
     Returns (nodes, showdown columns)."""
+    round_list, round_start, local, entry_end, entry_id = lay
     kind, player, rnd, spent, children, slot = tree
     s = local[e]
     w = entry_end[e] - s
@@ -442,14 +426,8 @@ def last_round(
     board: np.ndarray,
     nb: int,
     tree: TreeArrays,
-    round_list: np.ndarray,
-    round_start: np.ndarray,
-    local: np.ndarray,
-    entry_end: np.ndarray,
-    entry_id: np.ndarray,
-    strategy: np.ndarray,
-    offsets: np.ndarray,
-    ndec: np.ndarray,
+    lay: LayoutArrays,
+    policy: Policy,
     hands: np.ndarray,
     hand_bits: np.ndarray,
     lookup: BucketLookup,
@@ -467,6 +445,8 @@ def last_round(
     terminal at once, one column per (terminal, seat), with exact card removal; each hand's
     values up the subtree (max for the seat that responds, sum over the other's actions).
     """
+    round_list, round_start, local, entry_end, entry_id = lay
+    strategy, offsets, ndec = policy
     H = hands.shape[0]
     bk = np.empty(H, dtype=np.int64)
     board_buckets(hands, hand_bits, board, nb, r, lookup, bk)
@@ -493,9 +473,7 @@ def last_round(
     per_card = np.empty((deck, 2 * widest))
     for e in entries:
         x = entry_id[e]
-        w, n_sd = _entry_program(
-            e, r, tree, round_list, round_start, local, entry_end, fold_scale, prog, scale
-        )
+        w, n_sd = _entry_program(e, r, tree, lay, fold_scale, prog, scale)
         n_cols = 0
         for j in range(w):
             if prog[j, 6] >= 0:
@@ -614,14 +592,8 @@ def deal_last_round(
     nb: int,
     combos: np.ndarray,
     tree: TreeArrays,
-    round_list: np.ndarray,
-    round_start: np.ndarray,
-    local: np.ndarray,
-    entry_end: np.ndarray,
-    entry_id: np.ndarray,
-    strategy: np.ndarray,
-    offsets: np.ndarray,
-    ndec: np.ndarray,
+    lay: LayoutArrays,
+    policy: Policy,
     hands: np.ndarray,
     hand_bits: np.ndarray,
     lookup: BucketLookup,
@@ -631,6 +603,8 @@ def deal_last_round(
     values_out: np.ndarray,
 ) -> None:
     """Values at the last round's entries summed over every deal of its cards onto `board`."""
+    round_list, round_start, local, entry_end, entry_id = lay
+    strategy, offsets, ndec = policy
     bits = np.uint64(0)
     for t in range(nb):
         bits |= np.uint64(1) << np.uint64(board[t])
@@ -654,10 +628,9 @@ def deal_last_round(
             full[nb + t] = rest[combos[ci, t]]
         if skip:
             continue
-        last_round(  # type: ignore[call-arg]
-            r, entries, reach_in, full, nb + k, tree, round_list, round_start, local, entry_end,
-            entry_id, strategy, offsets, ndec, hands, hand_bits, lookup, ev, deck, fold_scale,
-            values_out, True,
+        last_round(
+            r, entries, reach_in, full, nb + k, tree, lay, policy, hands, hand_bits, lookup, ev,
+            deck, fold_scale, values_out, True,
         )  # fmt: skip
 
 
@@ -668,24 +641,20 @@ def round_down(
     reach_in: np.ndarray,
     bk: np.ndarray,
     tree: TreeArrays,
-    round_list: np.ndarray,
-    round_start: np.ndarray,
-    local: np.ndarray,
-    entry_end: np.ndarray,
-    entry_id: np.ndarray,
-    strategy: np.ndarray,
-    offsets: np.ndarray,
-    ndec: np.ndarray,
+    lay: LayoutArrays,
+    policy: Policy,
     reach: np.ndarray,
     exit_reach: np.ndarray,
     exit_alive: np.ndarray,
 ) -> None:
     """Reach at every node of a round that is not the last, and at the calls leaving it."""
+    round_list, round_start, local, entry_end, entry_id = lay
+    strategy, offsets, ndec = policy
     exit_alive[:] = False
     for e in entries:
         _entry_down(
-            e, r, reach_in[entry_id[e]], bk, 0, tree, round_list, round_start, local, entry_end,
-            entry_id, strategy, offsets, ndec, reach, exit_reach, exit_alive,
+            e, r, reach_in[entry_id[e]], bk, 0, tree, lay, policy, reach, exit_reach,
+            exit_alive,
         )  # fmt: skip
 
 
@@ -695,11 +664,7 @@ def round_up(
     entries: np.ndarray,
     bk: np.ndarray,
     tree: TreeArrays,
-    round_list: np.ndarray,
-    round_start: np.ndarray,
-    local: np.ndarray,
-    entry_end: np.ndarray,
-    entry_id: np.ndarray,
+    lay: LayoutArrays,
     hands: np.ndarray,
     deck: int,
     fold_scale: float,
@@ -709,13 +674,14 @@ def round_up(
     values_out: np.ndarray,
 ) -> None:
     """Values at a round's entries from its exits' values (a round that is not the last)."""
+    round_list, round_start, local, entry_end, entry_id = lay
     H = bk.shape[0]
     values = np.empty((reach.shape[0], 2, H))
     out = np.empty((2, H))
     for e in entries:
         _entry_up(
-            e, r, bk, 0, tree, round_list, round_start, local, entry_end, entry_id, hands, deck,
-            fold_scale, reach, exit_values, exit_alive, values, out,
+            e, r, bk, 0, tree, lay, hands, deck, fold_scale, reach, exit_values, exit_alive,
+            values, out,
         )  # fmt: skip
         values_out[entry_id[e]] = out
 
@@ -754,9 +720,9 @@ class BestResponse:
         if game.num_hole_cards not in (1, 2):
             raise ValueError("card removal is implemented for one or two hole cards")
         self.game, self.tree = game, tree
-        self.strategy = strategy
-        self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.ndec = np.asarray(ndec, dtype=np.int64)
+        self.policy = Policy(
+            strategy, np.asarray(offsets, dtype=np.int64), np.asarray(ndec, dtype=np.int64)
+        )
         self.lookup, self.ev = lookup, ev
         self.layout = layout(tree, game.num_rounds)
         self.hands = np.array(
@@ -786,13 +752,6 @@ class BestResponse:
         """Private hands of one player (1,326 in Hold'em)."""
         return int(self.hands.shape[0])
 
-    def _kernel_tree(self) -> tuple:
-        lay = self.layout
-        return (
-            self.tree.arrays, lay.round_list, lay.round_start, lay.local, lay.entry_end,
-            lay.entry_id,
-        )  # fmt: skip
-
     def _buckets(self, r: int, board: np.ndarray, nb: int) -> np.ndarray:
         bk = np.empty(self.num_hands, dtype=np.int64)
         board_buckets(self.hands, self.hand_bits, board, nb, r, self.lookup, bk)
@@ -812,9 +771,9 @@ class BestResponse:
             reach = np.zeros((lay.round_start[r + 1] - lay.round_start[r], 2, H))
             exit_reach = np.zeros((lay.entries[r + 1].size, 2, H))
             alive = np.zeros(lay.entries[r + 1].size, dtype=np.bool_)
-            round_down(  # type: ignore[call-arg]
-                r, lay.entries[r], entry, bk, *self._kernel_tree(), self.strategy,
-                self.offsets, self.ndec, reach, exit_reach, alive,
+            round_down(
+                r, lay.entries[r], entry, bk, self.tree.arrays, lay.arrays, self.policy, reach,
+                exit_reach, alive,
             )  # fmt: skip
             per_round.append(reach)
             entry = exit_reach
@@ -841,12 +800,12 @@ class BestResponse:
         lay = self.layout
         H = self.num_hands
         values = np.zeros((lay.entries[r].size, 2, H))
-        common = (*self._kernel_tree(), self.strategy, self.offsets, self.ndec)
+        tree, arrays, policy = self.tree.arrays, lay.arrays, self.policy
         if entries.size == 0:
             return values
         if r == self.last:
-            last_round(  # type: ignore[call-arg]
-                r, entries, reach_in, board, nb, *common, self.hands, self.hand_bits,
+            last_round(
+                r, entries, reach_in, board, nb, tree, arrays, policy, self.hands, self.hand_bits,
                 self.lookup, self.ev, self.game.deck_size, float(self.deals_after[r]), values,
                 False,
             )  # fmt: skip
@@ -855,14 +814,14 @@ class BestResponse:
         reach = np.empty((lay.round_start[r + 1] - lay.round_start[r], 2, H))
         exit_reach = np.zeros((lay.entries[r + 1].size, 2, H))
         alive = np.zeros(lay.entries[r + 1].size, dtype=np.bool_)
-        round_down(r, entries, reach_in, bk, *common, reach, exit_reach, alive)  # type: ignore[call-arg]
+        round_down(r, entries, reach_in, bk, tree, arrays, policy, reach, exit_reach, alive)
         nxt = lay.entries[r + 1][alive]
         exit_values = np.zeros_like(exit_reach)
         k = self.game.num_board_cards[r + 1]
         if nxt.size and r + 1 == self.last:
-            deal_last_round(  # type: ignore[call-arg]
-                r + 1, nxt, exit_reach, board, nb, self.combos[r + 1], *common, self.hands,
-                self.hand_bits, self.lookup, self.ev, self.game.deck_size,
+            deal_last_round(
+                r + 1, nxt, exit_reach, board, nb, self.combos[r + 1], tree, arrays, policy,
+                self.hands, self.hand_bits, self.lookup, self.ev, self.game.deck_size,
                 float(self.deals_after[r + 1]), exit_values,
             )  # fmt: skip
         elif nxt.size:
@@ -871,8 +830,8 @@ class BestResponse:
             for extra in combinations(rest, k):
                 full = np.concatenate([board[:nb], np.array(extra, dtype=np.int8)])
                 exit_values += self._level(r + 1, full, nb + k, nxt, exit_reach)
-        round_up(  # type: ignore[call-arg]
-            r, entries, bk, *self._kernel_tree(), self.hands, self.game.deck_size,
+        round_up(
+            r, entries, bk, tree, arrays, self.hands, self.game.deck_size,
             float(self.deals_after[r]), reach, exit_values, alive, values,
         )  # fmt: skip
         return values
@@ -881,7 +840,7 @@ class BestResponse:
         self, top: list[np.ndarray], entry_reach: np.ndarray, board_sums: np.ndarray
     ) -> TopResult:
         """Both seats' values from the canonical boards' class sums (B, entries, 2, classes)."""
-        game, lay, tree = self.game, self.layout, self.tree
+        lay = self.layout
         H = self.num_hands
         scale = self.boards.weight[:, None] / self.class_size[None, :].astype(np.float64)
         # (B, entries, 2, classes) -> each board's share of every entry value, per hand.
@@ -902,7 +861,6 @@ class BestResponse:
                 continue
             hand_share = per_board[:, x][..., self.classes]  # (B, 2, H)
             contribution += (hand_share * mine[None]).sum(axis=2) / self.num_deals
-        _ = (game, tree)
         return TopResult(values=values, board_contribution=contribution, fold_contribution=fold)
 
     def _top_up(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
+from math import comb
 from typing import NamedTuple
 
 import numpy as np
@@ -109,7 +110,7 @@ def build_cards(
     bits = (np.uint64(1) << hands.astype(np.uint64)).sum(axis=1).astype(np.uint64)
     count, level_size, left = 1, 1, deck
     for size in game.num_board_cards:
-        level_size *= _comb(left, size)
+        level_size *= comb(left, size)
         left -= size
         count += level_size
     if count * H > MAX_TABLE:
@@ -152,18 +153,6 @@ def build_cards(
         if rounds[b] == last:
             rank[b, ok] = evaluate(rows, game.num_ranks, game.num_suits)
     rank_order = np.argsort(rank, axis=1, kind="stable").astype(np.int32)
-    deals = 1.0
-    remaining = deck
-    for size in (game.num_hole_cards, game.num_hole_cards, *game.num_board_cards):
-        deals *= float(_comb(remaining, size))
-        remaining -= size
-    # A hand that ends by a fold in round r stands for every board that was never dealt.
-    deals_after = np.ones(game.num_rounds)
-    for r in range(game.num_rounds):
-        left = deck - 2 * game.num_hole_cards - game.board_cards_through(r)
-        for size in game.num_board_cards[r + 1 :]:
-            deals_after[r] *= float(_comb(left, size))
-            left -= size
     return CardSetup(
         hands=hands,
         hand_bits=bits,
@@ -175,15 +164,30 @@ def build_cards(
         rank_order=rank_order,
         rank=rank,
         num_buckets=np.asarray(num_buckets, dtype=np.int64),
-        num_deals=deals,
-        deals_after=deals_after,
+        num_deals=num_deals(game),
+        deals_after=deals_after(game),
     )
 
 
-def _comb(n: int, k: int) -> int:
-    from math import comb
+def num_deals(game: GameDef) -> float:
+    """Equally likely complete deals: both hands and the whole board."""
+    deals, left = 1.0, game.deck_size
+    for size in (game.num_hole_cards, game.num_hole_cards, *game.num_board_cards):
+        deals *= float(comb(left, size))
+        left -= size
+    return deals
 
-    return comb(n, k)
+
+def deals_after(game: GameDef) -> np.ndarray:
+    """(R,) board completions still to come after round r, once both hands are dealt: a hand
+    that ends by a fold in round r stands for every board that was never dealt."""
+    out = np.ones(game.num_rounds)
+    for r in range(game.num_rounds):
+        left = game.deck_size - 2 * game.num_hole_cards - game.board_cards_through(r)
+        for size in game.num_board_cards[r + 1 :]:
+            out[r] *= float(comb(left, size))
+            left -= size
+    return out
 
 
 # ------------------------------------------------------------------------------- kernels

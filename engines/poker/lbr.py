@@ -35,6 +35,7 @@ from gameforge.engines.poker.evaluator import EvalTables
 from gameforge.engines.poker.mccfr import (
     BucketLookup,
     DealTables,
+    hand_buckets,
     hand_value,
     lookup_bucket,
     shuffle_deal,
@@ -112,31 +113,6 @@ def _equity(
 
 
 @njit(cache=True, nogil=True)
-def _buckets_of(
-    hands: np.ndarray,
-    board: np.ndarray,
-    r: int,
-    n_board: int,
-    lookup: BucketLookup,
-    conflict: np.uint64,
-    hand_bits: np.ndarray,
-    out: np.ndarray,
-) -> None:
-    """Bucket of every opponent hand in round r (-1 where it collides with known cards)."""
-    nh = hands.shape[1]
-    row = np.empty(nh + n_board, dtype=np.int8)
-    for t in range(n_board):
-        row[nh + t] = board[t]
-    for h in range(hands.shape[0]):
-        if hand_bits[h] & conflict:
-            out[h] = -1
-            continue
-        for t in range(nh):
-            row[t] = hands[h, t]
-        out[h] = lookup_bucket(row, nh + n_board, r, lookup)
-
-
-@njit(cache=True, nogil=True)
 def _play(
     seed: int,
     first: int,
@@ -205,7 +181,7 @@ def _play(
                     for h in range(H):
                         if hand_bits[h] & conflict:
                             weight[h] = 0.0
-                    _buckets_of(hands, board, r, nb, lookup, conflict, hand_bits, opp_bucket)
+                    hand_buckets(hands, board, r, nb, lookup, conflict, hand_bits, opp_bucket)
                 p = player[n]
                 if p != lbr:
                     b = lookup_bucket(their_row, nh + nb, r, lookup)

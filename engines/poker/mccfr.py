@@ -152,6 +152,32 @@ def lookup_bucket(row: np.ndarray, n: int, r: int, lookup: BucketLookup) -> int:
 
 
 @njit(cache=True, nogil=True)
+def hand_buckets(
+    hands: np.ndarray,
+    board: np.ndarray,
+    r: int,
+    n_board: int,
+    lookup: BucketLookup,
+    conflict: np.uint64,
+    hand_bits: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Bucket in round r of every hand on `board[:n_board]`; -1 where it holds a card of
+    `conflict` (the board's cards and any others known to be out)."""
+    nh = hands.shape[1]
+    row = np.empty(nh + n_board, dtype=np.int8)
+    for t in range(n_board):
+        row[nh + t] = board[t]
+    for h in range(hands.shape[0]):
+        if hand_bits[h] & conflict:
+            out[h] = -1
+            continue
+        for t in range(nh):
+            row[t] = hands[h, t]
+        out[h] = lookup_bucket(row, nh + n_board, r, lookup)
+
+
+@njit(cache=True, nogil=True)
 def hand_value(
     cards: np.ndarray,
     n: int,

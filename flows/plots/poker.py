@@ -167,7 +167,8 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
         raise StageError(f"{artifact.key} recorded no evaluation points (evaluations=0)")
     bb = float(artifact.meta["summary"]["big_blind"])
     has_exact = bool(np.isfinite(exact).any())
-    real = measured_exploitability(ArtifactStore(artifact.path.parent.parent), artifact.key)
+    store = ArtifactStore(artifact.path.parent.parent)  # objects/KEY under the store root
+    real = measured_exploitability(store, store.dependents(artifact.key))
     with figure(out, ncols=2, figsize=(11, 4)) as (fig, axes):
         for ax, x, label in ((axes[0], iterations, "iterations"), (axes[1], seconds, "seconds")):
             if has_exact:

@@ -27,7 +27,7 @@ from pydantic import Field
 from gameforge.artifacts import Artifact, ArtifactStore, write_chunk
 from gameforge.engines.poker.best_response import BestResponse
 from gameforge.engines.poker.mccfr import lossless_tables
-from gameforge.stages.base import StageContext, StageError
+from gameforge.stages.base import StageContext
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
 from gameforge.stages.registry import stage
@@ -93,8 +93,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
     """
     params: BestResponseParams = ctx.params
     strategy = ctx.inputs["strategy"]
-    if strategy.params.get("game_digest") != params.game_digest:
-        raise StageError(f"best-response: {strategy.key} was solved for another game")
     store = ctx.writer.store
     t0 = time.monotonic()
     br = engine_for(store, strategy)
@@ -137,11 +135,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
     }
 
 
-def measured_exploitability(store: ArtifactStore, cfr_key: str) -> dict[str, Any]:
-    """What the store knows of a strategy's real-game exploitability: the exact figure (from a
-    `best-response` artifact) and LBR's lower bounds (from `lbr` artifacts), each with its key."""
+def measured_exploitability(store: ArtifactStore, dependents: list[str]) -> dict[str, Any]:
+    """What the store knows of a strategy's real-game exploitability, from the artifacts that
+    use it (`store.dependents(key)`): the exact figure (a `best-response` artifact) and LBR's
+    lower bounds (`lbr` artifacts), each with its key."""
     found: dict[str, Any] = {}
-    for key in store.dependents(cfr_key):
+    for key in dependents:
         other = store.open(key)
         summary = other.meta.get("summary", {})
         if other.stage == "best-response":
