@@ -196,7 +196,7 @@ def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, float | Non
 def probe(args: argparse.Namespace) -> None:
     """A network's win share against three MCTS-MAXN under the chosen search settings."""
     from gameforge.engines.blokus.selfplay import match
-    from gameforge.stages.blokus import interval
+    from gameforge.engines.common.stats import wilson_interval
 
     model, fpu = probe_search(args)
     t0 = time.perf_counter()
@@ -204,10 +204,11 @@ def probe(args: argparse.Namespace) -> None:
     result = match(tables(), Evaluator(model), args.games, parallel, args.sims, args.sims,
                    args.seed, 4, 1, rollout_mix=args.mix, fpu_reduction=fpu,
                    root_rule=args.root, value_margin=args.margin)  # fmt: skip
-    mean, half = interval(np.asarray(result.win_share()))
+    shares = np.asarray(result.win_share())
+    low, high = wilson_interval(float(shares.sum()), len(shares))
     print(f"{args.net} rollout_mix={args.mix} fpu={fpu} root={args.root}, {args.games} games: "
-          "win share "
-          f"{mean:.3f} ± {half:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+          f"win share {shares.mean():.3f} (95% Wilson {low:.3f}-{high:.3f}) "
+          f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
 
 
 def target_spread(args: argparse.Namespace) -> None:

@@ -14,7 +14,9 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import ProgressColumn, Task
 from rich.table import Table
+from rich.text import Text
 
 app = typer.Typer(
     add_completion=False,
@@ -95,6 +97,43 @@ def _human_bytes(n: int) -> str:
     return f"{n} B"
 
 
+class _RateColumn(ProgressColumn):
+    """Items per second (per minute when slower than one a second)."""
+
+    max_refresh = 0.5
+
+    def render(self, task: Task) -> Text:
+        """The bar's rate so far."""
+        speed = task.finished_speed or task.speed
+        if not speed:
+            return Text("-/s", style="progress.data.speed")
+        text = f"{speed:,.1f}/s" if speed >= 1 else f"{60 * speed:,.1f}/min"
+        return Text(text, style="progress.data.speed")
+
+
+class PlainProgress:
+    """Progress as plain lines every few seconds, for output that is not a terminal (CI, nohup)."""
+
+    def __init__(self, every_s: float = 10.0) -> None:
+        from gameforge.stages.progress import LogProgress
+
+        self.lines = LogProgress(self.echo, every_s)
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def start(self, desc: str, total: int) -> Any:
+        """A bar that prints a line now and then, with its rate and ETA."""
+        return self.lines.start(desc, total)
+
+    def echo(self, message: str) -> None:
+        """Print a log line."""
+        console.print(message, highlight=False, markup=False, soft_wrap=True)
+
+
 class RichProgress:
     """Progress bars on the terminal (stages report through stages.progress.Progress)."""
 
@@ -112,6 +151,7 @@ class RichProgress:
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            _RateColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
@@ -144,7 +184,7 @@ class RichProgress:
 
     def echo(self, message: str) -> None:
         """Print a log line above the bars."""
-        self.bars.console.print(message, highlight=False)
+        self.bars.console.print(message, highlight=False, markup=False, soft_wrap=True)
 
 
 def _run(
@@ -158,14 +198,18 @@ def _run(
     parallel_nodes: int = 1,
     dashboard: bool = False,
     stored_inputs: list[str] | None = None,
+    dry_run: bool = False,
 ) -> None:
     import time
 
+    if dry_run:
+        _print_plan(flow, preset, overrides, store, force, only, stored_inputs)
+        return
     from gameforge.flows.prefect_flow import run_flow
 
     t0 = time.monotonic()
     try:
-        with RichProgress() as progress:
+        with RichProgress() if console.is_terminal else PlainProgress() as progress:
             results = run_flow(
                 flow,
                 preset,
@@ -191,14 +235,59 @@ def _run(
     console.print(table)
 
 
+def _print_plan(
+    flow: str,
+    preset: str,
+    overrides: list[str] | None,
+    store: Path,
+    force: list[str],
+    only: list[str] | None,
+    stored_inputs: list[str] | None,
+) -> None:
+    """What a run would do, node by node (the `--plan` dry run); computes and writes nothing."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.pipeline import plan
+    from gameforge.flows.specs import get_flow
+    from gameforge.flows.specs import stored_inputs as parse_stored
+
+    try:
+        spec = get_flow(flow)
+        params = spec.resolve(preset, overrides)
+        stored = parse_stored(spec, stored_inputs or [])
+        steps = plan(spec, params, ArtifactStore(store), only, set(force), stored)
+    except _user_errors() as exc:
+        _fail(str(exc))
+    console.print(f"plan: {flow} at preset {preset}, store {store}", highlight=False)
+    for i, step in enumerate(steps, 1):
+        console.print(
+            f"{i:>3}. {step.label} ({step.stage} v{step.version}) {step.key}: {step.status}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        content = ", ".join(f"{k}={v!r}" for k, v in step.params.items())
+        console.print(f"       parameters: {content or '-'}", markup=False, soft_wrap=True)
+        if step.execution:
+            execution = ", ".join(f"{k}={v!r}" for k, v in step.execution.items())
+            console.print(f"       execution: {execution}", markup=False, soft_wrap=True)
+    counts = {s: sum(step.status == s for step in steps) for s in ("cached", "resumes")}
+    console.print(
+        f"{len(steps)} stages: {counts['cached']} cached, {counts['resumes']} resume, "
+        f"{len(steps) - counts['cached'] - counts['resumes']} to compute",
+        highlight=False,
+    )
+
+
 @app.command("flows")
 def flows_cmd() -> None:
     """List flows, their stages and presets."""
     from gameforge.flows.specs import FLOWS
 
     table = Table()
-    for column in ("flow", "stages", "presets", "description"):
-        table.add_column(column)
+    table.add_column("flow", no_wrap=True)  # a name is never cut; the stage chain wraps
+    table.add_column("stages", overflow="fold")  # a stage name too long for a line folds
+    table.add_column("presets", max_width=12)
+    table.add_column("description")
     for spec in FLOWS.values():
         stages = " -> ".join(n.name for n in spec.nodes)
         table.add_row(spec.name, stages, ", ".join(spec.presets), spec.description)
@@ -232,6 +321,13 @@ def run_cmd(
             help="Also run this optional node (repeatable), e.g. best-response in lhe-solve.",
         ),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Print each node's parameters, key and whether it is cached; run nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
     forced = force or []
@@ -244,7 +340,7 @@ def run_cmd(
         except _user_errors() as exc:
             _fail(str(exc))
     _run(flow, preset, overrides, store, dask_address, forced, only, parallel_nodes, dashboard,
-         stored_inputs)  # fmt: skip
+         stored_inputs, dry_run)  # fmt: skip
 
 
 @stage_app.command("run")
@@ -257,18 +353,38 @@ def stage_run_cmd(
     force: Annotated[bool, typer.Option("--force", help="Recompute even if cached.")] = False,
     dashboard: DashboardOpt = False,
     stored_inputs: InputOpt = None,
+    flow: Annotated[
+        str | None,
+        typer.Option("--flow", help="Take presets from this flow (default: the first with it)."),
+    ] = None,
+    node: Annotated[
+        str | None,
+        typer.Option("--node", help="The flow's node to run, where several run the stage."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--plan", help="Print what would run and what is cached; run nothing.")
+    ] = False,
 ) -> None:
     """Run one stage (and whatever it needs upstream) with its flow's preset."""
     try:
-        from gameforge.flows.specs import flow_of_stage
+        from gameforge.flows.specs import resolve_stage
 
-        spec = flow_of_stage(stage)
+        target = resolve_stage(stage, flow, node)
     except _user_errors() as exc:
         _fail(str(exc))
-    only = spec.upstream(stage)
-    forced = [stage] if force else []
+    spec, chosen = target.flow, target.node.name
+    hints = []
+    if target.other_flows:
+        hints.append(f"also in {', '.join(target.other_flows)}: --flow")
+    if target.other_nodes:
+        hints.append(f"other nodes {', '.join(target.other_nodes)}: --node")
+    suffix = f" ({'; '.join(hints)})" if hints else ""
+    console.print(f"stage {stage}: flow {spec.name}, node {chosen}{suffix}", markup=False,
+                  highlight=False, soft_wrap=True)  # fmt: skip
+    only = spec.upstream(chosen)
+    forced = [chosen] if force else []
     _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard,
-         stored_inputs=stored_inputs)  # fmt: skip
+         stored_inputs=stored_inputs, dry_run=dry_run)  # fmt: skip
 
 
 @stage_app.command("list")
@@ -281,10 +397,19 @@ def stage_list_cmd() -> None:
         table.add_column(column)
     for stage in all_stages().values():
         fields = stage.params_model.model_fields
-        params = ", ".join(f"{k}={v.default!r}" for k, v in fields.items())
+        params = ", ".join(_param_default(k, v) for k, v in fields.items())
         inputs = ", ".join(f"{k}<-{v}" for k, v in stage.inputs.items()) or "-"
-        table.add_row(stage.name, str(stage.version), inputs, params, stage.description)
+        table.add_row(
+            stage.name, str(stage.version), inputs, escape(params), escape(stage.description)
+        )
     console.print(table)
+
+
+def _param_default(name: str, info: Any) -> str:
+    """'name=default' for `stage list`, or 'name (required)' for a parameter without one."""
+    if info.is_required():
+        return f"{name} (required)"
+    return f"{name}={info.get_default(call_default_factory=True)!r}"
 
 
 @artifacts_app.command("ls")
@@ -292,28 +417,83 @@ def artifacts_ls(
     store: StoreOpt = Path("store"),
     as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
 ) -> None:
-    """List artifacts: key, stage, status (complete or partial), size."""
-    from gameforge.artifacts.store import ArtifactStore
+    """List artifacts by game: key, the parameters that tell it from its siblings, status
+    (complete or partial), size, and when built (on a terminal wide enough)."""
+    from rich import box
 
-    infos = ArtifactStore(store).entries()
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.listing import describe
+
+    artifacts = ArtifactStore(store)
+    infos = artifacts.entries()
+    described = describe(artifacts, infos)
     if as_json:
-        sys.stdout.write(json.dumps([i.as_dict() for i in infos], indent=2) + "\n")
+        rows = [{**i.as_dict(), **d} for i, d in zip(infos, described, strict=True)]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    table = Table(title=f"store {store}")
-    table.add_column("key", no_wrap=True)
-    for column in ("stage", "status", "size", "created"):
-        table.add_column(column)
-    for info in infos:
+    table = Table(
+        title=f"store {store}",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,  # one space between columns: 80 columns hold the key and status
+    )
+    table.add_column("game / key", no_wrap=True)
+    table.add_column("parameters", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("size", no_wrap=True, justify="right")
+    wide = console.width >= 110  # the build time fits beside the rest
+    if wide:
+        table.add_column("created", no_wrap=True)
+    order = sorted(range(len(infos)), key=lambda n: (described[n]["game"] or "~", infos[n].key))
+    game: Any = ()  # no group yet
+    for n in order:
+        info, about = infos[n], described[n]
+        if about["game"] != game:
+            game = about["game"]
+            table.add_row(Text(game or "(unknown: partial builds)", style="bold"))
+        labels = " ".join(f"{k}={_inline(v)}" for k, v in about["labels"].items()) or "-"
+        cells = [info.key, labels, info.status, _human_bytes(info.bytes)]
+        if wide:
+            cells.append((info.created or "-").replace("+00:00", "Z"))
         style = None if info.status == "complete" else "yellow"
-        table.add_row(
-            info.key,
-            info.stage,
-            info.status,
-            _human_bytes(info.bytes),
-            (info.created or "-").replace("+00:00", "Z"),
-            style=style,
-        )
+        table.add_row(*(Text(c) for c in cells), style=style)
     console.print(table)
+
+
+def _inline(value: Any) -> str:
+    """A value on one line: lists in brackets, dicts in braces, strings unquoted."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_inline(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _listing(values: dict[str, Any], indent: str, width: int = 80) -> list[str]:
+    """A summary as indented lines: a nested dict as a sub-listing, a list that does not fit
+    on its line (or holds dicts) one item per line, everything else `name: value`."""
+    lines = []
+    for name, value in values.items():
+        text = f"{indent}{name}: {_inline(value)}"
+        if isinstance(value, dict) and value:
+            lines.append(f"{indent}{name}:")
+            lines.extend(_listing(value, indent + "  ", width))
+        elif (
+            isinstance(value, list)
+            and value
+            and (len(text) > width or any(isinstance(v, dict) for v in value))
+        ):
+            lines.append(f"{indent}{name}:")
+            for item in value:
+                if isinstance(item, dict):
+                    fields = ", ".join(f"{k}: {_inline(v)}" for k, v in item.items())
+                    lines.append(f"{indent}  - {fields}")
+                else:
+                    lines.append(f"{indent}  - {_inline(item)}")
+        else:
+            lines.append(text)
+    return lines
 
 
 @artifacts_app.command("show")
@@ -349,10 +529,11 @@ def artifacts_show(
         console.print(f"    {name}: {info['dtype']} [{shape}] checksum {info['checksum']}")
     if meta.get("summary"):
         console.print("  summary:")
-        for name, value in meta["summary"].items():
-            console.print(f"    {name}: {value}", highlight=False)
+        for line in _listing(meta["summary"], "    "):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
     if meta["stage"] == "cfr":
         from gameforge.stages.poker.best_response import measured_exploitability
+        from gameforge.stages.poker.lbr import lower_bound_text
 
         known = measured_exploitability(artifacts, meta["dependents"])
         if "exact_key" in known:
@@ -361,9 +542,11 @@ def artifacts_show(
                 f"{known['exact_key']})",
                 highlight=False,
             )
-        for lbr_key, mean, half in known.get("lbr", []):
+        for lbr_key, mean, lower, deals in known.get("lbr", []):
             console.print(
-                f"  LBR lower bound: {mean:.1f} ± {half:.1f} mbb/g ({lbr_key})", highlight=False
+                f"  LBR ({lbr_key}, {deals:,} deals x 2 seats): {lower_bound_text(mean, lower)}",
+                highlight=False,
+                markup=False,
             )
         if not known:
             console.print(
@@ -376,25 +559,75 @@ def artifacts_show(
 
 @artifacts_app.command("plot")
 def artifacts_plot(
-    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    key: Annotated[
+        str | None, typer.Argument(help="Artifact key (a unique prefix will do); or --all.")
+    ] = None,
     store: StoreOpt = Path("store"),
-    out: Annotated[Path | None, typer.Option("--out", help="PNG path (default KEY.png).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="PNG path (default KEY.png); with --all a folder (gallery)."),
+    ] = None,
     hand: Annotated[
         str | None,
-        typer.Option("--hand", help="Hole cards then board, e.g. Jc9h/4d5d9d (hsd, ochs)."),
+        typer.Option(
+            "--hand",
+            help="Hole cards then board in the artifact's deck, e.g. Jc9h/4d5d9d (hsd, ochs; "
+            "default: that hand, the paper's, moved into a short deck: 9c7h/2d3d7d with 8 ranks).",
+        ),
     ] = None,
+    all_: Annotated[
+        bool,
+        typer.Option("--all", help="Every figure of the store, and an index.html showing them."),
+    ] = False,
 ) -> None:
-    """Write a PNG figure of an artifact (HSD, opponent-cluster grid, OCHS, HS histogram)."""
+    """Write a PNG figure of an artifact, or with --all every figure of the store and a page."""
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.plots import plot
 
+    if key is None and not all_:
+        _fail("give an artifact KEY, or --all for every figure of the store")
+    if key is not None and all_:
+        _fail("give an artifact KEY or --all (every figure of the store), not both")
+    if all_:
+        if hand is not None:
+            _fail("--hand picks one artifact's hand: give it with KEY, not with --all")
+        _plot_gallery(ArtifactStore(store), out or Path("gallery"))
+        return
+    assert key is not None
     try:
         artifact = ArtifactStore(store).open(key)
         target = out or Path(f"{artifact.key}.png")
         description = plot(artifact, target, hand)
     except _user_errors() + (ValueError,) as exc:
         _fail(str(exc))
-    console.print(f"wrote {target}: {description}", highlight=False)
+    console.print(f"wrote {target}: {description}", markup=False, highlight=False)
+
+
+def _plot_gallery(store: Any, out: Path) -> None:
+    """`artifacts plot --all`: every figure into `out`, one line each, then the page."""
+    from gameforge.flows.plots.gallery import INDEX, GalleryEntry, write_gallery
+
+    def report(entry: GalleryEntry) -> None:
+        if entry.error is not None:
+            console.print(f"failed {entry.key}: {entry.error}", markup=False, highlight=False,
+                          soft_wrap=True)  # fmt: skip
+        elif entry.image is not None:
+            console.print(f"wrote {out / entry.image}: {entry.description}", markup=False,
+                          highlight=False, soft_wrap=True)  # fmt: skip
+
+    try:
+        entries = write_gallery(store, out, on_entry=report)
+    except _user_errors() + (OSError,) as exc:
+        _fail(str(exc))
+    failed = sum(entry.error is not None for entry in entries)
+    drawn = sum(entry.image is not None for entry in entries)
+    console.print(
+        f"wrote {out / INDEX}: {drawn} figures, {failed} failed, "
+        f"{len(entries) - drawn - failed} artifacts without a figure",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @artifacts_app.command("export")
@@ -485,8 +718,15 @@ def artifacts_gc(store: StoreOpt = Path("store")) -> None:
 @strategy_app.command("show")
 def strategy_show(
     key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
-    hand: Annotated[str, typer.Option("--hand", help="Hole cards, e.g. AsKd.")],
-    board: Annotated[str, typer.Option("--board", help="Board cards so far, e.g. 4d5d9d.")] = "",
+    hand: Annotated[
+        str,
+        typer.Option(
+            "--hand", help="Hole cards in the strategy's deck, e.g. AsKd (52 cards), 9c7h (2-9)."
+        ),
+    ],
+    board: Annotated[
+        str, typer.Option("--board", help="Board cards so far, e.g. 4d5d9d, 2d3d7d (2-9).")
+    ] = "",
     history: Annotated[
         str, typer.Option("--history", help="Betting so far: f/c/r, rounds split by '/'.")
     ] = "",
@@ -530,6 +770,15 @@ def play_cmd(
     ] = None,
     host: Annotated[str, typer.Option("--host", help="Dealer host.")] = "127.0.0.1",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the action sampling.")] = 0,
+    card_names: Annotated[
+        str,
+        typer.Option(
+            "--card-names",
+            help="How the dealer names a short deck's cards: bottom (the ACPC dealer as "
+            "released: lowest ranks and suits, Leduc 2-4 of c, d), top (the acpc_dealer gem's "
+            "fork: highest, Leduc Q-A of h, s) or auto (found from the dealer's cards).",
+        ),
+    ] = "auto",
     store: StoreOpt = Path("store"),
 ) -> None:
     """Play a match at an ACPC dealer with a solved strategy (ACPC protocol 2.0.0)."""
@@ -537,19 +786,39 @@ def play_cmd(
 
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.engines.poker.shipped_games import load_game
-    from gameforge.flows.acpc_client import ACPCClient, ProtocolError, strategy_chooser
+    from gameforge.flows.acpc_client import (
+        CARD_NAME_CHOICES,
+        ACPCClient,
+        CardNames,
+        ProtocolError,
+        strategy_chooser,
+    )
     from gameforge.stages.poker.strategy import StrategyView
 
+    if card_names not in CARD_NAME_CHOICES:
+        _fail(f"--card-names must be one of {', '.join(CARD_NAME_CHOICES)}, not {card_names!r}")
     try:
         artifacts = ArtifactStore(store)
         view = StrategyView(artifacts, artifacts.open(strategy))
         if game is not None and replace(load_game(game), name="") != replace(view.game, name=""):
             _fail(f"strategy {view.artifact.key} was solved for {view.game.name}, not {game}")
-        client = ACPCClient(view.game, view.tree, strategy_chooser(view, seed))
+        names = CardNames(
+            view.game,
+            card_names,
+            log=lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True),
+        )
+        client = ACPCClient(view.game, view.tree, strategy_chooser(view, seed), names)
         hands = client.play(host, port)
     except _user_errors() + (ProtocolError, OSError) as exc:
         _fail(str(exc))
-    console.print(f"played {hands:,} hands at {host}:{port} with {view.artifact.key}")
+    found = names.found or "not decided: every card sent is in both namings, read as bottom"
+    console.print(
+        f"played {hands:,} hands at {host}:{port} with {view.artifact.key} "
+        f"(card names: {names.naming or 'bottom'}, {found})",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _strategy_stage(
@@ -582,8 +851,8 @@ def strategy_lbr(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     store: StoreOpt = Path("store"),
 ) -> None:
-    """Local best response against a strategy (stage `lbr`, stored): a lower bound of its
-    exploitability, in mbb/g."""
+    """Local best response against a strategy (stage `lbr`, stored): a one-sided 95% lower
+    bound of its exploitability, in mbb/g (none when the bound is at or below 0)."""
     if deals < 2:
         _fail("--deals must be at least 2")
     try:
@@ -592,12 +861,15 @@ def strategy_lbr(
         )
     except _user_errors() + (ValueError,) as exc:
         _fail(str(exc))
+    from gameforge.stages.poker.lbr import lower_bound_text
+
     summary = result.meta["summary"]
+    bound = lower_bound_text(
+        summary["lbr_mbb_per_game"], summary["exploitability_lower_bound_mbb_per_game"]
+    )
     console.print(
-        f"{strategy.key}: LBR wins {summary['lbr_mbb_per_game']:.1f} ± "
-        f"{summary['half_width_95_mbb_per_game']:.1f} mbb/g (95%, {deals:,} deals x 2 seats): the "
-        f"exploitability is at least about this [{result.key}: gameforge stage lbr on "
-        f"{strategy.key}, deals={deals}, seed={seed}]",
+        f"{strategy.key}: LBR over {deals:,} deals x 2 seats: {bound} [{result.key}: gameforge "
+        f"stage lbr on {strategy.key}, deals={deals}, seed={seed}]",
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -645,6 +917,7 @@ def game_info(
 ) -> None:
     """Rounds of a game and, per round, the number of canonical (suit-isomorphic) hands."""
     from gameforge.engines.poker.acpc import GameDefError
+    from gameforge.engines.poker.cards import CARD_NAMINGS, TOP
     from gameforge.engines.poker.isomorphism import count_classes
     from gameforge.engines.poker.shipped_games import load_game
 
@@ -676,6 +949,7 @@ def game_info(
         "raise_sizes": list(definition.raise_size) if definition.betting_type == "limit" else [],
         "max_raises": list(definition.max_raises),
         "stacks": list(definition.stack),
+        "cards": {naming: definition.deck_text(naming) for naming in CARD_NAMINGS},
         "rounds": rounds,
     }
     if as_json:
@@ -687,6 +961,10 @@ def game_info(
         f"suits), {definition.num_hole_cards} hole cards, blinds {list(definition.blind)}",
         highlight=False,
     )
+    cards = f"cards: {definition.deck_text()}"
+    if definition.deck_text(TOP) != definition.deck_text():
+        cards += f" (named {definition.deck_text(TOP)} by ACPC dealers dealing the top ones)"
+    console.print(cards, highlight=False, markup=False)
     table = Table()
     for column in ("round", "board dealt", "board seen", "raw hands", "canonical hands"):
         table.add_column(column, justify="right")
@@ -741,6 +1019,29 @@ def server_status() -> None:
         return
     health = "healthy" if state["healthy"] else "not answering"
     console.print(f"up ({health}): pid {state['pid']}, UI {state['ui']}, API {state['api_url']}")
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from gameforge.stages.runner import code_version
+
+        console.print(f"gameforge {code_version()}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version (and git commit of a checkout) and exit.",
+        ),
+    ] = False,
+) -> None:
+    """The `gameforge` command line."""
 
 
 def main() -> None:

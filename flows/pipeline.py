@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore
@@ -88,11 +89,23 @@ def run_plan(
             force=node.name in forced,
             progress=progress,
             log=log,
+            label=label,
         )
 
+    # one bar for the flow itself: "stage i of N" above the stages' own bars
+    flow_bar = (
+        progress.start(f"{spec.name} stages", len(jobs)) if progress and len(jobs) > 1 else None
+    )
     if parallel_nodes <= 1:
-        for node, v, label, _needs in jobs:
+        for i, (node, v, label, _needs) in enumerate(jobs, 1):
+            if flow_bar is not None:
+                flow_bar.note(f"(stage {i} of {len(jobs)}: {label})")
             results[label] = run_job(node, v, label)
+            if flow_bar is not None:
+                flow_bar.advance()
+        if flow_bar is not None:
+            flow_bar.note("")
+            flow_bar.close()
         return results
     pending = list(jobs)
     running: dict[Future[StageRun], str] = {}
@@ -105,19 +118,87 @@ def run_plan(
                 context = contextvars.copy_context()  # Prefect's flow-run context, per thread
                 node, variant, label, _needs = job
                 running[pool.submit(context.run, run_job, node, variant, label)] = label
+            if flow_bar is not None:
+                flow_bar.note(f"(running: {', '.join(sorted(running.values()))})")
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 label = running.pop(future)
                 results[label] = future.result()  # a failure stops the flow here
+                if flow_bar is not None:
+                    flow_bar.advance()
+    if flow_bar is not None:
+        flow_bar.note("")
+        flow_bar.close()
     return {job[2]: results[job[2]] for job in jobs}
 
 
 def plan_keys(spec: FlowSpec, params: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Every node's artifact key for these parameters, computed without running anything."""
+    return {step.label: step.key for step in plan(spec, params, ArtifactStore())}
 
-    def key_only(stage: str, values: dict[str, Any], inputs: dict[str, str], **_: Any) -> StageRun:
-        key = stage_key(stage, get_stage(stage).make_params(values), inputs)
-        return StageRun(stage, key, True, 0.0)
 
-    runs = run_plan(spec, params, store=ArtifactStore(), run_one=key_only, log=lambda _m: None)
-    return {label: run.key for label, run in runs.items()}
+@dataclass(frozen=True)
+class PlannedStep:
+    """What a run would do at one node: its key, and whether the store already has it."""
+
+    label: str
+    stage: str
+    version: int
+    key: str
+    status: str  # cached, resumes, computes, or recomputes (--force)
+    params: dict[str, Any]  # the content parameters (those in the key)
+    execution: dict[str, Any]  # execution-only parameters (not in the key)
+
+
+def plan(
+    spec: FlowSpec,
+    params: dict[str, dict[str, Any]],
+    store: ArtifactStore,
+    only: list[str] | None = None,
+    force: set[str] | frozenset[str] = frozenset(),
+    stored: dict[str, dict[str, str]] | None = None,
+) -> list[PlannedStep]:
+    """The run `run_plan` would make, node by node, without computing or writing anything."""
+    steps: list[PlannedStep] = []
+    planned: set[str] = set()
+
+    def dry_run(
+        stage_name: str,
+        values: dict[str, Any],
+        inputs: dict[str, str],
+        force: bool = False,
+        label: str = "",
+        **_: Any,
+    ) -> StageRun:
+        stage = get_stage(stage_name)
+        stage_params = stage.make_params(values)
+        # upstream keys of this plan need not exist yet; stored inputs may be prefixes
+        full = {n: k if k in planned else store.resolve(k) for n, k in inputs.items()}
+        key = stage_key(stage_name, stage_params, full)
+        if force:
+            status = "recomputes"
+        elif store.exists(key):
+            status = "cached"
+        elif store.partial_path(key).exists():
+            status = "resumes"
+        else:
+            status = "computes"
+        planned.add(key)
+        steps.append(
+            PlannedStep(
+                label or stage_name,
+                stage_name,
+                stage.version,
+                key,
+                status,
+                stage_params.key_params(),
+                stage_params.execution_params(),
+            )
+        )
+        return StageRun(stage_name, key, status == "cached", 0.0)
+
+    run_plan(
+        spec, params, store, only=only, force=force, run_one=dry_run, log=lambda _m: None,
+        stored=stored,
+    )  # fmt: skip
+    return steps

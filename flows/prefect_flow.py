@@ -29,7 +29,8 @@ def _prefect_flow(name: str) -> Any:
         return run_stage(stage, params, inputs, **kwargs)
 
     def run_one(stage: str, params: dict, inputs: dict, **kwargs: Any) -> Any:
-        return stage_task.with_options(name=stage, task_run_name=stage)(
+        run_name = kwargs.get("label") or stage
+        return stage_task.with_options(name=stage, task_run_name=run_name)(
             stage, params, inputs, **kwargs
         )
 

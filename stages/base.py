@@ -153,6 +153,9 @@ class Stage:
     # Called with the parameters and the opened inputs before any work; raises StageError with
     # the reason when the inputs cannot go together (e.g. built for another game).
     check_inputs: Callable[[Any, dict[str, Artifact]], None] | None = None
+    # Parameters that tell this stage's artifacts apart in `gameforge artifacts ls` (k, the
+    # algorithm and iterations, a seed ...), shown beside the `game` parameter.
+    label_params: tuple[str, ...] = ()
 
     def declared(self, input_name: str) -> str | None:
         """The declared input a given input name fills (`players.3` fills `players`), or None."""
@@ -167,6 +170,10 @@ class Stage:
         """True if `upstream_stage` may feed input `input_name`."""
         declared = self.declared(input_name)
         return declared is not None and upstream_stage in self.inputs[declared].split("|")
+
+    def labels(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The label parameters' values among an artifact's recorded parameters."""
+        return {name: params[name] for name in self.label_params if name in params}
 
     def make_params(self, values: dict[str, Any] | None = None) -> StageParams:
         """Validate parameter values; a bad one raises StageError listing the valid names."""

@@ -7,7 +7,8 @@
   `buffer_games` games of its `games` inputs: SGD with momentum and weight decay, the paper's
   learning-rate drop at a global step, optional symmetry augmentation; checkpoints as it goes.
 - `blokus-eval` plays every `net.N` input against three MCTS-MAXN (the paper's protocol) and
-  writes win rates with 95% intervals, plus the policy statistics of the paper's Figure 12.
+  writes win rates with 95% Wilson intervals (a shared win counts 1/k: `WIN_DEFINITION`), plus
+  the policy statistics of the paper's Figure 12.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from gameforge.engines.common.torch_arrays import (
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
 from gameforge.stages.registry import stage
+from gameforge.stages.reporting import rate_fields, win_rate_text
 
 WEIGHT_PREFIX = "weights."
 OPTIMISER_PREFIX = "optimiser."
@@ -114,7 +116,14 @@ class SelfPlayParams(NetParams):
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
 
 
-@stage("blokus-selfplay", 4, SelfPlayParams, inputs={"net": "blokus-train"}, optional={"net"})
+@stage(
+    "blokus-selfplay",
+    4,
+    SelfPlayParams,
+    inputs={"net": "blokus-train"},
+    optional={"net"},
+    labels=("seed", "games"),
+)
 def run_selfplay(ctx: StageContext) -> dict[str, Any]:
     """BlokusZero self-play games (batched MAXN PUCT search) as compact records.
 
@@ -218,6 +227,7 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     inputs={"games": "blokus-selfplay", "previous": "blokus-train"},
     optional={"previous"},
     many={"games"},
+    labels=("seed", "steps"),
 )
 def run_train(ctx: StageContext) -> dict[str, Any]:
     """Train BlokusZero on the newest self-play games (SGD, momentum, decay).
@@ -317,18 +327,43 @@ class EvalParams(StageParams):
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "threads"})
 
 
-def interval(shares: np.ndarray) -> tuple[float, float]:
-    """Mean and 95% half-width (normal approximation) of per-game win shares; a single game
-    gets the widest possible half-width, 1."""
-    n = len(shares)
-    mean = float(shares.mean()) if n else 0.0
-    half = 1.96 * float(shares.std(ddof=1)) / np.sqrt(n) if n > 1 else 1.0
-    return mean, half
+WIN_DEFINITION = (
+    "win share per game: 1 for the sole top score, 1/k for a top score shared by k players, "
+    "else 0; win rate = mean share over the games (par 0.25); 95% Wilson score interval on "
+    "(sum of shares, games), conservative for shared wins"
+)
 
 
-@stage("blokus-eval", 3, EvalParams, inputs={"net": "blokus-train"}, many={"net"})
+def win_rate_fields(successes: float, games: int) -> dict[str, Any]:
+    """A result row's rate fields: the win rate (mean share), its 95% Wilson interval, and
+    whether the interval lies above par."""
+    fields = rate_fields(successes, games, "win_rate")
+    return {**fields, "clear_of_par": bool(fields["win_rate_low"] > 0.25)}
+
+
+def _rate_arrays(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """`win_rate` (rate, the half-width of the narrowest symmetric bar holding the interval:
+    what the figures' error bars draw) and `win_interval` (Wilson low, high) per row."""
+    rate = np.array([r["win_rate"] for r in rows], np.float64)
+    low = np.array([r["win_rate_low"] for r in rows], np.float64)
+    high = np.array([r["win_rate_high"] for r in rows], np.float64)
+    bar = np.maximum(rate - low, high - rate)
+    return {
+        "win_rate": np.stack([rate, bar], axis=1),
+        "win_interval": np.stack([low, high], axis=1),
+    }
+
+
+@stage(
+    "blokus-eval",
+    4,
+    EvalParams,
+    inputs={"net": "blokus-train"},
+    many={"net"},
+    labels=("seed", "games"),
+)
 def run_eval(ctx: StageContext) -> dict[str, Any]:
-    """BlokusZero networks vs three MCTS-MAXN: win rates with 95% intervals.
+    """BlokusZero networks vs three MCTS-MAXN: win rates with 95% Wilson intervals.
 
     Every network against three MCTS-MAXN; one checkpointed result per network.
     """
@@ -358,18 +393,15 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
             ctx.writer.save_checkpoint(f"eval-{i}", saved)
         fields = ("seat", "scores", "share", "boards", "policy")
         ctx.writer.write_arrays({f"{key}_{i}": np.asarray(saved[key]) for key in fields})
-        mean, half = interval(np.asarray(saved["share"]))
         steps = int(np.asarray(art["steps_total"][...]).ravel()[0])
-        rows.append({"net": name, "steps": steps, "games": int(len(saved["share"])),
-                     "win_rate": round(mean, 4), "half_width": round(half, 4),
-                     "clear_of_par": bool(mean - half > 0.25)})  # fmt: skip
-        ctx.log(f"blokus-eval: {name} ({steps:,} steps): win rate {mean:.3f} ± {half:.3f} "
-                f"over {len(saved['share'])} games")  # fmt: skip
+        shares = np.asarray(saved["share"])
+        rows.append({"net": name, "steps": steps, "games": len(shares),
+                     **win_rate_fields(float(shares.sum()), len(shares))})  # fmt: skip
+        ctx.log(f"blokus-eval: {name}: {win_rate_text(rows[-1])}")
     all_steps = np.array([r["steps"] for r in rows], np.int64)
-    rates = np.array([[r["win_rate"], r["half_width"]] for r in rows], np.float64)
-    ctx.writer.write_arrays({"steps": all_steps, "win_rate": rates})
-    return {"table": rows, "zero_sims": p.zero_sims, "mcts_sims": p.mcts_sims,
-            "policy_stats": list(POLICY_STATS)}  # fmt: skip
+    ctx.writer.write_arrays({"steps": all_steps, **_rate_arrays(rows)})
+    return {"table": rows, "win_definition": WIN_DEFINITION, "zero_sims": p.zero_sims,
+            "mcts_sims": p.mcts_sims, "policy_stats": list(POLICY_STATS)}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,7 +412,7 @@ class CurveParams(StageParams):
     """No parameters: the curve gathers its inputs' results."""
 
 
-@stage("blokus-curve", 1, CurveParams, inputs={"evals": "blokus-eval"}, many={"evals"})
+@stage("blokus-curve", 2, CurveParams, inputs={"evals": "blokus-eval"}, many={"evals"})
 def run_curve(ctx: StageContext) -> dict[str, Any]:
     """BlokusZero's learning curve: win rate by training step from blokus-eval runs.
 
@@ -389,11 +421,21 @@ def run_curve(ctx: StageContext) -> dict[str, Any]:
     names = numbered(ctx.inputs, "evals")
     if not names:
         raise StageError("blokus-curve: needs at least one evals.N input (blokus-eval)")
-    rows = [row for n in names for row in ctx.inputs[n].meta["summary"]["table"]]
+    rows = [_with_wilson(row) for n in names for row in ctx.inputs[n].meta["summary"]["table"]]
     rows.sort(key=lambda r: r["steps"])
     ctx.writer.write_arrays({
         "steps": np.array([r["steps"] for r in rows], np.int64),
-        "win_rate": np.array([[r["win_rate"], r["half_width"]] for r in rows]),
+        **_rate_arrays(rows),
         "games": np.array([r["games"] for r in rows], np.int64),
     })  # fmt: skip
-    return {"table": rows, "evals": [ctx.inputs[n].key for n in names]}
+    return {"table": rows, "win_definition": WIN_DEFINITION,
+            "evals": [ctx.inputs[n].key for n in names]}  # fmt: skip
+
+
+def _with_wilson(row: dict[str, Any]) -> dict[str, Any]:
+    """A blokus-eval result row with its Wilson interval; rows of evals before version 4 held
+    a normal-approximation half-width instead, recomputed here from the rate and the games."""
+    if "win_rate_low" in row:
+        return row
+    old = {k: v for k, v in row.items() if k not in ("half_width", "clear_of_par")}
+    return {**old, **win_rate_fields(row["win_rate"] * row["games"], row["games"])}

@@ -3,7 +3,8 @@
 - `hearts-logs`: games of four Monte Carlo agents; every decision as the SVR's 27 features
   (5 for the card played, 22 perception values), its (trick, seat in the trick) group and the
   DegSQ label (+1 if that player takes Q♠ in this or a later trick). Chunked over Dask workers.
-- `hearts-svr`: one nu-SVR per group (52) on a label-balanced sample, as arrays.
+- `hearts-svr`: one nu-SVR per group (52) on a label-balanced sample, as arrays, with each
+  model's predictions for held-out rows (outside its sample) to check it on.
 - `hearts-falcon`: one learner (action set, SVR guidance on or off, seed) playing against three
   rule-based agents, with network snapshots at the learning-curve checkpoints.
 - `hearts-eval`: every snapshot of every learner against three rule-based and three Monte Carlo
@@ -25,10 +26,11 @@ from gameforge.engines.hearts.falcon import FalconParams
 from gameforge.engines.hearts.game import RULE_BASED, Options
 from gameforge.engines.hearts.learner import N_FEATURES, N_NETWORKS, action_mask, make_learner
 from gameforge.engines.hearts.play import LOG_WIDTH, falcon_games, play_games
-from gameforge.engines.hearts.svr import SvrModel, fit, pack
+from gameforge.engines.hearts.svr import SvrModel, check_rows, fit, pack, predict
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
 from gameforge.stages.registry import stage
+from gameforge.stages.reporting import rate_fields
 
 CHECKPOINTS = (0, 1, 100, 1000, 10_000, *range(20_000, 100_001, 10_000))
 READOUTS = {"motor": 0, "value": 1}
@@ -65,15 +67,20 @@ class LogsParams(RuleParams):
     games: int = Field(default=100_000, ge=1)
     sims: int = Field(default=200, ge=1)
     seed: int = 0
-    games_per_chunk: int = Field(default=500, ge=1)
+    # Default: about 64 chunks, at most 500 games each, so the bar moves every few seconds.
+    games_per_chunk: int | None = Field(default=None, ge=1)
     # Each game's deal and decisions depend only on (seed, game number): chunking is free.
     execution_only: ClassVar[frozenset[str]] = frozenset({"games_per_chunk"})
+
+    def chunk_games(self) -> int:
+        """Games per chunk (the default spreads the games over about 64 chunks)."""
+        return self.games_per_chunk or max(1, min(500, -(-self.games // 64)))
 
 
 def log_chunk(path: str, array: str, chunk: int, p: dict[str, Any]) -> None:
     """Play and log one chunk of games (a Dask task)."""
     first = chunk * p["games_per_chunk"]
-    n = min(p["games_per_chunk"], p["games"] - first)
+    n = min(p["games_per_chunk"], p["games"] - first)  # the payload carries chunk_games()
     log = np.zeros((52 * n, LOG_WIDTH), np.float32)
     qs = np.zeros((n, 2), np.int64)
     points = np.zeros((n, 4), np.int64)
@@ -97,7 +104,7 @@ def log_chunk(path: str, array: str, chunk: int, p: dict[str, Any]) -> None:
     write_chunk(path, array, chunk, features)
 
 
-@stage("hearts-logs", 1, LogsParams)
+@stage("hearts-logs", 1, LogsParams, labels=("games",))
 def run_logs(ctx: StageContext) -> dict[str, Any]:
     """Hearts games of four Monte Carlo agents, every decision logged for the SVR.
 
@@ -105,14 +112,16 @@ def run_logs(ctx: StageContext) -> dict[str, Any]:
     """
     p: LogsParams = ctx.params
     rows = 52 * p.games
-    per = 52 * p.games_per_chunk
+    per_chunk = p.chunk_games()
+    per = 52 * per_chunk
     w = ctx.writer
     w.array("features", (rows, N_FEATURES), np.float32, chunks=(per, N_FEATURES))
     w.array("meta", (rows, 3), np.int16, chunks=(per, 3))
-    w.array("points", (p.games, 4), np.int16, chunks=(p.games_per_chunk, 4))
-    n_chunks = -(-p.games // p.games_per_chunk)
-    payload = {**p.model_dump(), "options": p.options().tolist()}
-    ctx.run_chunks(log_chunk, "features", n_chunks, (payload,), desc="Monte Carlo games")
+    w.array("points", (p.games, 4), np.int16, chunks=(per_chunk, 4))
+    n_chunks = -(-p.games // per_chunk)
+    payload = {**p.model_dump(), "games_per_chunk": per_chunk, "options": p.options().tolist()}
+    desc = f"Monte Carlo game chunks ({per_chunk} games each)"
+    ctx.run_chunks(log_chunk, "features", n_chunks, (payload,), desc=desc)
     meta = np.asarray(w["meta"][:])
     points = np.asarray(w["points"][:]).astype(np.float64)
     return {
@@ -128,17 +137,20 @@ def run_logs(ctx: StageContext) -> dict[str, Any]:
 
 
 class SvrParams(StageParams):
-    """Samples per label per group and the nu-SVR's parameters (gamma 0: 1 / features)."""
+    """Samples per label per group, the nu-SVR's parameters (gamma 0: 1 / features), and the
+    rows per label per group that each model is checked on, held out and from its sample."""
 
     per_label: int = Field(default=10_000, ge=1)
     nu: float = Field(default=0.5, gt=0, le=1)
     c: float = Field(default=1.0, gt=0)
     gamma: float = Field(default=0.0, ge=0)
     seed: int = 0
+    check_per_label: int = Field(default=200, ge=0)
 
 
 def fit_group(path: str, group: int, p: dict[str, Any]) -> dict[str, Any]:
-    """Fit one group's model (a Dask task); returns its arrays and label counts."""
+    """Fit one group's model (a Dask task); returns its arrays, label counts, and its
+    predictions for check rows (held out, and from its training sample)."""
     import zarr
 
     meta = np.asarray(zarr.open_array(f"{path}/meta", mode="r")[:])
@@ -149,15 +161,22 @@ def fit_group(path: str, group: int, p: dict[str, Any]) -> dict[str, Any]:
     gamma = p["gamma"] or 1.0 / N_FEATURES
     model = fit(features, labels, p["per_label"], p["nu"], p["c"], gamma, p["seed"] + group)
     fallback = 1.0 if len(labels) and (labels > 0).all() else -1.0
+    rows, trained = check_rows(labels, p["per_label"], p["seed"] + group, p["check_per_label"])
+    # a group without a model predicts its fallback in the learner's kernel too
+    prediction = np.full(len(rows), fallback) if model is None else predict(model, features[rows])
     return {
         "model": model,
         "fallback": fallback,
         "positive": int((labels > 0).sum()),
         "negative": int((labels <= 0).sum()),
+        "check_label": labels[rows].astype(np.int8),
+        "check_trained": trained.astype(np.int8),
+        "check_prediction": prediction.astype(np.float32),
     }
 
 
 SVR_BATCH = 4  # groups fitted between checkpoints
+CHECK_FIELDS = ("check_label", "check_trained", "check_prediction")
 
 
 def _groups_to_arrays(results: list[dict[str, Any]]) -> dict[str, np.ndarray]:
@@ -166,6 +185,8 @@ def _groups_to_arrays(results: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     for g, r in enumerate(results):
         out[f"{g}.counts"] = np.array([r["positive"], r["negative"]], np.int64)
         out[f"{g}.fallback"] = np.array(r["fallback"])
+        for name in CHECK_FIELDS:
+            out[f"{g}.{name}"] = r[name]
         m = r["model"]
         if m is not None:
             out[f"{g}.support"] = m.support
@@ -184,15 +205,17 @@ def _group_from_arrays(a: dict[str, np.ndarray], g: int) -> dict[str, Any]:
         model = SvrModel(a[f"{g}.support"], a[f"{g}.dual"], float(intercept), float(gamma),
                          a[f"{g}.lo"], a[f"{g}.hi"])  # fmt: skip
     positive, negative = a[f"{g}.counts"]
+    checks = {name: a[f"{g}.{name}"] for name in CHECK_FIELDS}
     return {"model": model, "fallback": float(a[f"{g}.fallback"]), "positive": int(positive),
-            "negative": int(negative)}  # fmt: skip
+            "negative": int(negative), **checks}  # fmt: skip
 
 
-@stage("hearts-svr", 1, SvrParams, inputs={"logs": "hearts-logs"})
+@stage("hearts-svr", 2, SvrParams, inputs={"logs": "hearts-logs"}, labels=("per_label",))
 def run_svr(ctx: StageContext) -> dict[str, Any]:
     """One nu-SVR per (trick, seat in trick) predicting the risk of taking Q♠.
 
-    Fit the 52 group models and store them as arrays.
+    Fit the 52 group models and store them as arrays, with their predictions for check rows
+    (`check_*`: group, DegSQ label, whether in the training sample, prediction).
     """
     p: SvrParams = ctx.params
     logs: Artifact = ctx.inputs["logs"]
@@ -213,11 +236,35 @@ def run_svr(ctx: StageContext) -> dict[str, Any]:
         shape = data.shape if data.size else (0,) * data.ndim
         chunks = tuple(max(1, s) for s in data.shape)
         ctx.writer.array(name, shape, data.dtype, chunks=chunks)[...] = data
+    checks = {
+        "check_group": np.concatenate(
+            [np.full(len(r["check_label"]), g, np.int16) for g, r in enumerate(results)]
+        ),
+        **{name: np.concatenate([r[name] for r in results]) for name in CHECK_FIELDS},
+    }
+    for name, data in checks.items():
+        ctx.writer.array(name, data.shape, data.dtype, chunks=(max(1, len(data)),))[...] = data
+    held = checks["check_trained"] == 0
+    label, said = checks["check_label"][held], checks["check_prediction"][held] > 0
+    positive, negative = label > 0, label <= 0
     return {
         "support_vectors": int(len(packed["dual"])),
         "groups_fitted": sum(r["model"] is not None for r in results),
         "samples_per_group": [2 * min(r["positive"], r["negative"], p.per_label) for r in results],
+        # sign agreement on held-out rows (prediction > 0 read as "takes Q♠"); a group whose
+        # positives all went into its training sample has no held-out positive
+        "held_out": {
+            "positive": int(positive.sum()),
+            "negative": int(negative.sum()),
+            "true_positive_rate": _share(said[positive]),
+            "true_negative_rate": _share(~said[negative]),
+        },
     }
+
+
+def _share(flags: np.ndarray) -> float | None:
+    """The share of true flags, rounded to 4 decimals (None without any)."""
+    return round(float(flags.mean()), 4) if len(flags) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,7 +322,14 @@ def svr_arrays(artifact: Artifact | None) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(artifact[n][...]) for n in names)
 
 
-@stage("hearts-falcon", 1, FalconStageParams, inputs={"svr": "hearts-svr"}, optional={"svr"})
+@stage(
+    "hearts-falcon",
+    1,
+    FalconStageParams,
+    inputs={"svr": "hearts-svr"},
+    optional={"svr"},
+    labels=("actions", "svr", "seed"),
+)
 def run_falcon(ctx: StageContext) -> dict[str, Any]:
     """A FALCON Hearts learner against rule-based agents, with snapshots.
 
@@ -460,7 +514,14 @@ EVAL_BATCH = 20  # snapshots evaluated between hearts-eval checkpoints
 RANK_BATCH = 4  # learners ranked in games to 100 points between checkpoints
 
 
-@stage("hearts-eval", 1, EvalParams, inputs={"learners": "hearts-falcon"}, many={"learners"})
+@stage(
+    "hearts-eval",
+    2,
+    EvalParams,
+    inputs={"learners": "hearts-falcon"},
+    many={"learners"},
+    labels=("games",),
+)
 def run_eval(ctx: StageContext) -> dict[str, Any]:
     """Penalty ratios of learner snapshots vs rule-based and Monte Carlo agents.
 
@@ -527,7 +588,10 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         for col, key in ((2, "vs_rule_based"), (3, "vs_monte_carlo")):
             # below 0.25 is also below the opponents' mean: the four ratios sum to 1
             entry[key] = round(float(last[:, col].mean()), 4)
-            entry[key + "_trials_below_0.25"] = int((last[:, col] < 0.25).sum())
+            below = int((last[:, col] < 0.25).sum())
+            entry[key + "_trials_below_0.25"] = below
+            # the share of trials below par, with its Wilson interval (5 trials: wide)
+            entry.update(rate_fields(below, len(members), key + "_share_of_trials_below_0.25"))
         for opp, key in ((RULE_BASED, "rank_vs_rule_based"), (MONTE_CARLO, "rank_vs_monte_carlo")):
             got = [r[2] for r in rank_rows if r[0] in members and r[1] == opp]
             if got:

@@ -5,7 +5,8 @@
   compact action records (`engines.nlhe.game`); planes are encoded on the fly when training.
 - `nlhe-train` fits one network (`engines.nlhe.net`) to every recorded action: the target is
   the acting player's chips won in that hand divided by the buy-in. Checkpoints each epoch.
-- `nlhe-league` plays a duplicate round robin and writes big blinds per hand with 95% intervals,
+- `nlhe-league` plays a duplicate round robin and writes big blinds per hand with 95% intervals
+  (ordering players only where head-to-head intervals separate them, `stages.reporting`),
   plus each player's action mix and raise sizes (the paper's Figures 2 and 3).
 """
 
@@ -42,6 +43,7 @@ from gameforge.engines.nlhe.net import (
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.registry import stage
+from gameforge.stages.reporting import head_to_head
 
 NLHE_GAME = "holdem.nolimit.2p.50bb"
 RECORD_FIELDS = ("cards", "seat_player", "counts", "actions", "payoff")
@@ -150,6 +152,7 @@ class HistoriesParams(RosterParams):
     optional={"cnn"},
     many={"cnn"},
     check_inputs=same_game,
+    labels=("hands", "seed"),
 )
 def run_histories(ctx: StageContext) -> dict[str, Any]:
     """No-limit hand histories between built-in and CNN players (action records).
@@ -191,6 +194,7 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
                 first_deal=idx * deals,
                 n_threads=os.cpu_count() or 1,
                 on_hands=bar.advance,
+                batch_deals=bar_batch(deals),
             )
             rec.seat_player = np.where(rec.seat_player == 0, i, j).astype(np.int8)
             ctx.writer.save_checkpoint(f"pair{idx}", {f: getattr(rec, f) for f in RECORD_FIELDS})
@@ -305,7 +309,13 @@ class Samples:
         return x, self.target[ids]
 
 
-@stage("nlhe-train", 1, TrainParams, inputs={"histories": "nlhe-histories"})
+@stage(
+    "nlhe-train",
+    1,
+    TrainParams,
+    inputs={"histories": "nlhe-histories"},
+    labels=("epochs", "kernel"),
+)
 def run_train(ctx: StageContext) -> dict[str, Any]:
     """Train one CNN generation on hand histories (MSE, Adadelta).
 
@@ -441,14 +451,22 @@ class LeagueParams(RosterParams):
     seed: int = 1
 
 
+def bar_batch(deals: int) -> int:
+    """Deals per batch of `play`: small enough that the hand bar moves about 16 times per
+    pairing, large enough (256) to keep the networks' batched inference efficient. Results do
+    not depend on it."""
+    return int(min(4096, max(256, deals // 16)))
+
+
 @stage(
     "nlhe-league",
-    1,
+    2,
     LeagueParams,
     inputs={"cnn": "nlhe-train"},
     optional={"cnn"},
     many={"cnn"},
     check_inputs=same_game,
+    labels=("hands",),
 )
 def run_league(ctx: StageContext) -> dict[str, Any]:
     """Duplicate round robin of no-limit players in big blinds per hand.
@@ -478,6 +496,7 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
             seed=params.seed,
             n_threads=os.cpu_count() or 1,
             on_hands=bar.advance,
+            batch_deals=bar_batch(deals),
         )
         mean, half = duplicate_mean(rec.player_payoff(), rules.big_blind)
         table[i, j], table[j, i] = mean, -mean
@@ -506,7 +525,7 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
         "players": labels,
         "keys": keys,
         "mean_bb_per_hand": [round(float(m), 4) for m in means],
-        "ranking": [labels[k] for k in np.argsort(-means, kind="stable")],
+        **head_to_head(labels, table, ci, "BB/hand", 3),
         "hands_per_pairing": int(hands[0, 1]),
         "fold_call_raise": {
             labels[k]: [round(float(x), 4) for x in mix[k] / max(mix[k].sum(), 1)] for k in range(n)

@@ -50,7 +50,7 @@ class NullProgress:
 class _LogTask:
     def __init__(self, log: Callable[[str], None], desc: str, total: int, every_s: float):
         self.log, self.desc, self.total, self.every_s = log, desc, total, every_s
-        self.done = 0
+        self.done = self.done_at_last = 0
         self.text = ""
         self.t0 = self.last = time.monotonic()
 
@@ -58,9 +58,17 @@ class _LogTask:
         self.done += n
         now = time.monotonic()
         if now - self.last >= self.every_s:
-            self.last = now
             extra = f" {self.text}" if self.text else ""
-            self.log(f"{self.desc}: {self.done}/{self.total} ({now - self.t0:.0f} s){extra}")
+            self.log(f"{self.desc}: {self.done}/{self.total} ({self._pace(now)}){extra}")
+            self.last, self.done_at_last = now, self.done
+
+    def _pace(self, now: float) -> str:
+        """Elapsed time, the rate since the previous line (start-up such as JIT compiling
+        then weighs only on the first line) and the remaining time it implies."""
+        elapsed, window = now - self.t0, now - self.last
+        rate = (self.done - self.done_at_last) / window if window > 0 else 0.0
+        eta = f", ETA {(self.total - self.done) / rate:.0f} s" if rate > 0 else ""
+        return f"{elapsed:.0f} s, {rate:,.2f}/s{eta}"
 
     def close(self) -> None:
         extra = f" {self.text}" if self.text else ""
@@ -82,3 +90,14 @@ class LogProgress:
     def start(self, desc: str, total: int) -> ProgressTask:
         """A bar that logs a line now and then."""
         return _LogTask(self.log, desc, total, self.every_s)
+
+
+class LabelledProgress:
+    """Bars of one flow node, each description prefixed with its label ("ochs[k=8]: ...")."""
+
+    def __init__(self, inner: Progress, label: str):
+        self.inner, self.label = inner, label
+
+    def start(self, desc: str, total: int) -> ProgressTask:
+        """A bar of the inner progress, named after the node."""
+        return self.inner.start(f"{self.label}: {desc}", total)

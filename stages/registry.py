@@ -51,10 +51,11 @@ def stage(
     optional: Iterable[str] = (),
     many: Iterable[str] = (),
     check_inputs: Callable[[Any, dict[str, Any]], None] | None = None,
+    labels: tuple[str, ...] = (),
 ) -> Callable[[RunFn], RunFn]:
     """Declare the decorated run function as stage `name`; its docstring's first line is the
     stage's description. `optional` and `many` name inputs that may be left out, or that take
-    `name.0`, `name.1`, ..."""
+    `name.0`, `name.1`, ...; `labels` names the parameters that tell its artifacts apart."""
 
     def declare(run: RunFn) -> RunFn:
         description = (run.__doc__ or "").strip().partition("\n")[0]
@@ -69,6 +70,7 @@ def stage(
                 optional_inputs=frozenset(optional),
                 many_inputs=frozenset(many),
                 check_inputs=check_inputs,
+                label_params=tuple(labels),
             )
         )
         return run

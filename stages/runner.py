@@ -13,7 +13,7 @@ from typing import Any
 from gameforge.artifacts import ArtifactStore, artifact_key
 from gameforge.stages.base import StageContext, StageError, StageParams
 from gameforge.stages.executor import Executor, InProcessExecutor
-from gameforge.stages.progress import NullProgress, Progress
+from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
 from gameforge.stages.registry import get_stage
 
 
@@ -64,9 +64,14 @@ def run_stage(
     force: bool = False,
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
+    label: str | None = None,
 ) -> StageRun:
-    """Produce (or reuse) the artifact of stage `name`: its key, and whether it was cached."""
+    """Produce (or reuse) the artifact of stage `name`: its key, and whether it was cached.
+
+    `label` names the flow node in log lines and progress bars (default: the stage's name).
+    """
     stage = get_stage(name)
+    shown = label or name
     if not isinstance(params, StageParams):
         params = stage.make_params(params)
     inputs = dict(inputs or {})
@@ -95,11 +100,11 @@ def run_stage(
     t0 = time.monotonic()
     key = stage_key(name, params, inputs)
     if store.exists(key) and not force:
-        log(f"{name}: cache hit {key}, skipped")
+        log(f"{shown}: cache hit {key}, skipped")
         return StageRun(name, key, True, time.monotonic() - t0)
 
     def waiting(key: str, holder: str) -> None:
-        log(f"{name}: {key} is being built by {holder}; waiting to reuse it")
+        log(f"{shown}: {key} is being built by {holder}; waiting to reuse it")
 
     with store.building(
         stage.name,
@@ -115,19 +120,19 @@ def run_stage(
         on_wait=waiting,
     ) as writer:
         if writer is None:
-            log(f"{name}: {key} was built by another process, reused")
+            log(f"{shown}: {key} was built by another process, reused")
             return StageRun(name, key, True, time.monotonic() - t0)
-        log(f"{name}: computing {key}" + (" (resuming)" if writer.resumed else ""))
+        log(f"{shown}: computing {key}" + (" (resuming)" if writer.resumed else ""))
         ctx = StageContext(
             params=params,
             inputs=opened,
             writer=writer,
             executor=executor or InProcessExecutor(),
-            progress=progress or NullProgress(),
+            progress=LabelledProgress(progress, shown) if progress else NullProgress(),
             log=log,
         )
         summary = stage.run(ctx)
         writer.commit(summary)
     seconds = time.monotonic() - t0
-    log(f"{name}: committed {key} in {seconds:.1f} s")
+    log(f"{shown}: committed {key} in {seconds:.1f} s")
     return StageRun(name, key, False, seconds)

@@ -6,6 +6,13 @@ change (the client's hole cards only, both at a showdown), reads `<state>:<actio
 client is to act and checks it. Positions alternate by hand. At the end it prints the client's
 total chips as `SCORE:<chips>` and closes.
 
+Cards are dealt and named as the ACPC dealer's `game.c` does, on its own 52-card ids
+(`rank * 4 + suit` over the full alphabets '23456789TJQKA' and 'cdhs'), independently of
+gameforge's card module: `--card-names bottom` builds a short deck from the lowest ranks and
+suits (the released dealer: Leduc is 2-4 of c, d), `top` from the highest (the acpc_dealer gem's
+fork: Leduc is Q-A of h, s). Hands are ranked on those ids with the 52-card evaluator, as
+`game.c` ranks them. The same seed deals the same cards, relative to the deck, under both.
+
     python tests/acpc_dealer.py --game leduc.limit.2p --hands 100 --port 0   # prints PORT:<n>
 
 Tests start it with `start_dealer`.
@@ -21,35 +28,56 @@ import sys
 import numpy as np
 
 from gameforge.engines.poker.betting import ACTIONS, DECISION, FOLD_END, build_tree
-from gameforge.engines.poker.cards import format_cards
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.engines.poker.shipped_games import load_game
+
+# game.c's alphabets and card ids: makeCard(rank, suit) = rank * MAX_SUITS + suit.
+RANKS, SUITS = "23456789TJQKA", "cdhs"
+MAX_RANKS, MAX_SUITS = len(RANKS), len(SUITS)
+
+
+def acpc_deck(game, card_names: str) -> list[int]:  # type: ignore[no-untyped-def]
+    """The deck as `dealCards` builds it: suits outer, ranks inner, from 0 up (`bottom`) or
+    from MAX_SUITS - numSuits and MAX_RANKS - numRanks up (`top`)."""
+    first_suit = MAX_SUITS - game.num_suits if card_names == "top" else 0
+    first_rank = MAX_RANKS - game.num_ranks if card_names == "top" else 0
+    return [
+        r * MAX_SUITS + s
+        for s in range(first_suit, first_suit + game.num_suits)
+        for r in range(first_rank, first_rank + game.num_ranks)
+    ]
+
+
+def card_text(cards) -> str:  # type: ignore[no-untyped-def]
+    """game.c's printCard of each card: rankChars[card / 4], suitChars[card % 4]."""
+    return "".join(RANKS[c // MAX_SUITS] + SUITS[c % MAX_SUITS] for c in cards)
 
 
 def cards_field(game, holes, board, position, show_all: bool, round_: int) -> str:  # type: ignore[no-untyped-def]
     """`hole0|hole1/board1/...` from `position`'s point of view."""
-    shown = [
-        format_cards(h, game.num_suits) if (p == position or show_all) else ""
-        for p, h in enumerate(holes)
-    ]
+    shown = [card_text(h) if (p == position or show_all) else "" for p, h in enumerate(holes)]
     text = "|".join(shown)
     dealt = 0
     for r in range(1, round_ + 1):
         n = game.num_board_cards[r]
         if n:
-            text += "/" + format_cards(board[dealt : dealt + n], game.num_suits)
+            text += "/" + card_text(board[dealt : dealt + n])
         dealt += n
     return text
 
 
-def start_dealer(game: str, hands: int) -> tuple[subprocess.Popen, int]:
-    """This dealer as a process serving `hands` hands of `game` at a free port; (it, the port).
-    Its standard output is a pipe: read the `SCORE:` line with `communicate()`."""
+def start_dealer(
+    game: str, hands: int, card_names: str = "bottom", seed: int = 0
+) -> tuple[subprocess.Popen, int]:
+    """This dealer as a process serving `hands` hands of `game` at a free port, naming cards
+    `bottom` or `top`; (it, the port). Its standard output is a pipe: read the `SCORE:` line
+    (and any `ERROR:` line) with `communicate()`."""
     dealer = subprocess.Popen(
-        [sys.executable, __file__, "--game", game, "--hands", str(hands)],
+        [sys.executable, __file__, "--game", game, "--hands", str(hands),
+         "--card-names", card_names, "--seed", str(seed)],
         stdout=subprocess.PIPE,
         text=True,
-    )
+    )  # fmt: skip
     assert dealer.stdout is not None
     return dealer, int(dealer.stdout.readline().strip().split(":")[1])
 
@@ -61,13 +89,16 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=100)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--card-names", choices=("bottom", "top"), default="bottom")
     args = parser.parse_args()
     game = load_game(args.game)
+    cards = np.array(acpc_deck(game, args.card_names))
     tree = build_tree(game)
     rng = np.random.default_rng(args.seed)
     server = socket.create_server(("127.0.0.1", args.port))
     print(f"PORT:{server.getsockname()[1]}", flush=True)
     conn, _ = server.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle wait between lines
     reader = conn.makefile("r", newline="\n")
     version = reader.readline().strip()
     if not version.startswith("VERSION:2."):
@@ -77,7 +108,7 @@ def main() -> None:
     board_total = sum(game.num_board_cards)
     for hand in range(args.hands):
         position = hand % 2  # the client's seat this hand
-        deck = rng.permutation(game.deck_size)
+        deck = cards[rng.permutation(game.deck_size)]
         holes = [
             sorted(int(c) for c in deck[p * game.num_hole_cards : (p + 1) * game.num_hole_cards])
             for p in (0, 1)
@@ -118,7 +149,7 @@ def main() -> None:
             gain = -spent[position] if tree.player[node] == position else spent[1 - position]
         else:
             rows = [holes[p] + board for p in (0, 1)]
-            v = evaluate(np.array(rows, dtype=np.int8), game.num_ranks, game.num_suits)
+            v = evaluate(np.array(rows, dtype=np.int8), MAX_RANKS, MAX_SUITS)
             sign = np.sign(int(v[position]) - int(v[1 - position]))
             gain = sign * spent[position]
         total += float(gain)

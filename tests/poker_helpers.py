@@ -96,4 +96,7 @@ class CrashAfter:
             def close(self) -> None:
                 pass
 
+            def note(self, text: str) -> None:
+                pass
+
         return Bar()

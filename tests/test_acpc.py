@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gameforge.engines.poker.acpc import GameDefError, parse_game
-from gameforge.engines.poker.cards import format_cards, parse_card, parse_cards
+from gameforge.engines.poker.cards import (
+    BOTTOM,
+    CARD_NAMINGS,
+    TOP,
+    format_cards,
+    namings_of,
+    parse_card,
+    parse_cards,
+)
 from gameforge.engines.poker.shipped_games import load_game, shipped_games
 
 
@@ -75,8 +83,69 @@ def test_card_text():
         parse_card("Xs")
     with pytest.raises(ValueError, match="appears twice"):
         parse_cards("AsAs")
-    with pytest.raises(ValueError, match="rank must be one of '234'"):
+    with pytest.raises(ValueError, match="bad card '5c': the deck has ranks 234, suits cd"):
         parse_card("5c", num_ranks=3, num_suits=2)
+
+
+def test_short_decks_are_named_from_the_bottom_or_the_top():
+    """The released ACPC dealer names a short deck's lowest ranks and suits, the acpc_dealer
+    gem's fork its highest; the card ids are the same, a 52-card deck is named alike."""
+    leduc = load_game("leduc.limit.2p")
+    assert (
+        leduc.deck_text() == "ranks 234, suits cd" and leduc.deck_text(TOP) == "ranks QKA, suits hs"
+    )
+    assert leduc.format_cards(range(6)) == "2c2d3c3d4c4d"
+    assert leduc.format_cards(range(6), TOP) == "QhQsKhKsAhAs"
+    assert leduc.parse_cards("QhAs", TOP) == leduc.parse_cards("2c4d") == [0, 5]
+    holdem8 = load_game("holdem8.limit.2p.reverse_blinds")
+    assert holdem8.deck_text(TOP) == "ranks 789TJQKA, suits cdhs"
+    assert holdem8.parse_cards("7c", TOP) == [0] and holdem8.parse_cards("7c") == [20]
+    assert namings_of("7c", 8, 4) == (BOTTOM, TOP) and namings_of("As", 8, 4) == (TOP,)
+    assert namings_of("2c", 3, 2) == (BOTTOM,) and namings_of("Jc", 3, 2) == ()
+    holdem = load_game("holdem.limit.2p.reverse_blinds")
+    assert holdem.format_cards(range(52), TOP) == holdem.format_cards(range(52))
+    for game in (leduc, holdem8, holdem):
+        for naming in CARD_NAMINGS:
+            cards = list(range(game.deck_size))
+            assert game.parse_cards(game.format_cards(cards, naming), naming) == cards
+
+
+def test_a_refused_card_names_the_game_and_its_deck():
+    holdem8 = load_game("holdem8.limit.2p.reverse_blinds")
+    with pytest.raises(ValueError) as error:
+        holdem8.parse_cards("9hJc")
+    assert str(error.value) == (
+        "bad card 'Jc' for game holdem8.limit.2p.reverse_blinds: this game's deck has ranks "
+        "23456789, suits cdhs (in the top naming, Jc is the card named 6c here)"
+    )
+    with pytest.raises(ValueError, match="ranks 234, suits cd$"):
+        load_game("leduc.limit.2p").parse_cards("Jc")
+    with pytest.raises(ValueError, match=r"deck \(top naming\) has ranks QKA, suits hs"):
+        load_game("leduc.limit.2p").parse_cards("2c", TOP)
+    with pytest.raises(
+        ValueError, match="odd number of characters .a card is a rank and a suit, like '9s'."
+    ):
+        holdem8.parse_cards("9")
+
+
+@pytest.mark.parametrize(
+    ("game", "hole", "board"),
+    [
+        ("holdem.limit.2p.reverse_blinds", "Jc9h", "4d5d9d6cJs"),  # the paper's own hand
+        ("holdem8.limit.2p.reverse_blinds", "9c7h", "2d3d7d4c9s"),  # 4 5 6 9 J -> 2 3 4 7 9
+        ("holdem6.limit.2p.reverse_blinds", "7c6h", "2d3d6d4c7s"),  # -> 2 3 4 6 7
+        ("holdem5.flop.limit.2p", "6c5h", "2d3d5d"),  # -> 2 3 4 5 6
+        ("leduc.limit.2p", "4d", "4c"),  # too small: the deck's highest cards
+        ("kuhn.limit.2p", "4c", ""),
+    ],
+)
+def test_the_papers_example_hand_in_every_deck(game, hole, board):
+    """The README's rule: the paper's J♣9♡ | 4♢5♢9♢6♣J♠ where the deck has it, else its ranks
+    moved into the deck in order, else the deck's highest cards."""
+    definition = load_game(game)
+    cards = definition.example_cards(sum(definition.num_board_cards))
+    assert definition.format_cards(cards) == hole + board
+    assert definition.example_cards(0) == cards[: definition.num_hole_cards]
 
 
 @given(st.lists(st.integers(0, 51), min_size=1, max_size=7, unique=True))

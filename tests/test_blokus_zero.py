@@ -43,6 +43,7 @@ from gameforge.engines.blokus.zero import (
     encode,
     pick_move,
 )
+from gameforge.engines.common.stats import wilson_interval
 from gameforge.stages.base import StageError
 from gameforge.stages.runner import run_stage
 from tests.blokus_helpers import engine_legal, one_winning_move_position, outcome_of, score_of, step
@@ -659,6 +660,15 @@ def test_eval_stage_reports_every_network(chain):
         top = scores[0].max()
         want = 1.0 / (scores[0] == top).sum() if scores[0, seat[0]] == top else 0.0
         assert share[0] == pytest.approx(want) == rates[i, 0]
+        # one game: the rate's 95% Wilson interval is wide (0 of 1 is 0 to 0.79), never ± 0
+        low, high = wilson_interval(float(share.sum()), 1)
+        assert (table[i]["win_rate_low"], table[i]["win_rate_high"]) == (
+            round(low, 4),
+            round(high, 4),
+        )
+        assert np.asarray(art["win_interval"][...])[i].tolist() == [round(low, 4), round(high, 4)]
+        assert high - low > 0.5 and table[i]["clear_of_par"] is (low > 0.25)
+        assert rates[i, 1] == pytest.approx(max(rates[i, 0] - low, high - rates[i, 0]), abs=1e-4)
         # the final board holds 89 squares less the unplaced ones of every colour
         board = np.asarray(art[f"boards_{i}"][...])
         assert board.shape == (1, CELLS)
@@ -885,6 +895,19 @@ def test_curve_gathers_evaluations_in_step_order(chain):
         zip(np.asarray(art["steps"][:]).tolist(), np.asarray(art["win_rate"][:, 0]).tolist())
     )
     assert sorted(got) == want
+    # the Wilson intervals come with the rows, and an eval from before them is recomputed
+    table = art.meta["summary"]["table"]
+    assert all("win_rate_low" in r and "half_width" not in r for r in table)
+    assert np.asarray(art["win_interval"][:]).tolist() == [
+        [r["win_rate_low"], r["win_rate_high"]] for r in table
+    ]
+    from gameforge.stages.blokus import _with_wilson
+
+    old = {"net": "net.0", "steps": 6, "games": 2, "win_rate": 0.0, "half_width": 0.0,
+           "clear_of_par": False}  # fmt: skip
+    assert _with_wilson(old) == {"net": "net.0", "steps": 6, "games": 2, "win_rate": 0.0,
+                                 "win_rate_low": 0.0, "win_rate_high": 0.6576,
+                                 "clear_of_par": False}  # fmt: skip
     with pytest.raises(StageError, match="missing inputs evals"):
         run_stage("blokus-curve", {}, {}, store=store, **QUIET)
 
@@ -929,3 +952,18 @@ def test_rollout_mix_blends_one_rollout_outcome_into_the_leaf_value():
     graded = mixed(1.0, margin=6.0)  # the same rollouts, valued by the score margin
     assert np.array_equal(np.sign(graded[[0, 2]]), pure[[0, 2]])
     assert (np.abs(graded[[0, 2]]) < 1).all() and np.array_equal(graded[1], net[1])
+
+
+def test_plots_of_selfplay_training_eval_and_curve_show_data(chain, tmp_path):
+    """Every Blokus stage draws a figure with data: a training run of 6 steps (one point of a
+    running mean, the empty figure this once was), an eval of 2 networks, a curve of 3."""
+    from tests.plot_checks import assert_plot_has_data
+
+    store, sp, tr1, tr2, ev = chain
+    single = run_stage("blokus-eval", EVAL, {"net.0": tr2}, store=store, **QUIET)
+    curve = run_stage("blokus-curve", {}, {"evals.0": single.key, "evals.1": ev},
+                      store=store, **QUIET)  # fmt: skip
+    for key, axes in ((sp, 4), (tr1, 2), (tr2, 2), (ev, 4), (curve.key, 1)):
+        assert_plot_has_data(store.open(key), tmp_path / f"{key}.png", min_axes=axes)
+    text = assert_plot_has_data(store.open(sp), tmp_path / "sp.png")
+    assert text.startswith("2 games") and "nats" in text

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gameforge.engines.common.emd import cumulative, histogram_from_cdf
+from gameforge.engines.common.kmeans import kmeans
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.buckets import merge_rows, strength_of_centroids
-from gameforge.stages.poker.hsd import round_indexer
+from gameforge.stages.poker.hsd import array_name, round_indexer
 from gameforge.stages.runner import run_stage
 from tests.poker_helpers import SHORT, CrashAfter, quiet
 
@@ -99,8 +101,13 @@ def test_bucket_plots(chain, tmp_path):
     from gameforge.flows.plots import plot
 
     _, hsd_b, ochs_b = chain
-    assert plot(hsd_b, tmp_path / "a.png") == "buckets of rounds 1, 2"
-    assert plot(ochs_b, tmp_path / "b.png") == "buckets of rounds 3"
+    k = hsd_b.params["k"]
+    assert plot(hsd_b, tmp_path / "a.png") == (
+        f"buckets of rounds 1, 2: k={k}, centroid rule: cdf-median"
+    )
+    assert plot(ochs_b, tmp_path / "b.png") == (
+        f"buckets of rounds 3: k={ochs_b.params['k']}, centroid rule: mean"
+    )
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -119,3 +126,69 @@ def test_pruning_groups_change_neither_key_nor_buckets(chain, tmp_path):
         np.testing.assert_array_equal(
             other.open(again.key)[f"bucket_round{r}"][:], hsd_b[f"bucket_round{r}"][:]
         )
+
+
+def test_hsd_median_centroids_never_raise_the_objective(chain, short_deck):
+    """hsd-buckets: per-bin CDF-median centroids (valid CDFs), an objective that never rises,
+    recorded per iteration in the summary; mean CDFs on the same input raise it."""
+    _, hsd_b, ochs_b = chain
+    summary = hsd_b.meta["summary"]
+    assert summary["centroid"] == "cdf-median" and summary["objective_monotone"] is True
+    assert ochs_b.meta["summary"]["centroid"] == "mean"
+    assert ochs_b.meta["summary"]["objective_monotone"] is True
+    for r in (1, 2):
+        objective = np.asarray(hsd_b[f"objective_round{r}"][:])
+        assert summary["rounds"][str(r)]["objective_per_iteration"] == objective.tolist()
+        assert np.all(np.diff(objective) <= 1e-12 * objective[:-1]), objective
+        hist = histogram_from_cdf(np.asarray(hsd_b[f"centroids_round{r}"][:]))
+        assert np.all(hist >= 0)
+        np.testing.assert_allclose(hist.sum(axis=1), 1.0, atol=1e-12)
+    # The same turn HSDs with mean centroids (stage version 1): the objective rises.
+    unique, _, counts = merge_rows(np.asarray(short_deck.hsd()[array_name(2)][:]))
+    mean = kmeans(cumulative(unique), 150, "emd", counts.astype(np.float64), max_iter=100)
+    assert np.any(np.diff(mean.objective) > 1e-6 * mean.objective[:-1])
+
+
+class RecordingProgress:
+    """A progress sink that records each bar's total, advances, notes and closing."""
+
+    def __init__(self) -> None:
+        self.bars: dict[str, dict] = {}
+
+    def start(self, desc: str, total: int):  # type: ignore[no-untyped-def]
+        record = self.bars.setdefault(desc, {"total": total, "done": 0, "notes": [], "closed": 0})
+
+        class Bar:
+            def advance(self, n: int = 1) -> None:
+                record["done"] += n
+
+            def close(self) -> None:
+                record["closed"] += 1
+
+            def note(self, text: str) -> None:
+                record["notes"].append(text)
+
+        return Bar()
+
+
+def test_converged_kmeans_fills_its_bar(chain):
+    """A k-means that converges early ends its bar at the total, noting the iteration."""
+    store, hsd_b, _ = chain
+    progress = RecordingProgress()
+    params = {"game": SHORT, "k": 60, "rounds": (1,)}
+    run = run_stage("hsd-buckets", params, hsd_b.inputs, store=store, progress=progress, log=quiet)
+    iterations = store.open(run.key).meta["summary"]["rounds"]["1"]["iterations"]
+    assert iterations < 100
+    bars = [bar for desc, bar in progress.bars.items() if "k-means" in desc]
+    # The runner may prefix the flow node's name; the stage names the round and k.
+    assert [desc for desc in progress.bars if "k-means" in desc][0].endswith(
+        "round1 k-means k=60 iterations"
+    )
+    assert len(bars) == 1
+    bar = bars[0]
+    assert bar == {
+        "total": 100,
+        "done": 100,
+        "notes": [f"(converged at {iterations})"],
+        "closed": 1,
+    }

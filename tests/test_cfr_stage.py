@@ -158,11 +158,14 @@ def test_strategy_show_cli(short_solve):
     assert ok.exit_code == 0, ok.output
     assert "round 1" in ok.output and "raise/bet" in ok.output and "fold" not in ok.output
     bad = runner.invoke(app, [*args, "--hand", "As6d"])
-    assert bad.exit_code == 2 and "rank must be one of" in bad.output
+    assert bad.exit_code == 2 and (
+        "bad card 'As' for game holdem6.limit.2p.reverse_blinds: this game's deck has ranks "
+        "234567, suits cdhs" in bad.output
+    ), bad.output
 
 
 def test_strategy_lbr_cli(short_solve):
-    """`gameforge strategy lbr KEY --deals N` prints LBR's winnings with a confidence interval."""
+    """`gameforge strategy lbr KEY --deals N` prints LBR's winnings and its one-sided bound."""
     from gameforge.flows.cli import app
 
     store, key, _ = short_solve
@@ -171,6 +174,7 @@ def test_strategy_lbr_cli(short_solve):
     )
     assert result.exit_code == 0, result.output
     assert "LBR wins" in result.output and "mbb/g" in result.output
+    assert "one-sided" in result.output
 
 
 FULL_TRAVERSAL = ("cfr", "cfr+")

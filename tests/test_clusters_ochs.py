@@ -121,3 +121,17 @@ def test_plots_of_every_feature_stage(short_chain, tmp_path):
         plot(hsd, tmp_path / "x.png", "7c6h/2d3dXX")
     with pytest.raises(StageError, match="no histograms for hands with 2 board cards"):
         plot(hsd, tmp_path / "x.png", "7c6h/2d3d")
+
+
+def test_hand_plots_default_to_the_papers_hand_moved_into_the_deck(short_chain, tmp_path):
+    """Without --hand, HSD and OCHS show the paper's Jc9h/4d5d9d6cJs moved into the 6-rank deck
+    (2-7); a card the deck lacks is refused with the deck's cards."""
+    from gameforge.flows.plots import plot
+
+    store, clusters, ochs = short_chain
+    hsd = store.open(clusters.inputs["hsd"])
+    assert plot(hsd, tmp_path / "hsd.png", None).startswith("HSD of 7c6h | 2d3d6d")
+    assert plot(ochs, tmp_path / "ochs.png", None).startswith("OCHS of 7c6h | 2d3d6d4c7s: ")
+    with pytest.raises(ValueError, match="bad card 'Jc' for game holdem6.limit.2p.reverse_blinds: "
+                       "this game's deck has ranks 234567, suits cdhs"):  # fmt: skip
+        plot(hsd, tmp_path / "x.png", "Jc9h/4d5d9d")

@@ -1,4 +1,5 @@
-"""EMD kernels against POT; pruned k-means against a brute-force numpy Lloyd and k-means++."""
+"""EMD kernels against POT; pruned k-means against a brute-force numpy Lloyd and k-means++;
+the per-bin median centroid of EMD k-means against brute force."""
 
 from __future__ import annotations
 
@@ -84,7 +85,24 @@ def _raw(X64, C, metric):
     return np.abs(diff).sum(-1) if metric == "emd" else (diff**2).sum(-1)
 
 
-def _reference_lloyd(X, C0, metric, w, iters):
+def _lower_median(values, weights):
+    """Weighted lower median by sorting: the smallest value whose prefix weighs >= half."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    return values[order][np.searchsorted(cum, 0.5 * cum[-1], side="left")]
+
+
+def _reference_medians(X64, lab, w, C):
+    """Per cluster and coordinate, the weighted lower median of the members (empty: ``C``)."""
+    out = C.copy()
+    for c in np.unique(lab):
+        members = lab == c
+        for t in range(X64.shape[1]):
+            out[c, t] = _lower_median(X64[members, t], w[members])
+    return out
+
+
+def _reference_lloyd(X, C0, metric, w, iters, centroid="mean"):
     """Brute-force Lloyd in numpy with the engine's empty-cluster rule."""
     X64 = X.astype(np.float64)
     n, k = X.shape[0], C0.shape[0]
@@ -101,7 +119,10 @@ def _reference_lloyd(X, C0, metric, w, iters):
         ws = np.bincount(lab, w, minlength=k)
         new = C.copy()
         f = ws > 0
-        new[f] = sums[f] / ws[f, None]
+        if centroid == "median":
+            new = _reference_medians(X64, lab, w, C)
+        else:
+            new[f] = sums[f] / ws[f, None]
         empty = np.flatnonzero(~f)
         order = np.lexsort((np.arange(n), -dist))
         order = order[dist[order] > 0][: empty.size]
@@ -203,6 +224,135 @@ def test_objective_monotonicity(metric):
         before = D[np.arange(X.shape[0]), s.labels].sum()  # old labels, updated centres
         s = km.kmeans_step(X, s, metric)
         assert s.objective[-1] <= before * (1 + 1e-12)
+
+
+# ------------------------------------------------------------- EMD k-means, median centroids
+
+
+@st.composite
+def cdf_sets(draw):
+    """A few CDF rows over a few bins (from small counts, so values tie), optional weights."""
+    m = draw(st.integers(1, 9))
+    bins = draw(st.integers(2, 7))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    counts = rng.integers(0, 4, (m, bins)) * (rng.random((m, bins)) < 0.7)
+    counts[np.arange(m), rng.integers(bins, size=m)] += 1
+    weights = rng.integers(1, 6, m).astype(np.float64) if draw(st.booleans()) else None
+    return emd.cumulative(counts), weights, rng
+
+
+def _total_emd(X64, w, c):
+    return float((w * np.abs(X64 - c).sum(axis=1)).sum())
+
+
+@settings(max_examples=200, deadline=None)
+@given(cdf_sets())
+def test_median_centroid_minimises_total_emd(case):
+    """The per-bin median centroid: a valid CDF whose summed EMD beats the mean's, every
+    member's and any perturbation's, and equals the brute-force minimum bin by bin."""
+    X, weights, rng = case
+    m = X.shape[0]
+    w = np.ones(m) if weights is None else weights
+    X64 = X.astype(np.float64)
+    # One cluster: a single Lloyd step from any centre makes the centroid the members' median.
+    state = km.KMeansState.initial(X[:1], m, "emd", centroid="median")
+    c = km.kmeans_step(X, state, "emd", weights).centroids[0]
+    np.testing.assert_array_equal(c, _reference_medians(X64, np.zeros(m, int), w, c[None])[0])
+    # A valid CDF: non-decreasing, ends at 1; as a histogram non-negative with mass 1.
+    assert np.all(np.diff(c) >= 0) and c[-1] == 1.0
+    hist = emd.histogram_from_cdf(c)
+    assert np.all(hist >= 0) and hist.sum() == pytest.approx(1.0, abs=1e-12)
+    best = _total_emd(X64, w, c)
+    slack = 1e-12 * max(1.0, best)
+    mean = (w[:, None] * X64).sum(axis=0) / w.sum()
+    assert best <= _total_emd(X64, w, mean) + slack
+    for row in X64:
+        assert best <= _total_emd(X64, w, row) + slack
+    for _ in range(20):
+        other = np.sort(np.clip(c + rng.normal(0, 0.2, c.shape), 0, 1))
+        other[-1] = 1.0
+        assert best <= _total_emd(X64, w, other) + slack
+        assert best <= _total_emd(X64, w, c + rng.normal(0, 0.05, c.shape)) + slack
+    # Brute force per bin: the weighted L1 sum is piecewise linear with kinks at the members'
+    # values, so its minimum over all reals is its minimum over those values.
+    brute = sum(
+        min(float((w * np.abs(X64[:, t] - v)).sum()) for v in X64[:, t]) for t in range(X.shape[1])
+    )
+    assert best == pytest.approx(brute, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_median_lloyd_matches_bruteforce(weighted):
+    """Pruned EMD k-means with median centroids equals a numpy Lloyd with sorted medians."""
+    X = _data("emd", n=900, d=30, seed=21)
+    n, k = X.shape[0], 15
+    w = np.random.default_rng(22).integers(1, 9, n).astype(np.float64) if weighted else None
+    C0 = _first_rows(X, k, 23)
+    ref = _reference_lloyd(X, C0, "emd", np.ones(n) if w is None else w, 6, centroid="median")
+    state = km.KMeansState.initial(C0, n, "emd", n_groups=3, centroid="median")
+    for lab, obj, newC in ref:
+        state = km.kmeans_step(X, state, "emd", w, chunk_size=256)
+        np.testing.assert_array_equal(state.labels, lab)
+        assert state.objective[-1] == pytest.approx(obj, rel=1e-11)
+        np.testing.assert_array_equal(state.centroids, newC)  # medians are members' values
+
+
+def test_median_threads_pruning_and_weights_change_nothing():
+    """Median centroids: same bits on 1 and 2 threads, pruned or not; weights act as copies."""
+    X = _data("emd", n=1500, seed=24)
+    C0 = _first_rows(X, 20, 25)
+    runs = []
+    for threads, prune in ((1, True), (2, True), (2, False)):
+        state = km.KMeansState.initial(C0, X.shape[0], "emd", n_groups=4, centroid="median")
+        for _ in range(5):
+            state = km.kmeans_step(X, state, "emd", n_threads=threads, prune=prune, inplace=True)
+        runs.append(state)
+    for other in runs[1:]:
+        np.testing.assert_array_equal(runs[0].labels, other.labels)
+        np.testing.assert_array_equal(runs[0].centroids, other.centroids)
+        np.testing.assert_array_equal(runs[0].objective, other.objective)
+    counts = np.random.default_rng(26).integers(1, 5, X.shape[0])
+    a = km.kmeans(X, 20, "emd", counts, init=C0, max_iter=6, tol=0, centroid="median")
+    b = km.kmeans(np.repeat(X, counts, axis=0), 20, "emd", init=C0, max_iter=6, tol=0,
+                  centroid="median")  # fmt: skip
+    np.testing.assert_array_equal(np.repeat(a.labels, counts), b.labels)
+    np.testing.assert_array_equal(a.centroids, b.centroids)
+    np.testing.assert_allclose(a.objective, b.objective, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [8, 27])
+def test_median_objective_never_rises(seed):
+    """With median centroids every Lloyd step keeps or lowers the summed EMD."""
+    X = _data("emd", n=2000, seed=seed)
+    w = np.random.default_rng(seed).integers(1, 4, X.shape[0])
+    for weights in (None, w):
+        state = km.kmeans(X, 30, "emd", weights, seed=1, max_iter=20, tol=0, centroid="median")
+        obj = state.objective
+        assert state.iteration >= 5
+        assert np.all(np.diff(obj) <= 1e-12 * obj[:-1]), obj
+        hist = emd.histogram_from_cdf(state.centroids)
+        assert np.all(hist >= 0)
+        np.testing.assert_allclose(hist.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_centroid_rule_checks_and_resume():
+    """Median is for EMD only; a resumed state keeps its rule and ends like an unbroken run."""
+    X = _data("emd", n=600, seed=28)
+    with pytest.raises(ValueError, match="emd"):
+        km.kmeans(_data("l2", n=100), 3, "l2", centroid="median")
+    with pytest.raises(ValueError, match="centroid"):
+        km.kmeans(X, 3, "emd", centroid="mode")  # type: ignore[arg-type]
+    part = km.kmeans(X, 10, "emd", seed=3, max_iter=3, tol=0, centroid="median")
+    saved = km.KMeansState.from_arrays(part.to_arrays())
+    assert saved.centroid == "median"
+    with pytest.raises(ValueError, match="median"):
+        km.kmeans(X, 10, "emd", init=saved, max_iter=6, tol=0)
+    resumed = km.kmeans(X, 10, "emd", init=saved, max_iter=6, tol=0, centroid="median")
+    full = km.kmeans(X, 10, "emd", seed=3, max_iter=6, tol=0, centroid="median")
+    for key, value in full.to_arrays().items():
+        np.testing.assert_array_equal(value, resumed.to_arrays()[key], err_msg=key)
+    legacy = {key: v for key, v in part.to_arrays().items() if key != "centroid"}
+    assert km.KMeansState.from_arrays(legacy).centroid == "mean"
 
 
 def _reference_kmeanspp(X, k, metric, seed, trials):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.engines.common.stats import wilson_interval
 from gameforge.engines.hearts.learner import N_FEATURES, net_index, svr_predict
 from gameforge.engines.hearts.svr import balanced_sample, scale
 from gameforge.stages.base import StageError
@@ -154,15 +155,25 @@ def test_eval_reports_every_snapshot_and_the_variant_table(chain):
     for li, variant in enumerate(table):
         final, entry = curve[2 * li + 1], table[variant]
         mine = ranks[ranks[:, 0] == li]
+        below = [int(final[2] < 0.25), int(final[3] < 0.25)]
+        # one trial: the share of trials below par is 0 or 1, its Wilson interval 0.79 wide
+        wilson = [[round(x, 4) for x in wilson_interval(b, 1)] for b in below]
         assert entry == {
             "trials": 1,
             "vs_rule_based": round(float(final[2]), 4),
-            "vs_rule_based_trials_below_0.25": int(final[2] < 0.25),
+            "vs_rule_based_trials_below_0.25": below[0],
+            "vs_rule_based_share_of_trials_below_0.25": float(below[0]),
+            "vs_rule_based_share_of_trials_below_0.25_low": wilson[0][0],
+            "vs_rule_based_share_of_trials_below_0.25_high": wilson[0][1],
             "vs_monte_carlo": round(float(final[3]), 4),
-            "vs_monte_carlo_trials_below_0.25": int(final[3] < 0.25),
+            "vs_monte_carlo_trials_below_0.25": below[1],
+            "vs_monte_carlo_share_of_trials_below_0.25": float(below[1]),
+            "vs_monte_carlo_share_of_trials_below_0.25_low": wilson[1][0],
+            "vs_monte_carlo_share_of_trials_below_0.25_high": wilson[1][1],
             "rank_vs_rule_based": round(float(mine[0, 2]), 4),
             "rank_vs_monte_carlo": round(float(mine[1, 2]), 4),
         }
+        assert wilson[0][1] - wilson[0][0] == pytest.approx(0.7935, abs=1e-4)
 
 
 def kill_then_resume(monkeypatch, store, key, task: str, die_at: int, rerun):
@@ -291,3 +302,63 @@ def test_svr_resumes_after_a_kill_to_the_same_models(chain, monkeypatch):
     assert len(calls) == stage.N_NETWORKS - 2 * stage.SVR_BATCH
     got = {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()}
     assert got == want
+
+
+def test_svr_check_rows_are_held_out_or_from_the_training_sample():
+    """`check_rows` takes up to n rows per label outside `fit`'s balanced sample and as many
+    inside it; `predict` is the learner kernel's prediction."""
+    from gameforge.engines.hearts.svr import check_rows
+
+    labels = np.where(np.random.default_rng(3).random(400) < 0.3, 1, -1)
+    rows, trained = check_rows(labels, 50, 7, 20)
+    sample = set(balanced_sample(labels, 50, np.random.default_rng(7)).tolist())
+    assert [int(r) in sample for r in rows] == trained.tolist()
+    for inside in (False, True):
+        for sign in (1, -1):
+            assert ((trained == inside) & (labels[rows] == sign)).sum() == 20
+    assert len(set(rows.tolist())) == len(rows)
+
+
+def test_svr_stores_predictions_of_its_check_rows(chain):
+    from gameforge.engines.hearts.svr import check_rows
+    from gameforge.stages.hearts import svr_arrays
+
+    store, logs, svr = chain
+    art, log = store.open(svr), store.open(logs)
+    group = np.asarray(art["check_group"][:])
+    label = np.asarray(art["check_label"][:])
+    trained = np.asarray(art["check_trained"][:]).astype(bool)
+    prediction = np.asarray(art["check_prediction"][:])
+    meta = np.asarray(log["meta"][:])
+    features = np.asarray(log["features"][:])
+    sv, dual, start, intercept, gamma, lo, hi = svr_arrays(art)
+    for g in (0, 21):
+        rows = np.flatnonzero(meta[:, 0] == g)
+        picked, inside = check_rows(meta[rows, 1].astype(np.int64), 150, g, 200)
+        assert (group == g).sum() == len(picked)
+        assert np.array_equal(label[group == g], meta[rows[picked], 1])
+        assert np.array_equal(trained[group == g], inside)
+        want = [svr_predict(features[rows[i]].astype(np.float64), g, np.ascontiguousarray(sv.T),
+                            dual, start, intercept, gamma, lo, hi) for i in picked]  # fmt: skip
+        np.testing.assert_allclose(prediction[group == g], want, rtol=1e-5, atol=1e-5)
+    held = art.meta["summary"]["held_out"]
+    assert held["negative"] == int(((~trained) & (label < 0)).sum())
+
+
+def test_plots_of_logs_svr_learner_and_eval_show_data(chain, tmp_path):
+    from tests.plot_checks import assert_plot_has_data
+
+    store, logs, svr = chain
+    keys = [  # the learners and evaluation of test_eval_reports_every_snapshot_...: reused
+        run_stage(
+            "hearts-falcon", {"games": 300, "checkpoints": [0, 300], "actions": actions}, {},
+            store=store, **QUIET,
+        ).key
+        for actions in ("previous", "new")
+    ]  # fmt: skip
+    ev = run_stage(
+        "hearts-eval", {"games": 120, "sims": 20, "rank_matches": 5},
+        {f"learners.{i}": k for i, k in enumerate(keys)}, store=store, **QUIET,
+    )  # fmt: skip
+    for key, axes in ((logs, 3), (svr, 3), (keys[1], 3), (ev.key, 3)):
+        assert_plot_has_data(store.open(key), tmp_path / f"{key}.png", min_axes=axes)

@@ -320,6 +320,12 @@ def test_league_table_is_antisymmetric_and_random_loses(tiny_chain):
     s = art.meta["summary"]
     assert s["players"] == ["random", "heuristic", "CNN-1g"]
     assert table[0, 1] < 0  # Random loses to the heuristic (paper: -6.82 BB/hand)
+    # an order only where head-to-head intervals separate: the stated comparisons are the table's
+    labels = s["players"]
+    decided = {(labels[i], labels[j]) for i in range(3) for j in range(3) if table[i, j] > ci[i, j]}
+    assert {tuple(d.split(":")[0].split(" > ")) for d in s["decided"]} == decided
+    assert len(s["decided"]) + len(s["undecided"]) == 3
+    assert sorted(p for tier in s["ranking"] for p in tier) == sorted(labels)
     # the heuristic's recorded mix: raises are drawn 45% of the time where legal
     assert abs(s["fold_call_raise"]["heuristic"][2] - 0.42) < 0.05
     sizes = np.asarray(art["raise_sizes"][:])
@@ -354,3 +360,18 @@ def test_nlhe_cnn_flow_chains_three_generations_and_reuses_them(tmp_path):
     again = run_plan(spec, params, store, log=lambda m: None)
     assert all(r.cached for r in again.values())
     assert {k: r.key for k, r in again.items()} == {k: r.key for k, r in first.items()}
+
+
+def test_plots_of_histories_training_and_league_show_data(tiny_chain, tmp_path):
+    """Every no-limit stage draws a figure with data, also a one-epoch training curve."""
+    from tests.plot_checks import assert_plot_has_data
+
+    store, h1, g1, h2 = tiny_chain
+    league = run_stage("nlhe-league", {"hands": 400}, {"cnn.0": g1}, store=store,
+                       log=lambda m: None)  # fmt: skip
+    for key, axes in ((h1, 3), (h2, 3), (g1, 1), (league.key, 3)):
+        art = store.open(key)
+        description = assert_plot_has_data(art, tmp_path / f"{key}.png", min_axes=axes)
+        assert description
+    text = assert_plot_has_data(store.open(h2), tmp_path / "h2.png")
+    assert text.startswith("600 hands") and "median pot" in text

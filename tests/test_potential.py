@@ -141,7 +141,9 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
         return potential_kmeans(points, k, k_next, ground, **{**args, **kw})
 
     def same(a: PotentialState, b: PotentialState) -> None:
-        assert a.iteration == b.iteration
+        assert a.iteration == b.iteration and a.best_iteration == b.best_iteration
+        for x, y in zip(a.best_assignment(), b.best_assignment(), strict=True):
+            np.testing.assert_array_equal(x, y)
         np.testing.assert_array_equal(a.labels, b.labels)
         np.testing.assert_array_equal(a.centroids, b.centroids)
         np.testing.assert_array_equal(a.objective, b.objective)
@@ -172,6 +174,33 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
     np.testing.assert_array_equal(copies.labels, np.repeat(weighted.labels, counts))
     np.testing.assert_allclose(copies.centroids, weighted.centroids, rtol=0, atol=1e-12)
     np.testing.assert_allclose(copies.objective, weighted.objective, rtol=1e-12)
+
+
+def test_kmeans_keeps_the_lowest_objective_assignment():
+    """Mean centroids can raise the objective; the state keeps the best iteration's labels and
+    centroids (the latest on ties), through a checkpoint too."""
+    rng = np.random.default_rng(7)
+    k_next, k = 30, 8
+    ground, _ = random_ground(rng, k_next)
+    points = random_points(rng, 600, k_next, 10)
+    kept_earlier = 0
+    for seed in range(6):
+        state = potential_kmeans(points, k, k_next, ground, seed=seed, max_iter=25, tol=0.0)
+        objective = state.objective
+        best = state.best_iteration
+        assert best == len(objective) - int(np.argmin(objective[::-1]))
+        stopped = potential_kmeans(points, k, k_next, ground, seed=seed, max_iter=best, tol=0.0)
+        labels, centroids = state.best_assignment()
+        np.testing.assert_array_equal(labels, stopped.labels)
+        np.testing.assert_array_equal(centroids, stopped.centroids)
+        if best < state.iteration:
+            kept_earlier += 1
+            assert state.best_labels is not None  # held apart from the latest state
+        restored = PotentialState.from_arrays(state.to_arrays())
+        assert restored.best_iteration == best
+        for x, y in zip(restored.best_assignment(), (labels, centroids), strict=True):
+            np.testing.assert_array_equal(x, y)
+    assert kept_earlier > 0  # the objective did rise after its lowest point on these inputs
 
 
 # ------------------------------------------------------------------------------ the stage
@@ -250,8 +279,15 @@ def test_stage_buckets_used_ordered_and_looked_up(chain):
         assert summary[str(r)]["bucket_size_max"] == sizes.max()
         assert summary[str(r)]["hands"] == len(labels) == sizes.sum()
         objective = np.asarray(pot[f"objective_round{r}"][:])
-        assert summary[str(r)]["objective"] == objective[-1]
+        assert summary[str(r)]["objective_per_iteration"] == objective.tolist()
         assert summary[str(r)]["iterations"] == len(objective)
+        # The kept assignment is the lowest-objective iteration's (the latest on ties).
+        best = summary[str(r)]["best_iteration"]
+        assert best == len(objective) - int(np.argmin(objective[::-1]))
+        assert summary[str(r)]["objective"] == objective[best - 1] == objective.min()
+    assert pot.meta["summary"]["centroid"] == "mean"
+    assert pot.meta["summary"]["objective_monotone"] is False
+    assert "not guaranteed to fall" in pot.meta["summary"]["centroid_note"]
     abstraction = CardAbstraction(pot, ochs_b)
     assert CardAbstraction.from_store(store, pot.key, ochs_b.key).keys == abstraction.keys
     assert [abstraction.num_buckets(r) for r in (1, 2, 3)] == [K_POT, K_POT, 150]

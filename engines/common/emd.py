@@ -6,11 +6,13 @@ of bins), EMD equals the L1 distance between their cumulative histograms:
 normalises each histogram to mass 1 first, so callers may pass raw counts.
 
 EMD k-means (:mod:`common.kmeans`, metric ``"emd"``) works on the normalised CDF rows that
-:func:`cumulative` returns: the assignment step is L1 between CDF rows (= EMD), and a centroid
-is the mean of its CDF rows, which is the CDF of the mean histogram. This is the standard
-"EMD k-means" of poker abstraction (Johanson et al., 2013, "Evaluating state-space abstractions
-in extensive-form games"): centroids are updated as means even though the L1 minimiser would be
-the coordinate-wise median. :func:`histogram_from_cdf` turns CDF centroids back into histograms.
+:func:`cumulative` returns: the assignment step is L1 between CDF rows (= EMD). A centroid is
+either the mean of its CDF rows (``centroid="mean"``: the CDF of the mean histogram, the
+standard "EMD k-means" of poker abstraction, Johanson et al., 2013, "Evaluating state-space
+abstractions in extensive-form games"), or their per-bin median (``centroid="median"``), which
+is the CDF minimising the members' summed EMD, so Lloyd's objective cannot rise; the mean does
+not minimise it. The per-bin medians of CDFs are a CDF again. :func:`histogram_from_cdf` turns
+CDF centroids back into histograms.
 """
 
 from __future__ import annotations

@@ -3,20 +3,36 @@
 Input space. ``X`` is ``(n, d)`` float32 (other dtypes are converted, which copies).
 
 * ``metric="emd"``: ``X`` must hold normalised CDF rows, ``common.emd.cumulative(histograms)``,
-  not the histograms themselves; then L1 between rows is the 1-D EMD in bins. Centroids are
-  means of CDF rows (= CDFs of the mean histograms; ``common.emd.histogram_from_cdf`` turns
-  them back). This is the standard "EMD k-means" of poker abstraction (Johanson et al., 2013),
-  which updates centroids as means although the L1 minimiser would be the median. A cheap
-  check on a sample of rows rejects histograms passed by mistake.
+  not the histograms themselves; then L1 between rows is the 1-D EMD in bins. A cheap check on
+  a sample of rows rejects histograms passed by mistake.
 * ``metric="l2"``: plain vectors (e.g. OCHS), Euclidean distance.
+
+Centroid rule (``centroid``, kept in the state):
+
+* ``"mean"``: the weighted mean of the members. For "l2" it minimises the squared distances.
+  For "emd" it is the CDF of the mean histogram, the "EMD k-means" of poker abstraction
+  (Johanson et al., 2013), but not the L1 minimiser.
+* ``"median"`` ("emd" only): per coordinate, the weighted lower median of the members' values:
+  the smallest value ``v`` whose members at or below it weigh at least half the cluster (for
+  ``m`` unweighted members, the ``ceil(m / 2)``-th smallest). Per coordinate it minimises
+  ``sum_i w_i |x_it - v|``, so it minimises the summed EMD of the members. The medians of
+  non-decreasing CDF rows ending at 1 are non-decreasing and end at 1: a valid CDF
+  (``common.emd.histogram_from_cdf`` gives its non-negative histogram of mass 1), every entry
+  one of the members' own values. Per cluster the members are gathered once, coordinate-major;
+  per coordinate one pass weighs the members against the previous centroid's value, which
+  settles the median when it is that value again, else a weighted quickselect (expected linear
+  time) runs on the side that holds it. Clusters are independent, so threads do not change
+  the result.
 
 Objective, recorded per iteration: ``sum_i w_i * dist(x_i, c_{a_i})`` with ``dist`` = EMD for
 "emd" (plain, not squared) and squared Euclidean for "l2" (standard k-means), measured against
-the centroids the assignment used. For "l2" Lloyd's iteration never increases it. For "emd"
-only the assignment half is guaranteed (re-assigning to fixed centres never increases it); the
-mean update can, in principle, raise it, because the mean is not the L1 minimiser. In practice
-it falls steadily; ``kmeans`` stops when the objective's relative change (either way) drops
-below ``tol``, at a fixed point, or at ``max_iter``.
+the centroids the assignment used. When the centroid minimises the summed distance of its
+members ("l2" with means, "emd" with medians), Lloyd's iteration never increases it: the update
+cannot raise the members' total, and re-assigning to fixed centres cannot either (up to float
+rounding in the sums). With "emd" and means only the assignment half is guaranteed; the mean
+update can raise it, and on skewed HSDs it does (most in the first update, away from the
+k-means++ seeds, which are data points). ``kmeans`` stops when the objective's relative change
+(either way) drops below ``tol``, at a fixed point, or at ``max_iter``.
 
 Pruning: Yinyang k-means (Ding et al., 2015), which with one group is Hamerly's algorithm
 (Hamerly, 2010). The centres are split once into ``G`` groups (a few Lloyd iterations on the
@@ -68,6 +84,7 @@ import numpy as np
 from numba import njit
 
 Metric = Literal["emd", "l2"]
+Centroid = Literal["mean", "median"]
 
 DEFAULT_CHUNK = 1 << 15  # points per assignment chunk; fixed, so results ignore n_threads
 SAMPLE_FACTOR = 50  # k-means++ seeds on a sample of SAMPLE_FACTOR * k points when n exceeds it
@@ -78,6 +95,8 @@ _SLACK = 1e-9  # relative margin so float rounding in the bounds never prunes a 
 _DENSE_NUM, _DENSE_DEN = 1, 2  # a point needing >= 1/2 of the groups scans them all, tiled
 _ROUND_DOWN = 1.0 - 1e-6  # float32 bounds are shrunk by more than their rounding error
 _METRICS = ("emd", "l2")
+_CENTROIDS = ("mean", "median")
+_GATHER_MAX = 1 << 22  # values per thread in the median's coordinate-major gather (16 MiB f32)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -432,6 +451,161 @@ def _assign_range(
 
 
 @njit(cache=True, nogil=True)
+def _select_weighted(v: np.ndarray, wt: np.ndarray, m: int, need: float) -> float:
+    """Smallest of ``v[:m]`` whose entries at or below it weigh at least ``need`` (> 0).
+
+    Quickselect with a three-way partition (CDF values tie often: 0 early, 1 late),
+    reordering ``v[:m]`` and ``wt[:m]`` in place. Expected linear time.
+    """
+    lo = 0
+    hi = m
+    while True:
+        a = v[lo]
+        b = v[(lo + hi - 1) // 2]
+        c = v[hi - 1]
+        p = max(min(a, b), min(max(a, b), c))  # median of three
+        lt = lo
+        i = lo
+        gt = hi
+        while i < gt:
+            x = v[i]
+            if x < p:
+                v[i], v[lt] = v[lt], x
+                wt[i], wt[lt] = wt[lt], wt[i]
+                lt += 1
+                i += 1
+            elif x > p:
+                gt -= 1
+                v[i], v[gt] = v[gt], x
+                wt[i], wt[gt] = wt[gt], wt[i]
+            else:
+                i += 1
+        w_less = 0.0
+        for j in range(lo, lt):
+            w_less += wt[j]
+        if w_less >= need:
+            hi = lt
+            continue
+        w_equal = 0.0
+        for j in range(lt, gt):
+            w_equal += wt[j]
+        # gt == hi: nothing is larger, so only rounding in ``need`` could make this fail.
+        if w_less + w_equal >= need or gt == hi:
+            return p
+        need -= w_less + w_equal
+        lo = gt
+
+
+@njit(cache=True, nogil=True)
+def _column_median(
+    col: np.ndarray, wrow: np.ndarray, m: int, guess: float, vals: np.ndarray, wts: np.ndarray
+) -> float:
+    """Weighted lower median of ``col[:m]`` (weights ``wrow``), trying ``guess`` as the pivot.
+
+    The previous centroid's value is usually the median again, or close to it: one read-only
+    pass then settles it, or leaves only the values on the median's side to select from
+    (copied into the scratch ``vals``, ``wts``). The result does not depend on the guess
+    (beyond float rounding in sums of non-integer weights).
+    """
+    total = 0.0
+    w_less = 0.0
+    w_equal = 0.0
+    for r in range(m):
+        x = col[r]
+        total += wrow[r]
+        if x < guess:
+            w_less += wrow[r]
+        elif x == guess:
+            w_equal += wrow[r]
+    need = 0.5 * total
+    if w_less < need <= w_less + w_equal:
+        return guess  # w_equal > 0 here: the guess is one of the values
+    q = 0
+    if w_less >= need:
+        for r in range(m):
+            if col[r] < guess:
+                vals[q] = col[r]
+                wts[q] = wrow[r]
+                q += 1
+    else:
+        need -= w_less + w_equal
+        for r in range(m):
+            if col[r] > guess:
+                vals[q] = col[r]
+                wts[q] = wrow[r]
+                q += 1
+        if q == 0:  # only float rounding of non-integer weights gets here: take the largest
+            return col[:m].max()
+    return _select_weighted(vals, wts, q, need)
+
+
+@njit(cache=True, nogil=True)
+def _members_by_cluster(labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Point indices grouped by label (ascending within a cluster) and each cluster's start."""
+    start = np.zeros(k + 1, dtype=np.int64)
+    for i in range(labels.shape[0]):
+        start[labels[i] + 1] += 1
+    for c in range(k):
+        start[c + 1] += start[c]
+    fill = start[:k].copy()
+    members = np.empty(labels.shape[0], dtype=np.int64)
+    for i in range(labels.shape[0]):
+        c = labels[i]
+        members[fill[c]] = i
+        fill[c] += 1
+    return members, start
+
+
+@njit(cache=True, nogil=True)
+def _median_range(
+    X: np.ndarray,
+    w: np.ndarray,
+    members: np.ndarray,
+    start: np.ndarray,
+    c0: int,
+    c1: int,
+    out: np.ndarray,
+) -> None:
+    """Rows ``c0 .. c1-1`` of ``out`` (the previous centroids, used as pivot guesses) become
+    the weighted lower median, per coordinate, of each cluster's members; empty ones stay.
+
+    A cluster's members are gathered coordinate-major once (each row read once), so each
+    coordinate's pass reads contiguous values; a cluster too large for that buffer
+    (``_GATHER_MAX`` values) reads its rows once per coordinate instead.
+    """
+    d = X.shape[1]
+    has_w = w.shape[0] > 0
+    largest = 0
+    for c in range(c0, c1):
+        largest = max(largest, start[c + 1] - start[c])
+    width = min(largest, max(1, _GATHER_MAX // d))
+    cols = np.empty((d, width), dtype=X.dtype)
+    column = np.empty(largest if largest > width else 0, dtype=X.dtype)
+    wrow = np.empty(largest, dtype=np.float64)
+    vals = np.empty(largest, dtype=X.dtype)
+    wts = np.empty(largest, dtype=np.float64)
+    for c in range(c0, c1):
+        s = start[c]
+        m = start[c + 1] - s
+        if m == 0:
+            continue
+        gathered = m <= width
+        for r in range(m):
+            i = members[s + r]
+            wrow[r] = w[i] if has_w else 1.0
+            if gathered:
+                for t in range(d):
+                    cols[t, r] = X[i, t]
+        for t in range(d):
+            if gathered:
+                out[c, t] = _column_median(cols[t], wrow, m, out[c, t], vals, wts)
+            else:
+                for r in range(m):
+                    column[r] = X[members[s + r], t]
+                out[c, t] = _column_median(column, wrow, m, out[c, t], vals, wts)
+
+
+@njit(cache=True, nogil=True)
 def _half_gaps(C: np.ndarray, CT: np.ndarray, l2: bool, start: int, stop: int, out: np.ndarray):
     """Half the distance from centres ``start .. stop-1`` to their nearest other centre."""
     m = stop - start
@@ -730,6 +904,7 @@ class KMeansState:
     drift: np.ndarray  # (k,) float64 distance each centre moved in the last update
     groups: np.ndarray  # (k,) int32 group of each centre (fixed at the start)
     metric: str
+    centroid: str = "mean"  # the update rule, "mean" or "median" (see the module docstring)
     iteration: int = 0
     rng_state: np.ndarray = field(default_factory=lambda: np.zeros(6, dtype=np.uint64))
     objective: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per iteration
@@ -745,13 +920,16 @@ class KMeansState:
         metric: str,
         rng: np.random.Generator | None = None,
         n_groups: int | None = None,
+        centroid: Centroid = "mean",
     ) -> KMeansState:
         """A state before any assignment, from initial centroids for ``n`` points.
 
         ``n_groups``: centre groups for the bounds (default ``default_groups(k)``; 1 is
-        Hamerly's algorithm); the bounds take ``4 * n * n_groups`` bytes.
+        Hamerly's algorithm); the bounds take ``4 * n * n_groups`` bytes. ``centroid``: the
+        update rule ("median" needs metric "emd").
         """
         l2 = _check_metric(metric)
+        _check_centroid(centroid, metric)
         C = np.array(centroids, dtype=np.float64, order="C", copy=True)
         if C.ndim != 2 or C.shape[0] < 1:
             raise ValueError(f"centroids must be (k, d), got shape {C.shape}")
@@ -767,6 +945,7 @@ class KMeansState:
             drift=np.zeros(k),
             groups=_make_groups(C, G, l2),
             metric=metric,
+            centroid=centroid,
             rng_state=_rng_to_ints(rng if rng is not None else np.random.default_rng(0)),
         )
 
@@ -801,6 +980,7 @@ class KMeansState:
             "drift": self.drift,
             "groups": self.groups,
             "metric": np.array(_METRICS.index(self.metric), dtype=np.int8),
+            "centroid": np.array(_CENTROIDS.index(self.centroid), dtype=np.int8),
             "iteration": np.array(self.iteration, dtype=np.int64),
             "rng_state": self.rng_state,
         }
@@ -820,6 +1000,8 @@ class KMeansState:
             drift=np.ascontiguousarray(a["drift"], dtype=np.float64),
             groups=np.ascontiguousarray(a["groups"], dtype=np.int32),
             metric=_METRICS[int(a["metric"])],
+            # Checkpoints written before the rule was stored used means.
+            centroid=_CENTROIDS[int(a["centroid"])] if "centroid" in a else "mean",
             iteration=int(a["iteration"]),
             rng_state=np.asarray(a["rng_state"], dtype=np.uint64).copy(),
             objective=np.asarray(a["objective"], dtype=np.float64),
@@ -837,6 +1019,15 @@ def _check_metric(metric: str) -> bool:
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
     return metric == "l2"
+
+
+def _check_centroid(centroid: str, metric: str) -> None:
+    """Raises unless ``centroid`` is a known rule that suits ``metric``."""
+    if centroid not in _CENTROIDS:
+        raise ValueError(f"centroid must be one of {_CENTROIDS}, got {centroid!r}")
+    if centroid == "median" and metric != "emd":
+        # The coordinate-wise median minimises L1 (EMD on CDF rows), not squared L2.
+        raise ValueError("centroid 'median' is for metric 'emd' only")
 
 
 def _prepare_X(X: np.ndarray, metric: str) -> np.ndarray:
@@ -958,6 +1149,20 @@ def _group_drift(drift: np.ndarray, groups: np.ndarray, G: int) -> np.ndarray:
     return out
 
 
+def _median_update(
+    X: np.ndarray, w: np.ndarray, labels: np.ndarray, out: np.ndarray, n_threads: int
+) -> None:
+    """Rows of ``out`` of non-empty clusters become their members' weighted lower medians."""
+    k = out.shape[0]
+    members, start = _members_by_cluster(labels, k)
+
+    def work(r: tuple[int, int]) -> None:
+        _median_range(X, w, members, start, r[0], r[1], out)
+
+    for _ in ordered_map(work, _ranges(k, max(1, -(-k // (4 * n_threads)))), n_threads):
+        pass
+
+
 # ---------------------------------------------------------------------------------- public API
 
 
@@ -1012,7 +1217,7 @@ def kmeans_step(
     prune: bool = True,
     inplace: bool = False,
 ) -> KMeansState:
-    """One Lloyd iteration (pruned assignment + mean update); returns the new state.
+    """One Lloyd iteration (pruned assignment + the state's centroid update); the new state.
 
     ``prune=False`` computes every distance (same results, bit for bit; for benchmarks).
     ``inplace=True`` updates and returns ``state`` itself instead of a copy (saves memory).
@@ -1058,7 +1263,10 @@ def kmeans_step(
 
     new_C = C.copy()
     filled = wsum > 0
-    new_C[filled] = sums[filled] / wsum[filled, None]
+    if st.centroid == "median":
+        _median_update(Xc, w, st.labels, new_C, n_threads)
+    else:
+        new_C[filled] = sums[filled] / wsum[filled, None]
     empty = np.flatnonzero(~filled)
     if empty.size:
         picks = _farthest_points(st.upper, int(empty.size))
@@ -1088,17 +1296,24 @@ def kmeans(
     n_local_trials: int | None = None,
     n_groups: int | None = None,
     callback: Callable[[KMeansState], None] | None = None,
+    centroid: Centroid = "mean",
 ) -> KMeansState:
     """Lloyd iterations until the objective's relative improvement < ``tol`` or ``max_iter``.
 
     ``init``: None or "k-means++" (seeded by ``seed``), a ``(k, d)`` array of centroids, or a
     :class:`KMeansState` to resume (``max_iter`` counts its earlier iterations too; its groups
-    are kept). ``callback(state)`` runs after every iteration, e.g. to checkpoint
-    ``state.to_arrays()``. Stops early at a fixed point (no label changed, no empty cluster).
+    are kept; its centroid rule must be ``centroid``). ``callback(state)`` runs after every
+    iteration, e.g. to checkpoint ``state.to_arrays()``. Stops early at a fixed point (no
+    label changed, no empty cluster). ``centroid``: "mean", or "median" for metric "emd" (the
+    summed EMD then never rises; see the module docstring).
     """
+    _check_metric(metric)
+    _check_centroid(centroid, metric)
     Xc = _prepare_X(X, metric)
     n = Xc.shape[0]
     if isinstance(init, KMeansState):
+        if init.centroid != centroid:
+            raise ValueError(f"init state uses centroid {init.centroid!r}, not {centroid!r}")
         state = init.copy()
     else:
         rng = np.random.default_rng(seed)
@@ -1108,7 +1323,7 @@ def kmeans(
             raise ValueError(f"unknown init {init!r}")
         else:
             C0 = np.asarray(init)
-        state = KMeansState.initial(C0, n, metric, rng, n_groups)
+        state = KMeansState.initial(C0, n, metric, rng, n_groups, centroid)
     if state.k != k:
         raise ValueError(f"init has {state.k} centroids, expected k={k}")
     while state.iteration < max_iter:
@@ -1130,6 +1345,6 @@ def _converged(state: KMeansState, tol: float) -> bool:
     prev, cur = float(state.objective[-2]), float(state.objective[-1])
     if prev <= 0:
         return True
-    # |change|, not improvement: with EMD and mean centroids the objective can rise a little
-    # after an update; a rise larger than tol is no convergence (max_iter still bounds it).
+    # |change|, not improvement: with EMD and mean centroids the objective can rise after an
+    # update; a rise larger than tol is no convergence (max_iter still bounds it).
     return abs(prev - cur) / prev < tol

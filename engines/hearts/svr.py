@@ -75,6 +75,39 @@ def fit(
     )
 
 
+def check_rows(
+    labels: np.ndarray, per_label: int, seed: int, n_per_label: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows to check a fitted model on, and whether each was in its training sample: up to
+    `n_per_label` of each label outside the sample `fit(..., per_label, ..., seed)` trained on
+    (held out), and as many of each label inside it. `fit` draws its balanced sample first from
+    `default_rng(seed)`, repeated here; the picks use streams of their own."""
+    trained = balanced_sample(labels, per_label, np.random.default_rng(seed))
+    inside = np.zeros(len(labels), bool)
+    inside[trained] = True
+    picks = []
+    for stream, pool in ((1, np.flatnonzero(~inside)), (2, trained)):
+        rng = np.random.default_rng([seed, stream])
+        for part in (pool[labels[pool] > 0], pool[labels[pool] <= 0]):
+            picks.append(rng.choice(part, min(n_per_label, len(part)), replace=False))
+    rows = np.sort(np.concatenate(picks)).astype(np.int64)
+    return rows, inside[rows]
+
+
+def predict(model: SvrModel, x: np.ndarray, block: int = 128) -> np.ndarray:
+    """The model's predictions for raw feature rows x: svm-scale, then the RBF expansion
+    (in blocks of rows, so memory stays rows x support vectors of one block)."""
+    out = np.zeros(len(x))
+    norms = (model.support**2).sum(axis=1)
+    for start in range(0, len(x), block):
+        z = scale(np.asarray(x[start : start + block], np.float64), model.lo, model.hi)
+        dist = (z**2).sum(axis=1)[:, None] + norms[None, :] - 2.0 * z @ model.support.T
+        out[start : start + block] = (
+            model.intercept + np.exp(-model.gamma * np.maximum(dist, 0)) @ model.dual
+        )
+    return out
+
+
 def pack(
     models: list[SvrModel | None], n_features: int, fallback: list[float]
 ) -> dict[str, np.ndarray]:

@@ -8,9 +8,18 @@ numbers in the file are 1-based (firstPlayer); `GameDef` stores them 0-based.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gameforge.engines.poker.cards import MAX_RANKS, MAX_SUITS
+from gameforge.engines.poker.cards import (
+    BOTTOM,
+    MAX_RANKS,
+    MAX_SUITS,
+    deck_text,
+    example_cards,
+    format_cards,
+    parse_cards,
+)
 
 MAX_PLAYERS = 10
 MAX_ROUNDS = 4
@@ -60,6 +69,22 @@ class GameDef:
     def deck_size(self) -> int:
         """Number of cards in the deck."""
         return self.num_suits * self.num_ranks
+
+    def parse_cards(self, text: str, naming: str = BOTTOM) -> list[int]:
+        """Cards of this game's deck from text; a card it lacks is refused with the deck's names."""
+        return parse_cards(text, self.num_ranks, self.num_suits, naming, self.name)
+
+    def format_cards(self, cards: Iterable[int], naming: str = BOTTOM) -> str:
+        """Card ids of this game's deck as text."""
+        return format_cards(cards, self.num_suits, self.num_ranks, naming)
+
+    def deck_text(self, naming: str = BOTTOM) -> str:
+        """This game's card names in words, e.g. 'ranks 234, suits cd' (Leduc)."""
+        return deck_text(self.num_ranks, self.num_suits, naming)
+
+    def example_cards(self, board_cards: int) -> list[int]:
+        """The paper's example hand with `board_cards` board cards, moved into this deck."""
+        return example_cards(self.num_ranks, self.num_suits, self.num_hole_cards, board_cards)
 
     def board_cards_through(self, round_: int) -> int:
         """Number of board cards visible in betting round ``round_``."""

@@ -15,6 +15,13 @@ uses G&S's greedy approximation (`approx_emd`): every unit of point mass is move
 rank, to the nearest next-round bucket where the mean still has unclaimed mass. It is a
 feasible transport, so it is never below the exact EMD; tests measure how far above.
 k-means with it has no triangle inequality (it is not a metric), so assignment is a full scan.
+
+Centroids are mean histograms. Under this EMD (a transport problem whose ground distance is
+between next-round centroids) no closed form gives the histogram that minimises the members'
+summed distance, and the mean does not, so Lloyd's objective is not guaranteed to fall: it
+can rise after an update (it does, right after the k-means++ seeds). `potential_kmeans`
+therefore keeps, besides the latest state, the assignment of the iteration with the lowest
+objective seen (`PotentialState.best_assignment`).
 """
 
 from __future__ import annotations
@@ -376,10 +383,26 @@ class PotentialState:
     n_changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_empty: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     skipped_fraction: np.ndarray = field(default_factory=lambda: np.zeros(0))  # of n*k pairs
+    # The iteration whose assignment had the lowest objective (the latest on ties; 0 before
+    # the first), and the labels and centroids after it when it is not the latest (None when
+    # it is: then they are `labels` and `centroids`, and nothing is copied).
+    best_iteration: int = 0
+    best_labels: np.ndarray | None = None
+    best_centroids: np.ndarray | None = None
+
+    def best_assignment(self) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, centroids) after the iteration with the lowest objective seen.
+
+        The centroids are the mean histograms of those labels' clusters (an empty cluster
+        keeps its centre), as after any iteration.
+        """
+        if self.best_labels is None or self.best_centroids is None:
+            return self.labels, self.centroids
+        return self.best_labels, self.best_centroids
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays for a checkpoint."""
-        return {
+        out = {
             "centroids": self.centroids,
             "labels": self.labels,
             "iteration": np.array(self.iteration, dtype=np.int64),
@@ -387,7 +410,12 @@ class PotentialState:
             "n_changed": self.n_changed,
             "n_empty": self.n_empty,
             "skipped_fraction": self.skipped_fraction,
+            "best_iteration": np.array(self.best_iteration, dtype=np.int64),
         }
+        if self.best_labels is not None and self.best_centroids is not None:
+            out["best_labels"] = self.best_labels
+            out["best_centroids"] = self.best_centroids
+        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, Any]) -> PotentialState:
@@ -401,6 +429,18 @@ class PotentialState:
             n_changed=np.asarray(a["n_changed"], dtype=np.int64),
             n_empty=np.asarray(a["n_empty"], dtype=np.int64),
             skipped_fraction=np.asarray(a.get("skipped_fraction", np.zeros(0)), dtype=np.float64),
+            # A checkpoint without the record counts its latest iteration as the best.
+            best_iteration=int(a.get("best_iteration", a["iteration"])),
+            best_labels=(
+                np.ascontiguousarray(a["best_labels"], dtype=np.int32)
+                if "best_labels" in a
+                else None
+            ),
+            best_centroids=(
+                np.ascontiguousarray(a["best_centroids"], dtype=np.float64)
+                if "best_centroids" in a
+                else None
+            ),
         )
 
 
@@ -511,7 +551,10 @@ def kmeans_step(
     n_threads: int = 1,
     embedding: np.ndarray | None = None,
 ) -> PotentialState:
-    """One Lloyd iteration: assign by greedy EMD, then each centroid becomes its mean."""
+    """One Lloyd iteration: assign by greedy EMD, then each centroid becomes its mean.
+
+    The new state also carries the best assignment so far (`PotentialState.best_iteration`).
+    """
     k, num_buckets = state.centroids.shape
     stats: list[int] = []
     labels, dist = assign(points, state.centroids, ground, order, n_threads, embedding, stats)
@@ -523,6 +566,12 @@ def kmeans_step(
     centroids[~empty] = sums[~empty] / totals[~empty, None]  # an empty cluster keeps its centre
     changed = int(np.count_nonzero(labels != state.labels))
     skipped = 1.0 - stats[0] / float(points.shape[0] * k)
+    best_iteration, best_labels, best_centroids = state.iteration + 1, None, None
+    if state.best_iteration > 0 and objective > state.objective[state.best_iteration - 1]:
+        # Worse than the best so far: keep that one's arrays (the previous state's own, not
+        # copied, when it was the best; they are never written to again).
+        best_iteration = state.best_iteration
+        best_labels, best_centroids = state.best_assignment()
     return PotentialState(
         centroids=centroids,
         labels=labels,
@@ -531,6 +580,9 @@ def kmeans_step(
         n_changed=np.append(state.n_changed, changed),
         n_empty=np.append(state.n_empty, int(empty.sum())),
         skipped_fraction=np.append(state.skipped_fraction, skipped),
+        best_iteration=best_iteration,
+        best_labels=best_labels,
+        best_centroids=best_centroids,
     )
 
 
@@ -552,7 +604,10 @@ def potential_kmeans(
 
     Stops at a fixed point or when the objective changes by less than `tol` (relative).
     `init` resumes a checkpointed state; `callback(state)` runs after every iteration.
-    `embedding`: see `assign` (pruning only; the result is the same without it).
+    `embedding`: see `assign` (pruning only; the result is the same without it). The objective
+    can rise (mean centroids do not minimise this EMD): `best_assignment()` of the returned
+    state is the assignment of the lowest-objective iteration, `best_iteration`. Holding it
+    costs one more (k, num_buckets) centroid array, only while it is not the latest.
     """
     points = np.ascontiguousarray(points)
     ground = np.ascontiguousarray(ground, dtype=np.float64)

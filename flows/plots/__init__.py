@@ -6,10 +6,11 @@ function there and one entry in its game's table. Helpers they share are in `com
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from gameforge.artifacts import Artifact
 from gameforge.flows.plots import blokus, hearts, nlhe, poker
-from gameforge.flows.plots.common import Plotter
+from gameforge.flows.plots.common import Plotter, capture_figures
 from gameforge.stages.base import StageError
 
 
@@ -30,7 +31,15 @@ PLOTTERS: dict[str, Plotter] = _merged(
 
 def plot(artifact: Artifact, out: Path, hand: str | None = None) -> str:
     """Write the artifact's figure to `out` (PNG); returns a one-line description."""
+    return render(artifact, out, hand)[0]
+
+
+def render(artifact: Artifact, out: Path, hand: str | None = None) -> tuple[str, list[Any]]:
+    """Write the artifact's figure to `out` (PNG); returns its one-line description and the
+    matplotlib Figure objects written (closed, with their artists: what tests inspect)."""
     plotter = PLOTTERS.get(artifact.stage)
     if plotter is None:
         raise StageError(f"stage {artifact.stage!r} has no plot")
-    return plotter(artifact, out, hand)
+    with capture_figures() as figures:
+        description = plotter(artifact, out, hand)
+    return description, figures

@@ -6,6 +6,8 @@ searches for a stage's presets.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gameforge.flows.specs.base import (
     FlowSpec,
     Node,
@@ -35,10 +37,12 @@ __all__ = [
     "NLHE_GENERATIONS",
     "FlowSpec",
     "Node",
+    "StageTarget",
     "flow_of_stage",
     "get_flow",
     "parse_value",
     "pname_in",
+    "resolve_stage",
     "single_stage_flow",
     "stored_inputs",
     "sweep_values",
@@ -78,8 +82,44 @@ def get_flow(name: str) -> FlowSpec:
 
 def flow_of_stage(stage: str) -> FlowSpec:
     """The first flow that runs `stage`, else a flow of that stage alone (its defaults)."""
+    return resolve_stage(stage).flow
+
+
+@dataclass(frozen=True)
+class StageTarget:
+    """Where `stage run` takes a stage's presets from: a flow, one of its nodes, and the
+    other flows and nodes that were not chosen (so the command can say so)."""
+
+    flow: FlowSpec
+    node: Node
+    other_flows: tuple[str, ...]
+    other_nodes: tuple[str, ...]
+
+
+def resolve_stage(stage: str, flow: str | None = None, node: str | None = None) -> StageTarget:
+    """The flow and node running `stage`: the given ones, else the first flow and node that
+    run it (a flow of the stage alone when none does); a mismatch raises StageError."""
     get_stage(stage)
-    for flow in FLOWS.values():
-        if any(n.stage == stage for n in flow.nodes):
-            return flow
-    return single_stage_flow(stage)
+    having = [f for f in FLOWS.values() if any(n.stage == stage for n in f.nodes)]
+    if flow is not None:
+        spec = get_flow(flow)
+        if spec not in having and not spec.name.startswith("stage:"):
+            where = ", ".join(f.name for f in having) or "none (it runs alone)"
+            raise StageError(f"flow {spec.name} has no {stage} node (flows with it: {where})")
+    else:
+        spec = having[0] if having else single_stage_flow(stage)
+    candidates = [n for n in spec.nodes if n.stage == stage]
+    if node is not None:
+        chosen = [n for n in candidates if n.name == node]
+        if not chosen:
+            names = ", ".join(n.name for n in candidates)
+            raise StageError(f"flow {spec.name} has no node {node!r} running {stage} ({names})")
+        target = chosen[0]
+    else:
+        target = candidates[0]
+    return StageTarget(
+        spec,
+        target,
+        tuple(f.name for f in having if f is not spec),
+        tuple(n.name for n in candidates if n is not target),
+    )

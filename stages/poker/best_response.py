@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.artifacts import Artifact, ArtifactStore, write_chunk
+from gameforge.engines.common.stats import Z_TWO_SIDED_95, one_sided_lower_bound
 from gameforge.engines.poker.best_response import BestResponse
 from gameforge.engines.poker.mccfr import lossless_tables
 from gameforge.stages.base import StageContext
@@ -138,7 +139,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
 def measured_exploitability(store: ArtifactStore, dependents: list[str]) -> dict[str, Any]:
     """What the store knows of a strategy's real-game exploitability, from the artifacts that
     use it (`store.dependents(key)`): the exact figure (a `best-response` artifact) and LBR's
-    lower bounds (`lbr` artifacts), each with its key."""
+    runs (`lbr` artifacts) as (key, mean, one-sided 95% lower bound, deals), mbb/g."""
     found: dict[str, Any] = {}
     for key in dependents:
         other = store.open(key)
@@ -147,7 +148,12 @@ def measured_exploitability(store: ArtifactStore, dependents: list[str]) -> dict
             found["exact_mbb_per_game"] = summary["exploitability_mbb_per_game"]
             found["exact_key"] = key
         elif other.stage == "lbr":
-            found.setdefault("lbr", []).append(
-                (key, summary["lbr_mbb_per_game"], summary["half_width_95_mbb_per_game"])
+            mean = summary["lbr_mbb_per_game"]
+            # an lbr artifact before version 2 stored only the two-sided half-width
+            se = summary.get(
+                "standard_error_mbb_per_game",
+                summary["half_width_95_mbb_per_game"] / Z_TWO_SIDED_95,
             )
+            lower = one_sided_lower_bound(mean, se)
+            found.setdefault("lbr", []).append((key, mean, lower, summary["deals"]))
     return found

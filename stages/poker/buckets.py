@@ -1,9 +1,14 @@
 """Stages `hsd-buckets` and `ochs-buckets`: k-means card abstraction, one round at a time.
 
 - `hsd-buckets`: the rounds after the first and before the last (flop and turn in Hold'em),
-  each hand described by its HSD, clustered with EMD k-means (L1 between CDFs).
+  each hand described by its HSD, clustered with EMD k-means (L1 between CDFs). A centroid is
+  the per-bin (lower, weighted) median of its members' CDFs, the CDF that minimises their summed
+  EMD, so the objective never rises from one iteration to the next (summary `centroid`:
+  "cdf-median"). Mean CDFs, the usual "EMD k-means", do not minimise it, and the objective
+  did rise under them (stage version 1).
 - `ochs-buckets`: the last round (river), each (hole, unordered board) class described by its
-  OCHS vector, clustered with L2 k-means. A river hand's bucket is its class's bucket.
+  OCHS vector, clustered with L2 k-means. A river hand's bucket is its class's bucket. The
+  centroid is the mean, which minimises the squared L2 objective (summary `centroid`: "mean").
 
 The first round is never clustered: its canonical index is its bucket (169 on Hold'em).
 Identical feature vectors are merged into one weighted point before clustering. Seeding is
@@ -25,13 +30,19 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.common.emd import cumulative
-from gameforge.engines.common.kmeans import KMeansState, kmeans
+from gameforge.engines.common.kmeans import Centroid, KMeansState, kmeans
 from gameforge.stages.base import StageContext, StageError, StageParams
 from gameforge.stages.poker.hsd import array_name, hsd_rounds
 from gameforge.stages.poker.ochs import RESULT as OCHS_ARRAY
 from gameforge.stages.poker.params import GameParams, same_game
-from gameforge.stages.progress import ProgressTask
 from gameforge.stages.registry import stage
+
+# The centroid rule of each k-means metric and its name in the summaries: the rule that
+# minimises the stage's objective, so Lloyd's iterations never raise it.
+CENTROID_RULES: dict[str, tuple[Centroid, str]] = {
+    "emd": ("median", "cdf-median"),
+    "l2": ("mean", "mean"),
+}
 
 
 class KMeansParams(StageParams):
@@ -76,13 +87,14 @@ def cluster_features(
     metric: str,
     params: KMeansParams,
 ) -> dict[str, Any]:
-    """Resumable k-means of `points`; writes labels (ordered by `strength`) and history."""
+    """Resumable k-means of `points` with the metric's centroid rule (`CENTROID_RULES`);
+    returns labels (ordered by `strength`), centroids and history."""
     k = params.k
     if k > points.shape[0]:
         raise StageError(f"{name}: k={k} exceeds the {points.shape[0]} distinct feature vectors")
     saved = ctx.writer.load_checkpoint(name)
     init: Any = KMeansState.from_arrays(saved) if saved is not None else None
-    checkpoint, bar = iteration_checkpoints(ctx, name, "k-means", params, init)
+    checkpoint, finish = iteration_checkpoints(ctx, name, "k-means", params, init)
 
     state = kmeans(
         points,
@@ -96,8 +108,9 @@ def cluster_features(
         n_threads=os.cpu_count() or 1,
         n_groups=params.n_groups,
         callback=checkpoint,
+        centroid=CENTROID_RULES[metric][0],
     )
-    bar.close()
+    finish(state.iteration)
     ctx.writer.save_checkpoint(name, state.to_arrays())
     # Renumber buckets from the weakest centroid to the strongest.
     order = np.argsort(strength_of_centroids(state.centroids, metric), kind="stable")
@@ -128,12 +141,17 @@ def bucket_dtype(k: int) -> np.dtype:
 
 def iteration_checkpoints(
     ctx: StageContext, name: str, desc: str, params: Any, init: Any
-) -> tuple[Callable[[Any], None], ProgressTask]:
-    """A k-means iteration callback and its bar `desc` (resumed at `init`'s iteration): the
-    callback advances the bar and checkpoints `name` every `params.checkpoint_seconds`."""
+) -> tuple[Callable[[Any], None], Callable[[int], None]]:
+    """A k-means iteration callback and `finish(iterations)` for the bar "`name` `desc` k=K
+    iterations" of `params.max_iter` (resumed at `init`'s iteration).
+
+    The callback advances the bar and checkpoints `name` every `params.checkpoint_seconds`.
+    `finish` closes the bar; k-means that stopped before `max_iter` has converged, so it fills
+    the bar (noting "(converged at N)") instead of leaving it short with its clock running.
+    """
     if init is not None:
         ctx.log(f"{name}: resuming {desc} at iteration {init.iteration}")
-    bar = ctx.progress.start(f"{name} {desc} iterations", params.max_iter)
+    bar = ctx.progress.start(f"{name} {desc} k={params.k} iterations", params.max_iter)
     if init is not None:
         bar.advance(init.iteration)
     seconds = params.checkpoint_seconds
@@ -146,7 +164,13 @@ def iteration_checkpoints(
             ctx.writer.save_checkpoint(name, state.to_arrays())
             last_save = time.monotonic()
 
-    return checkpoint, bar
+    def finish(iterations: int) -> None:
+        if iterations < params.max_iter:
+            bar.note(f"(converged at {iterations})")
+            bar.advance(params.max_iter - iterations)
+        bar.close()
+
+    return checkpoint, finish
 
 
 def write_round(ctx: StageContext, suffix: str, result: dict[str, Any], k: int) -> None:
@@ -169,11 +193,13 @@ def _prepare(
     return unique, inverse, counts.astype(np.float64)
 
 
-@stage("hsd-buckets", 1, HSDBucketParams, inputs={"hsd": "hsd"}, check_inputs=same_game)
+@stage(
+    "hsd-buckets", 2, HSDBucketParams, inputs={"hsd": "hsd"}, check_inputs=same_game, labels=("k",)
+)
 def run_hsd_buckets(ctx: StageContext) -> dict:
     """EMD k-means buckets of the middle rounds (flop, turn) by HSD.
 
-    EMD k-means of the HSD of every requested round.
+    EMD k-means of the HSD of every requested round, centroids the per-bin CDF medians.
     """
     params: HSDBucketParams = ctx.params
     game = params.game_def()
@@ -182,7 +208,7 @@ def run_hsd_buckets(ctx: StageContext) -> dict:
     if 0 in rounds:
         raise StageError("hsd-buckets: round 0 is not clustered (its canonical index is lossless)")
     hsd_rounds(game, rounds)
-    summary: dict[str, Any] = {"k": params.k, "rounds": {}}
+    summary: dict[str, Any] = {"k": params.k, **_centroid_summary("emd"), "rounds": {}}
     for round_ in rounds:
         if array_name(round_) not in hsd.array_names():
             raise StageError(f"hsd-buckets: the hsd input has no round {round_}")
@@ -200,7 +226,14 @@ def run_hsd_buckets(ctx: StageContext) -> dict:
     return summary
 
 
-@stage("ochs-buckets", 1, OCHSBucketParams, inputs={"ochs": "ochs"}, check_inputs=same_game)
+@stage(
+    "ochs-buckets",
+    2,
+    OCHSBucketParams,
+    inputs={"ochs": "ochs"},
+    check_inputs=same_game,
+    labels=("k",),
+)
 def run_ochs_buckets(ctx: StageContext) -> dict:
     """L2 k-means buckets of the last round (river) by OCHS.
 
@@ -220,9 +253,15 @@ def run_ochs_buckets(ctx: StageContext) -> dict:
     write_round(ctx, f"round{last}", result, params.k)
     return {
         "k": params.k,
+        **_centroid_summary("l2"),
         "rounds": {str(last): _round_summary(raw.shape[0], points, result)},
         "layout": ochs.meta["summary"]["layout"],
     }
+
+
+def _centroid_summary(metric: str) -> dict[str, Any]:
+    """The summary's record of the centroid rule: its name, and that the objective cannot rise."""
+    return {"centroid": CENTROID_RULES[metric][1], "objective_monotone": True}
 
 
 def _round_summary(n_hands: int, points: np.ndarray, result: dict[str, Any]) -> dict[str, Any]:
@@ -232,6 +271,7 @@ def _round_summary(n_hands: int, points: np.ndarray, result: dict[str, Any]) -> 
         "distinct_features": int(points.shape[0]),
         "iterations": result["iterations"],
         "objective": float(result["objective"][-1]),
+        "objective_per_iteration": [float(v) for v in result["objective"]],
         "skipped_fraction_mean": float(np.mean(result["skipped"][1:]))
         if result["skipped"].size > 1
         else 0.0,

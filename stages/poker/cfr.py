@@ -20,7 +20,7 @@ import time
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
@@ -40,11 +40,34 @@ class CFRParams(GameParams):
     iterations: int = Field(default=100_000, ge=1)
     seed: int = 0
     averaging: float | None = Field(default=None, ge=0)  # weight t**averaging; default below
-    plus: bool = False  # regret matching+ for the sampled variants (cfr+ always has it)
+    # regret matching+ (regrets floored at 0): part of the full-walk algorithms' definition
+    # (cfr+ has it, cfr has not: filled in when not given), a choice for the sampled variants
+    plus: bool = False
     evaluations: int = Field(default=8, ge=0)  # exploitability points, log-spaced
     checkpoint_seconds: float = Field(default=120.0, ge=0)
     batch: int = Field(default=1000, ge=1)  # iterations per kernel call (progress granularity)
     execution_only: ClassVar[frozenset[str]] = frozenset({"checkpoint_seconds", "batch"})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plus_of_full_walks(cls, values: Any) -> Any:
+        """Fill `plus` in from a full-walk algorithm (True for cfr+, False for cfr), so the
+        parameters never show cfr+ without regret matching+."""
+        if isinstance(values, dict) and values.get("algorithm") in FULL and "plus" not in values:
+            return {**values, "plus": values["algorithm"] == "cfr+"}
+        return values
+
+    @field_validator("plus")
+    @classmethod
+    def _plus_agrees(cls, plus: bool, info: ValidationInfo) -> bool:
+        """Refuse a `plus` that contradicts a full-walk algorithm."""
+        algorithm = info.data.get("algorithm")
+        if algorithm in FULL and plus != (algorithm == "cfr+"):
+            raise ValueError(
+                f"{plus} contradicts algorithm {algorithm} (cfr+ always uses regret "
+                "matching+, cfr never; plus is a choice for chance and external)"
+            )
+        return plus
 
     def gamma(self) -> float:
         """Strategy-sum weight exponent: 1 (linear) for CFR+, else 0 (uniform).
@@ -80,7 +103,7 @@ def _solver(ctx: StageContext) -> tuple[Any, Solver | None]:
         else:
             sizes = np.array([abstraction.num_buckets(r) for r in range(game.num_rounds)])
             cards = build_cards(game, abstraction.bucket, sizes)
-        solver = Solver(game, cards, plus=params.algorithm == "cfr+", linear=gamma == 1.0)
+        solver = Solver(game, cards, plus=params.plus, linear=gamma == 1.0)
         if gamma not in (0.0, 1.0):
             raise StageError("cfr/cfr+: averaging must be 0 (uniform) or 1 (linear)")
         return solver, solver
@@ -119,6 +142,7 @@ def _eval_points(total: int, count: int) -> list[int]:
     },
     optional={"middle_buckets", "river_buckets", "parent"},
     check_inputs=same_game,
+    labels=("algorithm", "iterations"),
 )
 def run(ctx: StageContext) -> dict:
     """CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless.
@@ -146,7 +170,7 @@ def run(ctx: StageContext) -> dict:
         ctx.log(f"cfr: resuming at iteration {solver.iteration:,}")
     elapsed0 = curve["seconds"][-1] if curve["seconds"] else 0.0
     points = _eval_points(params.iterations, params.evaluations)
-    bar = ctx.progress.start(f"cfr {params.algorithm} iterations", params.iterations)
+    bar = ctx.progress.start(f"{params.algorithm} iterations", params.iterations)
     bar.advance(solver.iteration)
     t0 = time.monotonic()
     last_save = t0
@@ -172,6 +196,12 @@ def run(ctx: StageContext) -> dict:
             # Full-traversal regrets sum over every deal; sampled ones are per-deal estimates.
             scale = solver.cards.num_deals if isinstance(solver, Solver) else 1.0
             curve["regret_bound"].append(regret_bound(solver.regret, target) / scale)
+            latest = (
+                ("exploitability", value)
+                if exact is not None
+                else ("regret/T", curve["regret_bound"][-1])
+            )
+            bar.note(f"({latest[0]} {latest[1] / big_blind(params) * 1000.0:,.1f} mbb/g)")
             curve["seconds"].append(spent)
         if time.monotonic() - last_save >= params.checkpoint_seconds:
             save()
@@ -247,6 +277,8 @@ def _load_parent(ctx: StageContext, solver: Any, curve: dict[str, list[float]]) 
     parent = ctx.inputs["parent"]
     mine = {k: v for k, v in params.key_params().items() if k != "iterations"}
     theirs = {k: v for k, v in parent.params.items() if k != "iterations"}
+    if theirs.get("algorithm") in FULL:  # older cfr+ artifacts recorded plus=False, unused
+        theirs["plus"] = theirs["algorithm"] == "cfr+"
     abstraction = {k: a.key for k, a in ctx.inputs.items() if k != "parent"}
     if mine != theirs or {k: v for k, v in parent.inputs.items() if k != "parent"} != abstraction:
         raise StageError(f"cfr: parent {parent.key} was run with other settings or inputs")

@@ -123,7 +123,9 @@ def compute_chunk(
     write_chunk(partial_path, array, chunk_id, counts)
 
 
-@stage("hsd", 1, HSDParams, inputs={"river_hs": "river-hs"}, check_inputs=same_game)
+@stage(
+    "hsd", 1, HSDParams, inputs={"river_hs": "river-hs"}, check_inputs=same_game, labels=("bins",)
+)
 def run(ctx: StageContext) -> dict:
     """HS histograms over all board completions, per canonical hand and round.
 

@@ -1,8 +1,10 @@
 """Stage `lbr`: local best response (Lisý & Bowling 2017) against a `cfr` strategy, stored.
 
-LBR plays seeded deals from both seats against the strategy (`engines.poker.lbr`); its mean
+LBR plays seeded deals from both seats against the strategy (`engines.poker.lbr`); its expected
 winnings are a lower bound of the strategy's exploitability in the real game. Output: the
-winnings of every deal (chips, mean of both seats) and the mean with its 95% interval.
+winnings of every deal (chips, mean of both seats), the mean with its two-sided 95% interval,
+and the one-sided 95% lower bound (mean - 1.645 SE) that an "at least" claim needs; a bound at
+or below 0 bounds nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
+from gameforge.engines.common.stats import Z_ONE_SIDED_95, Z_TWO_SIDED_95, one_sided_lower_bound
 from gameforge.stages.base import StageContext
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
@@ -29,7 +32,14 @@ class LBRParams(GameParams):
     execution_only: ClassVar[frozenset[str]] = frozenset({"threads"})
 
 
-@stage("lbr", 1, LBRParams, inputs={"strategy": "cfr"}, check_inputs=same_game)
+@stage(
+    "lbr",
+    2,
+    LBRParams,
+    inputs={"strategy": "cfr"},
+    check_inputs=same_game,
+    labels=("deals", "seed"),
+)
 def run(ctx: StageContext) -> dict[str, Any]:
     """Local best response against a cfr strategy: a lower bound of its exploitability.
 
@@ -46,12 +56,30 @@ def run(ctx: StageContext) -> dict[str, Any]:
     bar.close()
     ctx.writer.write_arrays({"winnings": wins})
     scale = 1000.0 / float(max(view.game.blind))
-    se = float(wins.std(ddof=1) / np.sqrt(wins.size))
+    mean = float(wins.mean()) * scale
+    se = float(wins.std(ddof=1) / np.sqrt(wins.size)) * scale
+    lower = one_sided_lower_bound(mean, se)
     return {
         "strategy": view.artifact.key,
         "deals": params.deals,
-        "lbr_mbb_per_game": float(wins.mean()) * scale,
-        "half_width_95_mbb_per_game": 1.96 * se * scale,
-        "bound": "a lower bound of the exploitability (mean over both seats)",
+        "lbr_mbb_per_game": mean,
+        "half_width_95_mbb_per_game": Z_TWO_SIDED_95 * se,
+        "standard_error_mbb_per_game": se,
+        "exploitability_lower_bound_mbb_per_game": lower,
+        "bound": lower_bound_text(mean, lower),
         "seconds": round(time.monotonic() - t0, 3),
     }
+
+
+def lower_bound_text(mean: float, lower: float) -> str:
+    """What one LBR run shows (mbb/g): a one-sided 95% lower bound of the exploitability, or
+    nothing when that bound is at or below 0."""
+    if lower <= 0:
+        return (
+            f"no evidence of exploitability at this sample size (LBR wins {mean:.1f} mbb/g; "
+            f"one-sided 95% bound {lower:.1f} <= 0)"
+        )
+    return (
+        f"exploitability >= {lower:.1f} mbb/g with 95% confidence (one-sided, mean - "
+        f"{Z_ONE_SIDED_95}·SE; LBR wins {mean:.1f} mbb/g)"
+    )

@@ -4,7 +4,9 @@ Inputs `players.0`, `players.1`, ... are `cfr` artifacts of one game (each throu
 abstraction). Every pairing plays the same seeded deals (`engines.poker.match`): `matches` blocks of
 `hands_per_set` deals, each deal played in all `sets` (seats swapped between sets). Output: the
 row-versus-column table of mbb/g, its 95% half-widths and hands per pairing, plus each player's
-mean; `gameforge artifacts plot KEY` draws it as a heat map like the paper's table.
+mean. The summary orders players only where head-to-head intervals separate them
+(`stages.reporting`); `gameforge artifacts plot KEY` draws the table as a heat map like the
+paper's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from gameforge.stages.base import StageContext, StageError, numbered
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
 from gameforge.stages.registry import stage
+from gameforge.stages.reporting import comparison_text, head_to_head
 
 
 class LeagueParams(GameParams):
@@ -45,7 +48,13 @@ def player_label(view: StrategyView) -> str:
 
 
 @stage(
-    "league", 1, LeagueParams, inputs={"players": "cfr"}, many={"players"}, check_inputs=same_game
+    "league",
+    2,
+    LeagueParams,
+    inputs={"players": "cfr"},
+    many={"players"},
+    check_inputs=same_game,
+    labels=("hands_per_set", "sets"),
 )
 def run(ctx: StageContext) -> dict[str, Any]:
     """Duplicate round robin between solved strategies (mbb/g, 95% intervals).
@@ -83,7 +92,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
     hands = np.zeros((n, n))
     bb = float(max(game.blind))
     pairs = list(combinations(range(n), 2))
-    bar = ctx.progress.start("league pairings", len(pairs))
+    deals = params.matches * params.hands_per_set  # each played `sets` times
+    bar = ctx.progress.start(f"duplicate deals ({len(pairs)} pairings)", len(pairs) * deals)
     for i, j in pairs:
         out = play_match(
             game,
@@ -94,6 +104,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
             sets=params.sets,
             matches=params.matches,
             n_threads=os.cpu_count() or 1,
+            progress=bar.advance,
         )
         stats = summarize(out, bb, params.sets)
         mbb[i, j], mbb[j, i] = stats["mbb_per_game"], -stats["mbb_per_game"]
@@ -103,24 +114,37 @@ def run(ctx: StageContext) -> dict[str, Any]:
             f"league: {labels[i]} vs {labels[j]}: {stats['mbb_per_game']:+.2f} "
             f"± {stats['ci95']:.2f} mbb/g over {int(stats['hands']):,} hands"
         )
-        bar.advance()
     bar.close()
     results = {"mbb_per_game": mbb, "ci95": ci, "hands": hands}
     ctx.writer.write_arrays({name: np.asarray(t, np.float64) for name, t in results.items()})
     means = mbb.sum(axis=1) / (n - 1)
-    order = [labels[i] for i in np.argsort(-means, kind="stable")]
     summary: dict[str, Any] = {
         "players": labels,
         "keys": [v.artifact.key for v in views],
         "mean_mbb_per_game": [round(float(m), 3) for m in means],
-        "ranking": order,
+        **head_to_head(labels, mbb, ci, "mbb/g", 1),
         "hands_per_pairing": int(hands[0, 1]),
     }
     if all(label[1:].isdigit() and label[0] == "C" for label in labels):
-        # The paper's claim: more opponent clusters win (C12 > C10 > C8 > C6).
-        by_k = np.argsort([int(label[1:]) for label in labels])
-        summary["more_clusters_rank_higher"] = bool(np.all(np.diff(means[by_k]) > 0))
-        summary["more_clusters_win_every_pairing_significantly"] = bool(
-            all(mbb[b, a] - ci[b, a] > 0 for x, a in enumerate(by_k) for b in by_k[x + 1 :])
-        )
+        summary["more_clusters_rank_higher"] = more_clusters_claim(labels, mbb, ci)
     return summary
+
+
+def more_clusters_claim(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> dict[str, Any]:
+    """The paper's claim (C12 > C10 > C8 > C6) tested pair by pair, head to head at 95%.
+
+    It holds ("yes") where every player with more opponent clusters beats every one with fewer,
+    fails ("no") where some player with fewer clusters beats one with more, and is "undecided"
+    otherwise; the evidence is every such pair's result.
+    """
+    by_k = sorted(range(len(labels)), key=lambda i: int(labels[i][1:]))
+    pairs = [(more, fewer) for x, fewer in enumerate(by_k) for more in by_k[x + 1 :]]
+    won = [mbb[more, fewer] - ci[more, fewer] > 0 for more, fewer in pairs]
+    lost = [mbb[fewer, more] - ci[fewer, more] > 0 for more, fewer in pairs]
+    holds = "yes" if all(won) else "no" if any(lost) else "undecided"
+    return {
+        "statement": "every player with more opponent clusters beats every one with fewer, "
+        "head to head at 95%",
+        "holds": holds,
+        "evidence": [comparison_text(labels, mbb, ci, a, b, "mbb/g", 1) for a, b in pairs],
+    }

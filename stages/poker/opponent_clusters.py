@@ -46,7 +46,14 @@ def expected_hs(hsd: np.ndarray) -> np.ndarray:
     return (hsd.astype(np.float64) @ centres) / mass
 
 
-@stage("opponent-clusters", 1, OpponentClusterParams, inputs={"hsd": "hsd"}, check_inputs=same_game)
+@stage(
+    "opponent-clusters",
+    1,
+    OpponentClusterParams,
+    inputs={"hsd": "hsd"},
+    check_inputs=same_game,
+    labels=("k",),
+)
 def run(ctx: StageContext) -> dict:
     """First-round hands clustered by HSD with EMD k-means, weakest cluster first.
 
@@ -69,7 +76,7 @@ def run(ctx: StageContext) -> dict:
         weights = _class_sizes(indexer, game.deck_size, game.num_hole_cards).astype(np.float64)
     cdf = cumulative(hsd)
     best = None
-    bar = ctx.progress.start("opponent-clusters restarts", params.restarts)
+    bar = ctx.progress.start(f"k-means k={params.k} restarts", params.restarts)
     for restart in range(params.restarts):
         state = kmeans(
             cdf, params.k, "emd", weights, seed=params.seed + restart, max_iter=params.max_iter

@@ -8,6 +8,13 @@ between those buckets' centroids as ground distance. Clustering is k-means under
 EMD approximation (`engines.poker.potential`). Features are chunked and resumable, k-means is
 checkpointed, bucket ids go from the weakest centroid (lowest mean next-round bucket) up.
 
+Centroids are mean histograms, which do not minimise this EMD (no closed form does), so the
+k-means objective can rise from one iteration to the next. Each round therefore keeps the
+assignment of its lowest-objective iteration, not merely the last, and its centroids (the
+means of that assignment's buckets); the summary says so (`centroid`: "mean",
+`objective_monotone`: false, `centroid_note`) and names that iteration per round
+(`best_iteration`), with the objective of every iteration.
+
 This replaces `hsd-buckets` for the middle rounds: `CardAbstraction` accepts either.
 """
 
@@ -39,6 +46,11 @@ from gameforge.stages.poker.river_hs import hand_indexer
 from gameforge.stages.registry import stage
 
 WORK_PER_CHUNK = 1 << 22  # next-round lookups per feature chunk
+CENTROID_NOTE = (
+    "mean histograms do not minimise the greedy EMD under next-round centroid distances, so "
+    "Lloyd's objective is not guaranteed to fall; each round keeps its lowest-objective "
+    "iteration (best_iteration)"
+)
 
 
 class PotentialParams(GameParams):
@@ -133,7 +145,7 @@ def _cluster(
     if saved is not None and int(saved.get("finished", 0)):
         ctx.log(f"{name}: k-means already finished before the interruption")
         return init  # type: ignore[return-value]
-    checkpoint, bar = iteration_checkpoints(ctx, name, "potential-aware k-means", params, init)
+    checkpoint, finish = iteration_checkpoints(ctx, name, "potential-aware k-means", params, init)
 
     state = potential_kmeans(
         points,
@@ -149,17 +161,18 @@ def _cluster(
         callback=checkpoint,
         embedding=embedding,
     )
-    bar.close()
+    finish(state.iteration)
     ctx.writer.save_checkpoint(name, {**state.to_arrays(), "finished": np.array(1)})
     return state
 
 
 @stage(
     "potential-buckets",
-    1,
+    2,
     PotentialParams,
     inputs={"ochs_buckets": "ochs-buckets"},
     check_inputs=same_game,
+    labels=("k", "first_round"),
 )
 def run(ctx: StageContext) -> dict:
     """Potential-aware EMD k-means buckets of the middle rounds (G&S 2014).
@@ -181,7 +194,13 @@ def run(ctx: StageContext) -> dict:
     embedding: np.ndarray | None = river_centroids
     data = Path(ctx.writer.path) / DATA_DIR
     threads = os.cpu_count() or 1
-    summary: dict[str, Any] = {"k": params.k, "rounds": {}}
+    summary: dict[str, Any] = {
+        "k": params.k,
+        "centroid": "mean",
+        "objective_monotone": False,
+        "centroid_note": CENTROID_NOTE,
+        "rounds": {},
+    }
     for round_ in range(last - 1, params.first_round - 1, -1):
         name = _features(ctx, game, round_, table_path, next_k)
         features = np.asarray(ctx.writer[name][:])
@@ -195,15 +214,16 @@ def run(ctx: StageContext) -> dict:
             f"{points.shape[0]:,} distinct next-round histograms over {next_k:,} buckets"
         )
         state = _cluster(ctx, round_, points, weights, ground, next_k, embedding)
+        best_labels, best_centroids = state.best_assignment()
         # Renumber from the weakest centroid: next-round ids are ordered by strength already.
-        strength = state.centroids @ np.arange(next_k, dtype=np.float64)
+        strength = best_centroids @ np.arange(next_k, dtype=np.float64)
         order = np.argsort(strength, kind="stable")
         relabel = np.empty(params.k, dtype=np.int64)
         relabel[order] = np.arange(params.k)
-        labels = relabel[state.labels]
+        labels = relabel[best_labels]
         if inverse is not None:
             labels = labels[inverse]
-        centroids = state.centroids[order]
+        centroids = best_centroids[order]
         bucket = labels.astype(bucket_dtype(params.k))
         n = bucket.shape[0]
         table = f"bucket_round{round_}"
@@ -225,7 +245,9 @@ def run(ctx: StageContext) -> dict:
             "distinct_features": int(points.shape[0]),
             "next_buckets": next_k,
             "iterations": int(state.iteration),
-            "objective": float(objective[-1]),
+            "best_iteration": int(state.best_iteration),
+            "objective": float(objective[state.best_iteration - 1]),
+            "objective_per_iteration": [float(v) for v in objective],
             "bucket_size_min": int(sizes.min()),
             "bucket_size_max": int(sizes.max()),
             "skipped_fraction_mean": float(skipped.mean()) if skipped.size else 0.0,

@@ -10,7 +10,6 @@ import numpy as np
 from gameforge.artifacts import Artifact, ArtifactStore
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import ACTIONS, DECISION, build_tree
-from gameforge.engines.poker.cards import format_cards, parse_cards
 from gameforge.engines.poker.cfr import lossless_bucketer
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
@@ -66,10 +65,13 @@ class StrategyView:
     def decision(self, hand: str, board: str, history: str) -> Decision:
         """Action probabilities where `history` (e.g. "rc/cr") leaves the hand's owner to act."""
         g = self.game
-        hole = parse_cards(hand, g.num_ranks, g.num_suits)
-        seen = parse_cards(board, g.num_ranks, g.num_suits) if board else []
+        hole = g.parse_cards(hand)
+        seen = g.parse_cards(board) if board else []
         if len(hole) != g.num_hole_cards:
-            raise StageError(f"hand {hand!r}: {g.name or 'this game'} deals {g.num_hole_cards}")
+            raise StageError(
+                f"hand {hand!r}: {g.name or 'this game'} deals {g.num_hole_cards} hole card(s) "
+                f"from a deck of {g.deck_text()}"
+            )
         if len(set(hole + seen)) != len(hole + seen):
             raise StageError("a card appears twice in hand and board")
         try:
@@ -100,9 +102,9 @@ class StrategyView:
     def cards_text(self, hand: str, board: str) -> str:
         """Canonical rendering of a hand and board for display."""
         g = self.game
-        text = format_cards(parse_cards(hand, g.num_ranks, g.num_suits), g.num_suits)
+        text = g.format_cards(g.parse_cards(hand))
         if board:
-            text += " | " + format_cards(parse_cards(board, g.num_ranks, g.num_suits), g.num_suits)
+            text += " | " + g.format_cards(g.parse_cards(board))
         return text
 
     def local_best_response_deals(

@@ -1,0 +1,243 @@
+"""A store's gallery (`gameforge artifacts plot --all --out DIR`): every figure, one HTML page.
+
+`write_gallery` draws the figure of every complete artifact whose stage has a plot into
+`DIR/KEY.png` and writes `DIR/index.html`: per artifact its key, stage and version, its
+parameters, its inputs as links to their entries (so a run's lineage can be followed in a
+browser), what uses it, the plot's one-line description and the figure. Artifacts without a
+plot get a short entry, so every input link lands somewhere. A plot that fails is listed with
+its error; the rest of the gallery is still written. Every link in the page is relative: the
+folder can be moved, archived or served as it is.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from gameforge.artifacts import Artifact, ArtifactStore
+
+INDEX = "index.html"
+# Parameters every poker artifact carries that say nothing a reader needs (the game's name
+# is shown; its digest only pins the file's content).
+HIDDEN_PARAMS = frozenset({"game_digest"})
+
+
+@dataclass
+class GalleryEntry:
+    """One artifact of the gallery: its lineage and what its plot gave."""
+
+    key: str
+    stage: str
+    version: int
+    params: dict[str, Any]
+    inputs: dict[str, str]
+    used_by: list[str] = field(default_factory=list)
+    image: str | None = None  # the PNG's file name in the gallery folder
+    description: str | None = None
+    error: str | None = None
+
+    @property
+    def has_plot(self) -> bool:
+        """True when the stage has a plot (drawn, or failed)."""
+        return self.image is not None or self.error is not None
+
+
+def lineage_order(artifacts: dict[str, Artifact]) -> list[str]:
+    """Keys with every artifact after the inputs it names (those in the store); otherwise in
+    the order the stages are registered (poker, then the other games), then by key."""
+    from gameforge.stages.registry import all_stages
+
+    rank = {name: i for i, name in enumerate(all_stages())}
+    ordered: list[str] = []
+    seen: set[str] = set()
+
+    def visit(key: str) -> None:
+        if key in seen:
+            return
+        seen.add(key)
+        for upstream in sorted(artifacts[key].inputs.values()):
+            if upstream in artifacts:
+                visit(upstream)
+        ordered.append(key)
+
+    for key in sorted(artifacts, key=lambda k: (rank.get(artifacts[k].stage, len(rank)), k)):
+        visit(key)
+    return ordered
+
+
+def write_gallery(
+    store: ArtifactStore,
+    out_dir: Path,
+    on_entry: Callable[[GalleryEntry], None] | None = None,
+) -> list[GalleryEntry]:
+    """Draw every plot of the store's complete artifacts into `out_dir` and write its
+    `index.html`; returns the entries in page order (`on_entry` sees each one as it is done)."""
+    from gameforge.flows.plots import PLOTTERS, plot
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    complete = store.keys()  # committed artifacts only: partial builds are never listed
+    artifacts = {key: store.open(key) for key in complete}
+    used_by: dict[str, list[str]] = {key: [] for key in artifacts}
+    for key, artifact in artifacts.items():
+        for upstream in artifact.inputs.values():
+            if upstream in used_by:
+                used_by[upstream].append(key)
+    entries = []
+    for key in lineage_order(artifacts):
+        artifact = artifacts[key]
+        entry = GalleryEntry(
+            key=key,
+            stage=artifact.stage,
+            version=int(artifact.meta.get("version", 0)),
+            params={k: v for k, v in artifact.params.items() if k not in HIDDEN_PARAMS},
+            inputs=artifact.inputs,
+            used_by=sorted(used_by[key]),
+        )
+        if artifact.stage in PLOTTERS:
+            png = out_dir / f"{key}.png"
+            png.unlink(missing_ok=True)  # never show a figure left by an earlier gallery
+            try:
+                entry.description = plot(artifact, png)
+                entry.image = png.name
+            except Exception as exc:  # any failure of one plot is reported, not fatal
+                entry.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        entries.append(entry)
+        if on_entry is not None:
+            on_entry(entry)
+    (out_dir / INDEX).write_text(index_html(entries), encoding="utf-8")
+    return entries
+
+
+def _value_text(value: Any) -> str:
+    """A parameter value as it would be typed in `--set` (lists comma-separated)."""
+    if isinstance(value, list | tuple):
+        return ",".join(_value_text(v) for v in value)
+    return str(value)
+
+
+def _anchor(key: str) -> str:
+    """A same-page link to an artifact's entry."""
+    return f'<a href="#{quote(key)}"><code>{html.escape(key)}</code></a>'
+
+
+def _entry_html(entry: GalleryEntry, present: set[str]) -> str:
+    """One artifact's section: title, lineage, description and figure (or its error)."""
+    e = html.escape
+    params = " ".join(
+        f"<code>{e(name)}={e(_value_text(value))}</code>" for name, value in entry.params.items()
+    )
+    inputs = []
+    for name, key in entry.inputs.items():
+        target = _anchor(key) if key in present else f"<code>{e(key)}</code> (not in this store)"
+        inputs.append(f"<li>{e(name)}: {target}</li>")
+    rows = [f"<dt>parameters</dt><dd>{params or '(none)'}</dd>"]
+    rows.append(f"<dt>inputs</dt><dd><ul>{''.join(inputs)}</ul></dd>" if inputs else
+                "<dt>inputs</dt><dd>(none)</dd>")  # fmt: skip
+    if entry.used_by:
+        users = " ".join(_anchor(key) for key in entry.used_by)
+        rows.append(f"<dt>used by</dt><dd>{users}</dd>")
+    parts = [
+        f'<section class="artifact" id="{e(entry.key)}">',
+        f'<h2><a href="#{quote(entry.key)}">{e(entry.key)}</a></h2>',
+        f'<p class="stage">stage <b>{e(entry.stage)}</b>, version {entry.version}</p>',
+        f"<dl>{''.join(rows)}</dl>",
+    ]
+    if entry.description is not None:
+        parts.append(f'<p class="description">{e(entry.description)}</p>')
+    if entry.image is not None:
+        src = quote(entry.image)
+        parts.append(f'<a href="{src}"><img src="{src}" alt="figure of {e(entry.key)}"></a>')
+    if entry.error is not None:
+        parts.append(f'<p class="error">plot failed: {e(entry.error)}</p>')
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+# Marks each image's load state in the page (data-loaded="yes"/"no", a visible note on a
+# broken one) once everything has loaded: for readers, and for the test that opens the page.
+_CHECK_IMAGES = """
+<script>
+window.addEventListener("load", () => {
+  for (const img of document.images) {
+    const ok = img.complete && img.naturalWidth > 0;
+    img.dataset.loaded = ok ? "yes" : "no";
+    if (!ok) {
+      const note = document.createElement("p");
+      note.className = "error";
+      note.textContent = "image did not load: " + img.getAttribute("src");
+      img.closest("section").appendChild(note);
+    }
+  }
+  document.body.dataset.imagesChecked = "yes";
+});
+</script>
+"""
+
+_STYLE = """
+<style>
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1400px; padding: 0 1em; }
+section.artifact { border-top: 1px solid #ccc; padding: 0.5em 0 1em; }
+section.artifact h2 { font-size: 1.1em; margin: 0.3em 0; }
+section.plain { padding: 0.2em 0; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; margin: 0.4em 0; }
+dt { color: #555; }
+dd { margin: 0; }
+dd ul { margin: 0; padding-left: 1.2em; }
+code { background: #f3f3f3; padding: 0 0.2em; margin-right: 0.3em; }
+img { max-width: 100%; border: 1px solid #ddd; }
+.description { font-style: italic; }
+.error { color: #b00020; font-weight: bold; }
+nav li { margin: 0.1em 0; }
+</style>
+"""
+
+
+def index_html(entries: list[GalleryEntry]) -> str:
+    """The gallery page of `entries` (HTML escaped, relative links only)."""
+    e = html.escape
+    present = {entry.key for entry in entries}
+    plotted = [entry for entry in entries if entry.has_plot]
+    failed = [entry for entry in plotted if entry.error is not None]
+    plain = [entry for entry in entries if not entry.has_plot]
+    by_stage: dict[str, list[GalleryEntry]] = {}
+    for entry in entries:
+        by_stage.setdefault(entry.stage, []).append(entry)
+    toc = "".join(
+        f"<li><b>{e(stage)}</b>: {' '.join(_anchor(x.key) for x in group)}</li>"
+        for stage, group in by_stage.items()
+    )
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    counts = (
+        f"{len(plotted) - len(failed)} figures, {len(failed)} failed, "
+        f"{len(plain)} artifacts of stages without a figure"
+    )
+    body = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>gameforge gallery: {len(entries)} artifacts</title>",
+        _STYLE,
+        "</head><body>",
+        f"<h1>gameforge gallery: {len(entries)} artifacts</h1>",
+        f"<p>{e(counts)}; written {e(when)}. Artifacts come after their inputs; each input "
+        "links to its entry.</p>",
+    ]
+    if failed:
+        body.append(
+            '<p class="error">failed: ' + " ".join(_anchor(entry.key) for entry in failed) + "</p>"
+        )
+    body.append(f"<nav><ul>{toc}</ul></nav>")
+    body.extend(_entry_html(entry, present) for entry in plotted)
+    if plain:
+        body.append("<h2>Artifacts of stages without a figure</h2>")
+        body.extend(
+            _entry_html(entry, present).replace('class="artifact"', 'class="artifact plain"', 1)
+            for entry in plain
+        )
+    body.append(_CHECK_IMAGES)
+    body.append("</body></html>")
+    return "\n".join(body) + "\n"

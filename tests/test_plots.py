@@ -1,0 +1,331 @@
+"""Every figure (`gameforge artifacts plot`) drawn from real artifacts, and the store's gallery.
+
+One session store holds every flow's artifacts at the `tiny` preset, made smaller where the
+preset takes minutes on two cores (`TINY_RUNS`: fewer buckets, iterations, hands, games and
+steps; the figures need the data's shapes, not its quality), plus a `best-response` and two
+`lbr` artifacts, which no plain flow run makes. Each figure must have drawn data (a line of more
+than one point, bars, an image, a filled area or markers) on the matplotlib Figure itself, not
+only have written a PNG; the gallery page is opened in headless Chromium where one is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.pipeline import run_plan
+from gameforge.flows.plots import PLOTTERS, render
+from gameforge.flows.specs import FLOWS, get_flow
+from gameforge.stages.executor import InProcessExecutor
+from gameforge.stages.runner import run_stage
+
+BIN = Path(sys.executable).parent
+quiet = lambda _m: None  # noqa: E731
+
+# (flow, overrides of its tiny preset, the nodes it runs with their inputs; () for all).
+# lhe-abstraction and lhe-solve are subsets of lhe-league's nodes. Two flows stop early, since
+# their tiny presets take minutes on two cores: nlhe-cnn after generation 1 and blokus-zero
+# after two of its ten iterations; their last stages (a league, the learning curve) are then
+# run on what was built (`gathered_stages`).
+TINY_RUNS: tuple[tuple[str, list[str], tuple[str, ...]], ...] = (
+    (
+        "lhe-league",
+        ["opponent-clusters.k=4,6", "hsd-buckets.k=20", "ochs-buckets.k=20",
+         "cfr.iterations=5000", "league.sets=4", "league.hands_per_set=500"],
+        (),
+    ),
+    # the same abstraction as lhe-league's k=4 variant: only potential-buckets is new
+    (
+        "lhe-abstraction-pa",
+        ["opponent-clusters.k=4", "hsd-buckets.k=20", "ochs-buckets.k=20",
+         "potential-buckets.k=20"],
+        (),
+    ),
+    ("solve-lossless", [], ()),  # Kuhn, CFR+: exact exploitability at every point
+    ("nlhe-cnn", ["hands=240", "max_samples=400", "league.hands=60"], ("train-1",)),
+    (
+        "hearts-falcon",
+        ["logs.games=100", "hearts-falcon.games=60", "hearts-falcon.checkpoints=0,30,60",
+         "eval.games=8", "eval.sims=8", "eval.rank_matches=2"],
+        (),
+    ),
+    (
+        "blokus-zero",
+        ["games=1", "parallel=1", "steps=2", "final_games=1", "mcts_sims=2", "rollout_mix=0"],
+        ("eval-1", "eval-2"),
+    ),
+)  # fmt: skip
+
+# Stages that flows produce but that deliberately have no figure, with the reason. None today:
+# every stage a flow runs has a plot.
+UNPLOTTED: dict[str, str] = {}
+
+
+def gathered_stages(store: ArtifactStore, runs: dict[str, dict]) -> None:
+    """The last stages of the flows that stopped early, on what they built: the no-limit league
+    with the one trained generation, the Blokus curve of two evaluations."""
+    nlhe = get_flow("nlhe-cnn")
+    overrides = next(o for name, o, _ in TINY_RUNS if name == "nlhe-cnn")
+    league = nlhe.resolve("tiny", overrides)["league"]
+    run_stage(
+        "nlhe-league", league, {"cnn.0": runs["nlhe-cnn"]["train-1"].key}, store=store, log=quiet
+    )
+    evals = {f"evals.{i}": runs["blokus-zero"][f"eval-{i + 1}"].key for i in range(2)}
+    run_stage("blokus-curve", {}, evals, store=store, log=quiet)
+
+
+@pytest.fixture(scope="session")
+def plot_store(tmp_path_factory: pytest.TempPathFactory) -> ArtifactStore:
+    """Every flow's stages at (reduced) tiny presets; best-response and lbr on Kuhn's solve and
+    lbr on an abstract Hold'em solve, so the cfr figures show those measurements."""
+    store = ArtifactStore(tmp_path_factory.mktemp("plots") / "store")
+    runs = {}
+    for name, overrides, nodes in TINY_RUNS:
+        spec = get_flow(name)
+        runs[name] = run_plan(
+            spec,
+            spec.resolve("tiny", overrides),
+            store,
+            executor=InProcessExecutor(),
+            only=sorted({n for node in nodes for n in spec.upstream(node)}) or None,
+            log=quiet,
+        )
+    gathered_stages(store, runs)
+    kuhn = store.open(runs["solve-lossless"]["cfr"].key)
+    game = kuhn.params["game"]
+    strategy = {"strategy": kuhn.key}
+    run_stage("best-response", {"game": game}, strategy, store=store, log=quiet)
+    run_stage("lbr", {"game": game, "deals": 200}, strategy, store=store, log=quiet)
+    holdem = store.open(runs["lhe-league"]["cfr[k=4]"].key)
+    run_stage(
+        "lbr",
+        {"game": holdem.params["game"], "deals": 100},
+        {"strategy": holdem.key},
+        store=store,
+        log=quiet,
+    )
+    return store
+
+
+def keys_by_stage(store: ArtifactStore) -> dict[str, list[str]]:
+    """The store's complete artifacts, grouped by stage."""
+    keys = store.keys()
+    grouped: dict[str, list[str]] = {}
+    for key in keys:
+        grouped.setdefault(store.open(key).stage, []).append(key)
+    return grouped
+
+
+def drawn_data(fig) -> list[str]:  # type: ignore[no-untyped-def]
+    """What the figure's plotting axes (colour bars aside) draw in data coordinates: lines of
+    more than one point, non-empty collections (markers, filled areas), images, bars."""
+    from matplotlib.patches import Rectangle
+
+    found = []
+    for ax in fig.axes:
+        if ax.get_label() == "<colorbar>":
+            continue
+        for line in ax.get_lines():
+            # reference lines (axhline/axvline) are drawn in axes coordinates: not data
+            if line.get_transform() is ax.transData and len(line.get_xdata()) > 1:
+                found.append(f"line {line.get_label()}")
+        for collection in ax.collections:
+            if len(collection.get_offsets()) > 0 or len(collection.get_paths()) > 0:
+                found.append(type(collection).__name__)
+        for image in ax.get_images():
+            if np.asarray(image.get_array()).size > 0:
+                found.append("image")
+        for patch in ax.patches:
+            if isinstance(patch, Rectangle):
+                if patch.get_width() != 0 and patch.get_height() != 0:
+                    found.append("bar")
+            elif len(patch.get_path().vertices) > 2:
+                found.append(type(patch).__name__)
+    return found
+
+
+def test_every_plot_kind_draws_data_from_tiny_artifacts(plot_store, tmp_path):
+    """Each stage's figure from real artifacts: a PNG, a one-line description and drawn data
+    on every Figure; every plotter is exercised, and every stage a flow runs has one."""
+    by_stage = keys_by_stage(plot_store)
+    # One artifact per stage, and every cfr solve: their figures differ with what measured them.
+    chosen = [keys[0] for stage, keys in sorted(by_stage.items()) if stage != "cfr"]
+    chosen += by_stage.get("cfr", [])
+    rendered: dict[str, list[str]] = {}
+    labels: dict[str, list[str]] = {}
+    for key in chosen:
+        artifact = plot_store.open(key)
+        if artifact.stage not in PLOTTERS:
+            continue
+        png = tmp_path / f"{key}.png"
+        description, figures = render(artifact, png)
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", key
+        assert description.strip() and "\n" not in description, (key, description)
+        assert figures, f"{key}: no figure captured"
+        for fig in figures:
+            assert drawn_data(fig), f"{key} ({artifact.stage}): a figure without data"
+            assert fig.get_suptitle() or any(ax.get_title() for ax in fig.axes), key
+        rendered.setdefault(artifact.stage, []).append(description)
+        labels[key] = [
+            text.get_text()
+            for fig in figures
+            for legend in fig.legends
+            for text in legend.get_texts()
+        ] + [line.get_label() for fig in figures for ax in fig.axes for line in ax.get_lines()]
+    assert set(PLOTTERS) - set(rendered) == set(), "plotters never exercised"
+    produced = {node.stage for spec in FLOWS.values() for node in spec.nodes}
+    assert produced - set(by_stage) == set(), "the fixture missed stages that flows run"
+    assert produced - set(PLOTTERS) - set(UNPLOTTED) == set(), "flow stages without a figure"
+    assert set(UNPLOTTED) & set(PLOTTERS) == set(), "UNPLOTTED lists a stage that has a plot"
+    # The measurements of the store reach the cfr figures: Kuhn's exact best response, the
+    # abstract solve's LBR point.
+    cfr_labels = [" ".join(labels[key]) for key in by_stage["cfr"]]
+    assert any("best-response artifact" in text for text in cfr_labels)
+    assert any("LBR" in text for text in cfr_labels)
+
+
+def test_league_figure_mutes_insignificant_cells_and_has_a_colour_bar(plot_store, tmp_path):
+    """Cells whose 95% interval holds 0 are grey (masked), the others coloured; a colour bar
+    in mbb/g."""
+    league = plot_store.open(keys_by_stage(plot_store)["league"][0])
+    _, (fig,) = render(league, tmp_path / "league.png")
+    image = fig.axes[0].get_images()[0]
+    mbb = np.asarray(league["mbb_per_game"][:])
+    ci = np.asarray(league["ci95"][:])
+    significant = (np.abs(mbb) > ci) & ~np.eye(len(mbb), dtype=bool)
+    assert np.array_equal(~np.ma.getmaskarray(image.get_array()), significant)
+    bars = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    assert len(bars) == 1 and "mbb/g" in bars[0].get_ylabel()
+
+
+def test_cfr_time_axis_starts_after_the_start_up(plot_store, tmp_path):
+    """Kuhn's curve times hold the start-up (compiling the solver) in the first point: the
+    time panel counts from there, so its axis spans the solve, not 6.20-6.25 s."""
+    solves = [plot_store.open(key) for key in keys_by_stage(plot_store)["cfr"]]
+    cfr = next(s for s in solves if s.meta["summary"]["abstraction"] == "lossless")
+    seconds = np.asarray(cfr["curve_seconds"][:])
+    _, (fig,) = render(cfr, tmp_path / "cfr.png")
+    time_axes = fig.axes[1]
+    lines = [line for line in time_axes.get_lines() if len(line.get_xdata()) > 1]
+    assert lines
+    for line in lines:
+        x = np.asarray(line.get_xdata(), dtype=np.float64)
+        assert x.max() == pytest.approx(seconds[-1] - seconds[0])
+    assert "start-up" in time_axes.get_xlabel()
+
+
+def gameforge(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The command line, as a user runs it."""
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="200")
+    return subprocess.run(
+        [str(BIN / "gameforge"), *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="session")
+def gallery(plot_store, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """`gameforge artifacts plot --all` over the plot store: (its folder, its output)."""
+    out = tmp_path_factory.mktemp("gallery") / "gallery"
+    result = gameforge("artifacts", "plot", "--all", "--store", str(plot_store.root), "--out",
+                       str(out))  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out, result.stdout
+
+
+def test_gallery_lists_every_artifact_with_its_lineage(plot_store, gallery):
+    """One entry per complete artifact, after its inputs, each input a link to its entry; a
+    figure per artifact whose stage has one, linked by a relative path that exists."""
+    out, stdout = gallery
+    page = (out / "index.html").read_text(encoding="utf-8")
+    keys = plot_store.keys()
+    assert f"{len(keys)} figures, 0 failed" in stdout.replace("\n", " ")
+    positions = {key: page.index(f'<section class="artifact" id="{key}">') for key in keys}
+    for key in keys:
+        artifact = plot_store.open(key)
+        for upstream in artifact.inputs.values():
+            assert positions[upstream] < positions[key], (upstream, key)
+            section = page[positions[key] : page.index("</section>", positions[key])]
+            assert f'href="#{upstream}"' in section
+    sources = re.findall(r'<img src="([^"]+)"', page)
+    assert sorted(sources) == sorted(f"{key}.png" for key in keys)
+    links = re.findall(r'(?:href|src)="([^"]+)"', page)
+    assert all("://" not in link and not link.startswith("/") for link in links), links
+    assert all((out / link).is_file() for link in links if not link.startswith("#"))
+
+
+def test_gallery_reports_a_failing_plot_and_escapes_html(tmp_path, monkeypatch):
+    """A plot that raises is listed with its error (escaped) and the others are still drawn."""
+    import tests.toy_stages  # noqa: F401  (registers the toy stages)
+    from gameforge.flows.plots import common, gallery
+
+    store = ArtifactStore(tmp_path / "store")
+    squares = run_stage("toy-squares", {"n": 40, "chunk": 10}, store=store, log=quiet)
+    double = run_stage("toy-double", {}, {"squares": squares.key}, store=store, log=quiet)
+
+    def broken(artifact, out, hand):  # type: ignore[no-untyped-def]
+        raise ValueError("no <figure> & no luck")
+
+    def squares_plot(artifact, out, hand):  # type: ignore[no-untyped-def]
+        with common.figure(out) as (fig, ax):
+            ax.plot(np.asarray(artifact["doubled"][:]))
+        return "doubled squares <i>"
+
+    monkeypatch.setitem(PLOTTERS, "toy-squares", broken)
+    monkeypatch.setitem(PLOTTERS, "toy-double", squares_plot)
+    entries = gallery.write_gallery(store, tmp_path / "out")
+    by_key = {entry.key: entry for entry in entries}
+    assert [entry.key for entry in entries] == [squares.key, double.key]  # inputs first
+    assert by_key[squares.key].error == "ValueError: no <figure> & no luck"
+    assert by_key[squares.key].image is None
+    assert by_key[double.key].image == f"{double.key}.png"
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "plot failed: ValueError: no &lt;figure&gt; &amp; no luck" in page
+    assert "doubled squares &lt;i&gt;" in page and "<i>" not in page
+    assert f'squares: <a href="#{squares.key}">' in page
+
+
+def test_plot_command_takes_a_key_or_all(plot_store):
+    """KEY and --all exclude each other: either mistake is one line on stderr."""
+    for args in ((), ("river-hs", "--all")):
+        result = gameforge("artifacts", "plot", *args, "--store", str(plot_store.root))
+        assert result.returncode == 2
+        assert result.stderr.strip().count("\n") == 0
+        assert "give an artifact KEY" in result.stderr and "--all" in result.stderr
+
+
+def chromium_binary() -> str | None:
+    """A Chromium (or Chrome) on PATH, if any."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+def test_gallery_images_load_in_a_browser(request):
+    """Headless Chromium opens index.html from disk; the page's own check marks every image
+    loaded (naturalWidth > 0) once the load event fired."""
+    binary = chromium_binary()
+    if binary is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install -y chromium)")
+    out, _ = request.getfixturevalue("gallery")  # built only where a browser can open it
+    page = (out / "index.html").resolve()
+    result = subprocess.run(
+        [binary, "--headless", "--disable-gpu", "--no-sandbox", "--virtual-time-budget=20000",
+         "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = result.stdout
+    assert 'data-images-checked="yes"' in dom, "the page's load handler never ran"
+    images = re.findall(r"<img [^>]*>", dom)
+    assert len(images) == len(re.findall(r"<img ", page.read_text(encoding="utf-8"))) > 0
+    unloaded = [tag for tag in images if 'data-loaded="yes"' not in tag]
+    assert not unloaded, unloaded
