@@ -79,6 +79,11 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def _say(text: str) -> None:
+    """Print one plain line: no rich markup or highlighting, never cut at the terminal's width."""
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
 def _user_errors() -> tuple[type[Exception], ...]:  # lazy: the imports are slow
     from gameforge.artifacts.store import StoreError
     from gameforge.engines.poker.acpc import GameDefError
@@ -131,7 +136,7 @@ class PlainProgress:
 
     def echo(self, message: str) -> None:
         """Print a log line."""
-        console.print(message, highlight=False, markup=False, soft_wrap=True)
+        _say(message)
 
 
 class RichProgress:
@@ -259,17 +264,12 @@ def _print_plan(
         _fail(str(exc))
     console.print(f"plan: {flow} at preset {preset}, store {store}", highlight=False)
     for i, step in enumerate(steps, 1):
-        console.print(
-            f"{i:>3}. {step.label} ({step.stage} v{step.version}) {step.key}: {step.status}",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
+        _say(f"{i:>3}. {step.label} ({step.stage} v{step.version}) {step.key}: {step.status}")
         content = ", ".join(f"{k}={v!r}" for k, v in step.params.items())
-        console.print(f"       parameters: {content or '-'}", markup=False, soft_wrap=True)
+        _say(f"       parameters: {content or '-'}")
         if step.execution:
             execution = ", ".join(f"{k}={v!r}" for k, v in step.execution.items())
-            console.print(f"       execution: {execution}", markup=False, soft_wrap=True)
+            _say(f"       execution: {execution}")
     counts = {s: sum(step.status == s for step in steps) for s in ("cached", "resumes")}
     console.print(
         f"{len(steps)} stages: {counts['cached']} cached, {counts['resumes']} resume, "
@@ -379,8 +379,7 @@ def stage_run_cmd(
     if target.other_nodes:
         hints.append(f"other nodes {', '.join(target.other_nodes)}: --node")
     suffix = f" ({'; '.join(hints)})" if hints else ""
-    console.print(f"stage {stage}: flow {spec.name}, node {chosen}{suffix}", markup=False,
-                  highlight=False, soft_wrap=True)  # fmt: skip
+    _say(f"stage {stage}: flow {spec.name}, node {chosen}{suffix}")
     only = spec.upstream(chosen)
     forced = [chosen] if force else []
     _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard,
@@ -530,7 +529,7 @@ def artifacts_show(
     if meta.get("summary"):
         console.print("  summary:")
         for line in _listing(meta["summary"], "    "):
-            console.print(line, highlight=False, markup=False, soft_wrap=True)
+            _say(line)
     if meta["stage"] == "cfr":
         from gameforge.stages.poker.best_response import measured_exploitability
         from gameforge.stages.poker.lbr import lower_bound_text
@@ -609,11 +608,9 @@ def _plot_gallery(store: Any, out: Path) -> None:
 
     def report(entry: GalleryEntry) -> None:
         if entry.error is not None:
-            console.print(f"failed {entry.key}: {entry.error}", markup=False, highlight=False,
-                          soft_wrap=True)  # fmt: skip
+            _say(f"failed {entry.key}: {entry.error}")
         elif entry.image is not None:
-            console.print(f"wrote {out / entry.image}: {entry.description}", markup=False,
-                          highlight=False, soft_wrap=True)  # fmt: skip
+            _say(f"wrote {out / entry.image}: {entry.description}")
 
     try:
         entries = write_gallery(store, out, on_entry=report)
@@ -621,12 +618,9 @@ def _plot_gallery(store: Any, out: Path) -> None:
         _fail(str(exc))
     failed = sum(entry.error is not None for entry in entries)
     drawn = sum(entry.image is not None for entry in entries)
-    console.print(
+    _say(
         f"wrote {out / INDEX}: {drawn} figures, {failed} failed, "
-        f"{len(entries) - drawn - failed} artifacts without a figure",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
+        f"{len(entries) - drawn - failed} artifacts without a figure"
     )
 
 
@@ -805,19 +799,16 @@ def play_cmd(
         names = CardNames(
             view.game,
             card_names,
-            log=lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True),
+            log=_say,
         )
         client = ACPCClient(view.game, view.tree, strategy_chooser(view, seed), names)
         hands = client.play(host, port)
     except _user_errors() + (ProtocolError, OSError) as exc:
         _fail(str(exc))
     found = names.found or "not decided: every card sent is in both namings, read as bottom"
-    console.print(
+    _say(
         f"played {hands:,} hands at {host}:{port} with {view.artifact.key} "
-        f"(card names: {names.naming or 'bottom'}, {found})",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
+        f"(card names: {names.naming or 'bottom'}, {found})"
     )
 
 
@@ -867,12 +858,9 @@ def strategy_lbr(
     bound = lower_bound_text(
         summary["lbr_mbb_per_game"], summary["exploitability_lower_bound_mbb_per_game"]
     )
-    console.print(
+    _say(
         f"{strategy.key}: LBR over {deals:,} deals x 2 seats: {bound} [{result.key}: gameforge "
-        f"stage lbr on {strategy.key}, deals={deals}, seed={seed}]",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+        f"stage lbr on {strategy.key}, deals={deals}, seed={seed}]"
     )
 
 
@@ -890,14 +878,11 @@ def strategy_br(
         _fail(str(exc))
     summary = result.meta["summary"]
     seats = summary["values_mbb_per_game"]
-    console.print(
+    _say(
         f"{strategy.key}: exploitability {summary['exploitability_mbb_per_game']:.3f} mbb/g "
         f"(best response as seat 0: {seats[0]:.3f}, as seat 1: {seats[1]:.3f}; exact, "
         f"{summary['canonical_boards']:,} canonical boards) [{result.key}: gameforge stage "
-        f"best-response on {strategy.key}]",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+        f"best-response on {strategy.key}]"
     )
 
 

@@ -12,7 +12,7 @@ from gameforge.artifacts import ArtifactStore
 from gameforge.flows.specs import FlowSpec, Node, sweep_values
 from gameforge.stages.base import StageError
 from gameforge.stages.executor import Executor
-from gameforge.stages.progress import Progress
+from gameforge.stages.progress import NullProgress, Progress
 from gameforge.stages.registry import get_stage
 from gameforge.stages.runner import StageRun, run_stage, stage_key
 
@@ -92,43 +92,35 @@ def run_plan(
             label=label,
         )
 
-    # one bar for the flow itself: "stage i of N" above the stages' own bars
-    flow_bar = (
-        progress.start(f"{spec.name} stages", len(jobs)) if progress and len(jobs) > 1 else None
+    # one bar for the flow itself ("stage i of N") above the stages' own bars
+    flow_bar = (progress if progress and len(jobs) > 1 else NullProgress()).start(
+        f"{spec.name} stages", len(jobs)
     )
     if parallel_nodes <= 1:
         for i, (node, v, label, _needs) in enumerate(jobs, 1):
-            if flow_bar is not None:
-                flow_bar.note(f"(stage {i} of {len(jobs)}: {label})")
+            flow_bar.note(f"(stage {i} of {len(jobs)}: {label})")
             results[label] = run_job(node, v, label)
-            if flow_bar is not None:
-                flow_bar.advance()
-        if flow_bar is not None:
-            flow_bar.note("")
-            flow_bar.close()
-        return results
-    pending = list(jobs)
-    running: dict[Future[StageRun], str] = {}
-    with ThreadPoolExecutor(parallel_nodes) as pool:
-        while pending or running:
-            for job in [j for j in pending if all(n in results for n in j[3])]:
-                if len(running) >= parallel_nodes:
-                    break
-                pending.remove(job)
-                context = contextvars.copy_context()  # Prefect's flow-run context, per thread
-                node, variant, label, _needs = job
-                running[pool.submit(context.run, run_job, node, variant, label)] = label
-            if flow_bar is not None:
+            flow_bar.advance()
+    else:
+        pending = list(jobs)
+        running: dict[Future[StageRun], str] = {}
+        with ThreadPoolExecutor(parallel_nodes) as pool:
+            while pending or running:
+                for job in [j for j in pending if all(n in results for n in j[3])]:
+                    if len(running) >= parallel_nodes:
+                        break
+                    pending.remove(job)
+                    context = contextvars.copy_context()  # Prefect's flow-run context, per thread
+                    node, variant, label, _needs = job
+                    running[pool.submit(context.run, run_job, node, variant, label)] = label
                 flow_bar.note(f"(running: {', '.join(sorted(running.values()))})")
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                label = running.pop(future)
-                results[label] = future.result()  # a failure stops the flow here
-                if flow_bar is not None:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    label = running.pop(future)
+                    results[label] = future.result()  # a failure stops the flow here
                     flow_bar.advance()
-    if flow_bar is not None:
-        flow_bar.note("")
-        flow_bar.close()
+    flow_bar.note("")
+    flow_bar.close()
     return {job[2]: results[job[2]] for job in jobs}
 
 

@@ -35,6 +35,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, BettingTree, TreeArrays
 from gameforge.engines.poker.cfr import deals_after, num_deals
 from gameforge.engines.poker.evaluator import EvalTables
+from gameforge.engines.poker.hand_strength import _remaining_cards
 from gameforge.engines.poker.isomorphism import HandIndexer
 from gameforge.engines.poker.mccfr import BucketLookup, hand_buckets, hand_value
 
@@ -603,17 +604,9 @@ def deal_last_round(
     values_out: np.ndarray,
 ) -> None:
     """Values at the last round's entries summed over every deal of its cards onto `board`."""
-    round_list, round_start, local, entry_end, entry_id = lay
-    strategy, offsets, ndec = policy
-    bits = np.uint64(0)
-    for t in range(nb):
-        bits |= np.uint64(1) << np.uint64(board[t])
-    rest = np.empty(deck, dtype=np.int8)
-    n_rest = 0
-    for c in range(deck):
-        if (bits >> np.uint64(c)) & np.uint64(1) == 0:
-            rest[n_rest] = c
-            n_rest += 1
+    entry_id = lay.entry_id
+    rest = _remaining_cards(board[:nb], deck)
+    n_rest = rest.shape[0]
     k = combos.shape[1]
     full = np.empty(nb + k, dtype=np.int8)
     full[:nb] = board[:nb]
@@ -648,8 +641,7 @@ def round_down(
     exit_alive: np.ndarray,
 ) -> None:
     """Reach at every node of a round that is not the last, and at the calls leaving it."""
-    round_list, round_start, local, entry_end, entry_id = lay
-    strategy, offsets, ndec = policy
+    entry_id = lay.entry_id
     exit_alive[:] = False
     for e in entries:
         _entry_down(

@@ -21,11 +21,13 @@ from gameforge.flows.plots.common import (
     parse_hand,
     pyplot,
     readable_log_axis,
+    store_of,
     title_hand,
     wrap_title,
 )
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.best_response import measured_exploitability
+from gameforge.stages.poker.cfr import CFRParams
 from gameforge.stages.reporting import ranking_line
 
 
@@ -345,10 +347,9 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
     algorithm = artifact.params["algorithm"]
     lossless = summary.get("abstraction") == "lossless"
     has_exact = bool(np.isfinite(exact).any())
-    averaging = artifact.params.get("averaging")  # None: CFRParams.gamma's default
-    gamma = float(averaging if averaging is not None else 1.0 if algorithm == "cfr+" else 0.0)
-    store = ArtifactStore(artifact.path.parent.parent)  # objects/KEY under the store root
-    measured = _lineage_measurements(store, artifact)
+    # unvalidated: older cfr+ artifacts recorded a plus=False that validation now refuses
+    gamma = float(CFRParams.model_construct(**artifact.params).gamma())
+    measured = _lineage_measurements(store_of(artifact), artifact)
     # The first point's time holds the start-up (numba compiles the solver's kernels on the
     # first iteration: seconds on Kuhn), so time is counted from the first evaluation point.
     since = seconds - seconds[0]
