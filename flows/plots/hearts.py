@@ -302,8 +302,8 @@ def plot_hearts_svr(artifact: Artifact, out: Path, hand: str | None) -> str:
         f"{summary['groups_fitted']} of 52 groups fitted, {summary['support_vectors']:,} "
         f"support vectors"
         + (
-            f"; held-out sign agreement +1 {held['true_positive_rate']}, -1 "
-            f"{held['true_negative_rate']}"
+            f"; held-out sign agreement +1 {_rate_or_none(held['true_positive_rate'])}, -1 "
+            f"{_rate_or_none(held['true_negative_rate'])}"
             if held
             else ""
         )
@@ -449,3 +449,8 @@ PLOTTERS: dict[str, Plotter] = {
     "hearts-falcon": plot_hearts_falcon,
     "hearts-eval": plot_hearts_eval,
 }
+
+
+def _rate_or_none(rate: float | None) -> str:
+    """A held-out rate, or why there is none (the label went whole into the training sample)."""
+    return "n/a (no held-out rows)" if rate is None else f"{rate:.4f}"
