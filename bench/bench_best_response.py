@@ -4,6 +4,11 @@ workers (every canonical board costs about the same: each deals the same later c
 
     .venv/bin/python bench/bench_best_response.py CFR_KEY --store /tmp/paper --boards 3
     .venv/bin/python bench/bench_best_response.py --against-enumerated   # small games, side by side
+    .venv/bin/python bench/bench_best_response.py --synthetic --boards 2  # no solve needed
+
+`--synthetic` draws a 169-9000-9000-9000 abstraction of full Hold'em (every canonical hand of a
+round in a random bucket) and a random strategy on it: the same work per board as a solved one
+(no action has probability 0, so no subtree is skipped), without a half-hour solve.
 """
 
 from __future__ import annotations
@@ -64,38 +69,155 @@ def against_enumerated() -> None:
         print(f"{name}: enumerated {a * 1e3:.1f} ms, streamed {b * 1e3:.1f} ms, ratio {a / b:.1f}x")
 
 
+def synthetic_engine(seed: int = 0):
+    """A best-response engine for a random strategy on a random 169-9000-9000-9000 abstraction
+    of heads-up limit Hold'em."""
+    from gameforge.engines.poker.best_response import BestResponse
+    from gameforge.engines.poker.betting import DECISION, build_tree
+    from gameforge.engines.poker.mccfr import deal_tables
+    from gameforge.engines.poker.shipped_games import load_game
+    from gameforge.stages.poker.hsd import round_indexer
+    from gameforge.stages.poker.river_hs import hand_indexer
+
+    rng = np.random.default_rng(seed)
+    game = load_game("holdem.limit.2p.reverse_blinds")
+    # The river's indexer is the abstraction's: hole cards and the five board cards as one set.
+    indexers = [round_indexer(game, r) for r in range(3)] + [hand_indexer(game)]
+    buckets = [169, 9000, 9000, 9000]
+    tables = [None] + [
+        rng.integers(0, k, int(ix.size(ix.rounds - 1)), dtype=np.int32)
+        for ix, k in zip(indexers[1:], buckets[1:], strict=True)
+    ]
+    dt = deal_tables(game, indexers, tables, buckets)
+    tree = build_tree(game)
+    ndec = np.array(tree.decision_counts(), dtype=np.int64)
+    sizes = ndec * np.array(buckets)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    strategy = rng.random((int(sizes.sum()), 3), dtype=np.float32) + np.float32(0.05)
+    for node in np.flatnonzero(tree.kind == DECISION):  # illegal actions get probability 0
+        r = int(tree.round[node])
+        rows = offsets[r] + tree.slot[node] + ndec[r] * np.arange(buckets[r])
+        strategy[rows[:, None], np.flatnonzero(tree.children[node] < 0)[None, :]] = 0.0
+    strategy /= strategy.sum(axis=1, keepdims=True)
+    return BestResponse(game, tree, strategy, offsets, ndec, dt.lookup, dt.evaluator)
+
+
+def walked_boards(br) -> np.ndarray:
+    """Complete boards of the last round walked under each canonical board: one per orbit of
+    every later deal under the suit permutations that fix the cards before it."""
+    from gameforge.engines.poker.best_response import deal_orbits, stabiliser
+
+    game = br.game
+    every = np.arange(br.perms.shape[0])
+    rounds = range(br.first + 1, game.num_rounds)
+
+    def count(board: np.ndarray, group: np.ndarray, rest: list[int]) -> int:
+        if not rest:
+            return 1
+        k = game.num_board_cards[rest[0]]
+        if len(rest) == 1 and k == 1:  # Burnside: orbits = mean number of cards left fixed
+            used = set(board.tolist())
+            suits = br.perms[group] == np.arange(game.num_suits)[None, :]
+            left = np.bincount(
+                [c % game.num_suits for c in range(game.deck_size) if c not in used],
+                minlength=game.num_suits,
+            )
+            return int(round(float((suits * left[None, :]).sum()) / group.size))
+        return sum(
+            count(np.concatenate([board, cards]), sub, rest[1:])
+            for cards, _, sub in deal_orbits(br.perms, group, board, k, game.deck_size)
+        )
+
+    return np.array(
+        [
+            count(b.astype(np.int64), stabiliser(br.perms, every, b), list(rounds))
+            for b in br.boards.cards
+        ]
+    )
+
+
+def reference_engine(path: str, br):
+    """The same strategy in another implementation of the module (e.g. a previous commit's
+    `engines/poker/best_response.py`), for a side-by-side timing."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gameforge_reference_best_response", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    p = br.policy
+    return module.BestResponse(br.game, br.tree, p.strategy, p.offsets, p.ndec, br.lookup, br.ev)
+
+
 def main() -> None:
-    """Time `--boards` canonical boards and print the projection."""
+    """Time `--boards` canonical boards (and optionally a reference implementation on the
+    same boards) and print the projection for the whole game."""
     if "--against-enumerated" in sys.argv:
         against_enumerated()
         return
     ap = argparse.ArgumentParser()
-    ap.add_argument("key")
+    ap.add_argument("key", nargs="?", help="a cfr artifact (or --synthetic)")
+    ap.add_argument("--synthetic", action="store_true")
     ap.add_argument("--store", default="store")
     ap.add_argument("--boards", type=int, default=3)
     ap.add_argument("--first", type=int, default=0, help="index of the first canonical board")
+    ap.add_argument("--reference", help="a best_response.py to time side by side")
     args = ap.parse_args()
-    store = ArtifactStore(args.store)
     t0 = time.monotonic()
-    br = engine_for(store, store.open(args.key))
+    if args.synthetic:
+        br = synthetic_engine()
+    else:
+        store = ArtifactStore(args.store)
+        br = engine_for(store, store.open(args.key))
+    engines = {"this": br}
+    if args.reference:
+        engines["reference"] = reference_engine(args.reference, br)
     _, entry_reach = br.top_reach()
-    print(f"engine ready in {time.monotonic() - t0:.1f} s")
-    seconds = []
+    walked = walked_boards(br)
+    print(f"engine ready in {time.monotonic() - t0:.1f} s", flush=True)
+    raw = int(np.prod([comb(br.game.deck_size - br.game.board_cards_through(r - 1),
+                            br.game.num_board_cards[r]) for r in range(br.first + 1,
+                            br.game.num_rounds)]))  # fmt: skip
+    per_river: dict[str, list[float]] = {name: [] for name in engines}
     for i in range(args.first, args.first + args.boards):
-        t = time.monotonic()
-        br.board_values(br.boards.cards[i], entry_reach)
-        seconds.append(time.monotonic() - t)
-        print(f"board {i} {br.boards.cards[i].tolist()}: {seconds[-1]:.1f} s", flush=True)
+        board = br.boards.cards[i]
+        got = {}
+        for name, engine in engines.items():
+            t = time.monotonic()
+            got[name] = engine.board_values(board, entry_reach)
+            seconds = time.monotonic() - t
+            boards = int(walked[i]) if name == "this" else raw
+            per_river[name].append(seconds / boards)
+            print(
+                f"board {i} {board.tolist()} {name}: {seconds:.1f} s, {boards:,} complete "
+                f"boards, {seconds / boards * 1e3:.1f} ms each",
+                flush=True,
+            )
+        if "reference" in got:
+            a, b = br.class_sums(got["this"]), br.class_sums(got["reference"])
+            assert np.allclose(a, b, rtol=1e-9, atol=1e-9), np.abs(a - b).max()
     # The first board also compiles the kernels (or loads numba's cache): leave it out.
-    per_board = float(np.mean(seconds[1:] if len(seconds) > 1 else seconds))
-    n = int(br.boards.weight.size)
-    updates = node_hand_updates(br) * 2  # both seats
+    ms = {name: float(np.median(v[1:] if len(v) > 1 else v)) for name, v in per_river.items()}
+    total = int(walked.sum())
+    per_core_h = ms["this"] * total / 3600
+    updates = node_hand_updates(br) * 2 / raw  # per complete board, both seats
     print(
-        f"{per_board:.1f} s per canonical board; {n:,} boards: {per_board * n / 3600:.2f} "
-        f"core-hours; {updates / per_board / 1e9:.2f} G node x hand x seat updates/s per core"
+        f"{ms['this'] * 1e3:.1f} ms per complete board; {total:,} boards walked in all "
+        f"({br.boards.weight.size:,} canonical first boards x {raw:,} later deals = "
+        f"{br.boards.weight.size * raw:,} without the later rounds' symmetry): "
+        f"{per_core_h:.1f} core-hours; {updates / ms['this'] / 1e9:.2f} G node x hand x seat "
+        "updates/s per core"
     )
+    if "reference" in ms:
+        ref_h = ms["reference"] * br.boards.weight.size * raw / 3600
+        print(
+            f"reference: {ms['reference'] * 1e3:.1f} ms per complete board, {ref_h:.1f} "
+            f"core-hours; per board {ms['reference'] / ms['this']:.2f}x, whole game "
+            f"{ref_h / per_core_h:.2f}x"
+        )
     for workers in (1, 2, 8, 32):
-        print(f"  {workers:>3} workers: {per_board * n / workers / 3600:.2f} h wall")
+        print(f"  {workers:>3} workers: {per_core_h / workers:.2f} h wall")
 
 
 if __name__ == "__main__":

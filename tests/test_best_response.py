@@ -8,7 +8,15 @@ import pytest
 from typer.testing import CliRunner
 
 from gameforge.artifacts import ArtifactStore
-from gameforge.engines.poker.best_response import BestResponse, canonical_boards, solve_small
+from gameforge.engines.poker.acpc import parse_game
+from gameforge.engines.poker.best_response import (
+    BestResponse,
+    canonical_boards,
+    deal_orbits,
+    solve_small,
+    stabiliser,
+    suit_permutations,
+)
 from gameforge.engines.poker.betting import DECISION, FOLD
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import deal_tables, lossless_tables
@@ -64,6 +72,57 @@ def test_streamed_best_response_equals_the_enumerated_one_abstract():
     result = solve_small(_engine(game, solver, strategy, tables))
     expected = [solver.best_response_value(p, strategy) for p in (0, 1)]
     assert result.values == pytest.approx(expected, abs=1e-9)
+
+
+# Four rounds on a 12-card deck of three suits: every later round's deal is walked one orbit at a
+# time under the suit permutations that fix the earlier boards (the flop-only games never do).
+THREE_BOARDS = """GAMEDEF
+limit
+numPlayers = 2
+numRounds = 4
+blind = 10 5
+raiseSize = 10 10 20 20
+firstPlayer = 2 1 1 1
+maxRaises = 1 2 1 2
+numSuits = 3
+numRanks = 4
+numHoleCards = 2
+numBoardCards = 0 1 1 1
+END GAMEDEF
+"""
+
+
+def test_later_rounds_walked_by_suit_orbit_equal_the_enumerated_one():
+    """Turn and river dealt one orbit at a time (then summed back over the permutations that fix
+    the board so far): both seats equal the whole-tree enumeration to 1e-9."""
+    game = parse_game(THREE_BOARDS, "three-boards")
+    solver = Solver(game, plus=True)
+    solver.iterate(3)
+    strategy = solver.average_strategy()
+    result = solve_small(_engine(game, solver, strategy, lossless_tables(game)))
+    expected = [solver.best_response_value(p, strategy) for p in (0, 1)]
+    assert result.values == pytest.approx(expected, abs=1e-9)
+
+
+def test_deal_orbits_cover_every_deal_once():
+    """Hold'em turn cards under the stabiliser of each of a few flops: orbit sizes (weight x
+    group size) add up to the 49 cards left, and each orbit's stabiliser has 1 / weight members."""
+    game = load_game("holdem.limit.2p.reverse_blinds")
+    perms = suit_permutations(4)
+    every = np.arange(perms.shape[0])
+    boards = canonical_boards(game, 1).cards
+    for flop in boards[[0, 1, 100, 900, 1754]]:
+        group = stabiliser(perms, every, flop)
+        assert 24 % group.size == 0
+        orbits = deal_orbits(perms, group, flop, 1, 52)
+        assert sum(weight * group.size for _, weight, _ in orbits) == pytest.approx(49)
+        for cards, weight, sub in orbits:
+            assert sub.size * weight == pytest.approx(1.0)
+            assert not set(cards.tolist()) & set(flop.tolist())
+    monotone = np.array([0, 4, 8])  # 2c 3c 4c: any permutation of d, h, s fixes it
+    group = stabiliser(perms, every, monotone)
+    assert group.size == 6
+    assert len(deal_orbits(perms, group, monotone, 1, 52)) == 10 + 13
 
 
 def test_canonical_boards_cover_every_board_once():

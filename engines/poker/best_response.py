@@ -8,12 +8,16 @@ responses share one walk, one bucket lookup and one showdown ranking per board.
 
 Boards are never materialised as boards x hands. The first round that deals board cards is
 split into canonical boards (suit isomorphism, each with the number of raw boards it stands
-for): the unit of chunked, resumable work. Within a chunk every later card is enumerated, one
-board at a time: the bucket of every hand is looked up once per board, showdowns are sorted
-sweeps with exact card removal (O(H) per terminal for H hands), and a subtree neither player's
-strategy reaches is skipped. Values are sums over every complete deal (a hand that ends by a
-fold in round r stands for every board completion after r), divided by the number of deals at
-the root.
+for): the unit of chunked, resumable work. Within a chunk every later deal is walked one orbit
+at a time under the suit permutations that fix the board so far (a monotone flop's turn has 23
+orbits, not 49), and summed back over those permutations. On each board the bucket of every
+hand is looked up once, showdowns are sorted sweeps with exact card removal (O(H) per terminal
+for H hands), and a subtree neither player's strategy reaches is skipped. The last round, where
+nearly all the work is, reads the strategy rows of a group of entries hand by hand (one
+contiguous run each in the bucket-major layout) and walks each subtree node by node over tiles
+of hands (loops the compiler vectorises). Values are sums over every complete deal (a hand
+that ends by a fold in round r stands for every board completion after r), divided by the
+number of deals at the root.
 
 Suit symmetry returns the canonical boards' values to every raw board: with the strategy's
 buckets suit-invariant (canonical indices), the values summed over a canonical board's orbit,
@@ -35,7 +39,6 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, BettingTree, TreeArrays
 from gameforge.engines.poker.cfr import deals_after, num_deals
 from gameforge.engines.poker.evaluator import EvalTables
-from gameforge.engines.poker.hand_strength import _remaining_cards
 from gameforge.engines.poker.isomorphism import HandIndexer
 from gameforge.engines.poker.mccfr import BucketLookup, hand_buckets, hand_value
 
@@ -154,6 +157,57 @@ def hand_classes(game: GameDef, hands: np.ndarray) -> tuple[np.ndarray, np.ndarr
     indexer = HandIndexer((game.num_hole_cards,), game.num_ranks, game.num_suits)
     cls = indexer.index(np.ascontiguousarray(hands, dtype=np.int8), 0).astype(np.int64)
     return cls, np.bincount(cls, minlength=int(indexer.size(0))).astype(np.int64)
+
+
+def suit_permutations(num_suits: int) -> np.ndarray:
+    """(S!, S) every permutation of the suits, the identity first."""
+    return np.array(list(permutations(range(num_suits))), dtype=np.int64).reshape(-1, num_suits)
+
+
+def _permute_cards(cards: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Cards (rank x suits + suit) with their suits renamed by perm, sorted."""
+    s = perm.size
+    return np.sort((cards // s) * s + perm[cards % s])
+
+
+def stabiliser(perms: np.ndarray, group: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The members of `group` (indices into perms) that map the set `cards` onto itself."""
+    key = np.sort(np.asarray(cards, dtype=np.int64))
+    keep = [g for g in group if np.array_equal(_permute_cards(key, perms[g]), key)]
+    return np.array(keep, dtype=np.int64)
+
+
+def deal_orbits(
+    perms: np.ndarray, group: np.ndarray, board: np.ndarray, k: int, deck: int
+) -> list[tuple[np.ndarray, float, np.ndarray]]:
+    """The deals of k more cards onto `board` up to the suit permutations of `group` (each of
+    which fixes every round's cards so far): per orbit, its least member, the weight 1 / |its
+    stabiliser| and that stabiliser. For any function V of a deal that the group moves with
+    the hands, the sum of V over all deals at hand h is, summing orbit by orbit, sum over the
+    group's g of sum over orbits of weight x V(representative) at g(h)."""
+    used = set(int(c) for c in board)
+    rest = [c for c in range(deck) if c not in used]
+    counts: dict[tuple[int, ...], int] = {}
+    for extra in combinations(rest, k):
+        cards = np.array(extra, dtype=np.int64)
+        least = min(tuple(_permute_cards(cards, perms[g])) for g in group)
+        counts[least] = counts.get(least, 0) + 1
+    out = []
+    for least, size in sorted(counts.items()):
+        cards = np.array(least, dtype=np.int64)
+        out.append((cards, size / group.size, stabiliser(perms, group, cards)))
+    return out
+
+
+def hand_permutations(hands: np.ndarray, perms: np.ndarray, deck: int) -> np.ndarray:
+    """(permutations, H): index of the hand each suit permutation maps hand h to."""
+    index = {tuple(int(c) for c in hand): i for i, hand in enumerate(hands)}
+    out = np.empty((perms.shape[0], hands.shape[0]), dtype=np.int64)
+    cards = hands.astype(np.int64)
+    for g in range(perms.shape[0]):
+        mapped = _permute_cards(cards, perms[g])
+        out[g] = [index[tuple(int(c) for c in row)] for row in mapped]
+    return out
 
 
 # ------------------------------------------------------------------------------- kernels
@@ -367,221 +421,338 @@ def _sorted_cards(
         i = j
 
 
+# Plan columns of one last-round node (see `_entry_plan`).
+_KIND, _PLAYER, _CHILD, _DEC, _COL, _REACH, _VALUE = 0, 1, 2, 5, 6, 7, 9
+_PLAN_WIDTH = 11
+TILE = 128  # hands per tile of the subtree walks: their rows stay in the core's L1
+BOARD_BATCH = 64  # complete boards per call of the last round's kernel
+GROUP = 4  # last-round entries whose strategy rows are read together, one run per hand
+
+
 @njit(cache=True, nogil=True)
-def _entry_program(
+def _entry_plan(
     e: int,
     r: int,
     tree: TreeArrays,
     lay: LayoutArrays,
     fold_scale: float,
-    prog: np.ndarray,
+    plan: np.ndarray,
     scale: np.ndarray,
-) -> tuple[int, int]:
-    """One last-round entry's subtree as a flat program: prog[j] = (kind, player, child0..2
-    local, slot, column) per local node j; showdown columns first, then folds, two per
-    terminal (seat 0's value, seat 1's); scale[col] the stake or pay of each column.
-    Returns (nodes, showdown columns)."""
+) -> tuple[int, int, int, int]:
+    """One last-round entry's subtree as a flat plan, one row per local node j: kind, player,
+    three children (local), decision index (slot minus the entry's first), terminal column,
+    reach row of each seat, value row of each seat. Terminal columns come two per terminal
+    (seat 0's value, then seat 1's), showdowns first; scale[col] is each column's stake or pay.
+    A child's reach row is new for the seat that acts and shared for the other. Value rows
+    0..columns-1 are the terminals' columns, then two per decision.
+    Returns (nodes, showdown columns, columns, the entry's first decision slot)."""
     round_list, round_start, local, entry_end, entry_id = lay
     kind, player, rnd, spent, children, slot = tree
     s = local[e]
     w = entry_end[e] - s
     rs = round_start[r]
     n_sd = 0
+    n_term = 0
+    first_slot = -1
     for j in range(w):
-        if kind[round_list[rs + s + j]] == SHOWDOWN:
+        g = round_list[rs + s + j]
+        if kind[g] == SHOWDOWN:
             n_sd += 1
+        if kind[g] != DECISION:
+            n_term += 1
+        elif first_slot < 0:
+            first_slot = slot[g]
     sd_col = 0
     fold_col = 2 * n_sd
+    dec = 0
+    plan[0, _REACH] = 0
+    plan[0, _REACH + 1] = 1
+    rows = 2
     for j in range(w):
         g = round_list[rs + s + j]
         k = kind[g]
-        prog[j, 0] = k
-        prog[j, 1] = player[g]
+        plan[j, _KIND] = k
+        plan[j, _PLAYER] = player[g]
         for a in range(3):
             c = children[g, a]
-            prog[j, 2 + a] = local[c] - s if c >= 0 else -1
-        prog[j, 5] = slot[g]
+            plan[j, _CHILD + a] = local[c] - s if c >= 0 else -1
+        plan[j, _DEC] = slot[g] - first_slot if k == DECISION else -1
         if k == SHOWDOWN:
-            prog[j, 6] = sd_col
-            scale[sd_col] = float(spent[g, 1])
-            scale[sd_col + 1] = float(spent[g, 0])
+            col = sd_col
+            scale[col] = float(spent[g, 1])
+            scale[col + 1] = float(spent[g, 0])
             sd_col += 2
         elif k == FOLD_END:
-            prog[j, 6] = fold_col
+            col = fold_col
             f = player[g]
-            scale[fold_col] = (-float(spent[g, 0]) if f == 0 else float(spent[g, 1])) * fold_scale
-            scale[fold_col + 1] = (
-                -float(spent[g, 1]) if f == 1 else float(spent[g, 0])
-            ) * fold_scale
+            scale[col] = (-float(spent[g, 0]) if f == 0 else float(spent[g, 1])) * fold_scale
+            scale[col + 1] = (-float(spent[g, 1]) if f == 1 else float(spent[g, 0])) * fold_scale
             fold_col += 2
         else:
-            prog[j, 6] = -1
-    return w, 2 * n_sd
+            col = -1
+        plan[j, _COL] = col
+        if k == DECISION:
+            plan[j, _VALUE] = 2 * n_term + 2 * dec
+            plan[j, _VALUE + 1] = 2 * n_term + 2 * dec + 1
+            dec += 1
+            q = player[g]
+            for a in range(3):
+                c = plan[j, _CHILD + a]
+                if c >= 0:
+                    plan[c, _REACH + q] = rows
+                    plan[c, _REACH + 1 - q] = plan[j, _REACH + 1 - q]
+                    rows += 1
+        else:
+            plan[j, _VALUE] = col
+            plan[j, _VALUE + 1] = col + 1
+    return w, 2 * n_sd, 2 * n_term, first_slot
 
 
 @njit(cache=True, nogil=True)
-def last_round(
-    r: int,
-    entries: np.ndarray,
+def _gather_rows(
+    order: np.ndarray,
+    row_base: np.ndarray,
+    strategy: np.ndarray,
+    first_slot: int,
+    n_slots: int,
+    staged: np.ndarray,
+) -> None:
+    """staged[3 s + a, i] = the strategy of valid hand order[i] at slot first_slot + s, action a:
+    each hand's rows for a group of entries are one contiguous read."""
+    n = order.shape[0]
+    for i in range(n):
+        base = row_base[i] + first_slot
+        for s in range(n_slots):
+            for a in range(3):
+                staged[3 * s + a, i] = strategy[base + s, a]
+
+
+@njit(cache=True, nogil=True)
+def _reach_down(
+    t0: int,
+    m: int,
+    x: int,
+    order: np.ndarray,
     reach_in: np.ndarray,
-    board: np.ndarray,
-    nb: int,
-    tree: TreeArrays,
-    lay: LayoutArrays,
-    policy: Policy,
+    plan: np.ndarray,
+    w: int,
+    staged: np.ndarray,
+    row0: int,
+    reach: np.ndarray,
+    cols: np.ndarray,
+    colmap: np.ndarray,
+) -> None:
+    """Reach of both seats at every node for hands order[t0:t0+m], into the group's columns
+    (hand-major; an entry's column 2t, at colmap[2t], holds seat 1's reach at terminal t, which
+    seat 0 responds to, and 2t + 1 seat 0's)."""
+    for i in range(m):
+        h = order[t0 + i]
+        reach[0, i] = reach_in[x, 0, h]
+        reach[1, i] = reach_in[x, 1, h]
+    for j in range(w):
+        if plan[j, _KIND] == DECISION:
+            q = plan[j, _PLAYER]
+            src = reach[plan[j, _REACH + q]]
+            for a in range(3):
+                c = plan[j, _CHILD + a]
+                if c < 0:
+                    continue
+                dst = reach[plan[c, _REACH + q]]
+                g = staged[row0 + 3 * plan[j, _DEC] + a, t0 : t0 + m]
+                for i in range(m):
+                    dst[i] = src[i] * g[i]
+    for j in range(w):
+        col = plan[j, _COL]
+        if col < 0:
+            continue
+        r0 = reach[plan[j, _REACH]]
+        r1 = reach[plan[j, _REACH + 1]]
+        c0 = colmap[col]
+        c1 = colmap[col + 1]
+        for i in range(m):
+            cols[t0 + i, c0] = r1[i]
+            cols[t0 + i, c1] = r0[i]
+
+
+@njit(cache=True, nogil=True)
+def _sweep(
+    cards: np.ndarray,
+    group_end: np.ndarray,
+    two: bool,
+    cols: np.ndarray,
+    n_sd: int,
+    tied: np.ndarray,
+    total: np.ndarray,
+    per_card: np.ndarray,
+) -> None:
+    """One pass in showdown order over every column of a group of entries (showdown columns
+    first). Afterwards total and per_card hold every hand's reach, and each showdown column of
+    hand q holds the card-compatible reach of the hands q beats plus of those it beats or ties,
+    less (for two hole cards) q's own. A hand of two hole cards ties only with itself when no
+    other hand has its rank: that common case takes one step."""
+    n, n_cols = cols.shape
+    total[:] = 0.0
+    per_card[:, :] = 0.0
+    i = 0
+    while i < n:
+        j_end = group_end[i]
+        if two and j_end == i + 1:
+            px = per_card[cards[i, 0]]
+            py = per_card[cards[i, 1]]
+            row = cols[i]
+            for c in range(n_sd):
+                tied[0, c] = 2.0 * (total[c] - px[c] - py[c]) - row[c]
+            for c in range(n_cols):
+                total[c] += row[c]
+            for c in range(n_cols):
+                px[c] += row[c]
+            for c in range(n_cols):
+                py[c] += row[c]
+            for c in range(n_sd):
+                row[c] = tied[0, c]
+            i = j_end
+            continue
+        for q in range(i, j_end):
+            px = per_card[cards[q, 0]]
+            py = per_card[cards[q, 1]]
+            for c in range(n_sd):
+                tied[q - i, c] = total[c] - px[c] - (py[c] if two else 0.0)
+        for q in range(i, j_end):
+            px = per_card[cards[q, 0]]
+            py = per_card[cards[q, 1]]
+            row = cols[q]
+            for c in range(n_cols):
+                total[c] += row[c]
+            for c in range(n_cols):
+                px[c] += row[c]
+            if two:
+                for c in range(n_cols):
+                    py[c] += row[c]
+        for q in range(i, j_end):
+            px = per_card[cards[q, 0]]
+            py = per_card[cards[q, 1]]
+            row = cols[q]
+            if two:
+                for c in range(n_sd):
+                    row[c] = tied[q - i, c] + total[c] - px[c] - py[c]
+            else:
+                for c in range(n_sd):
+                    row[c] = tied[q - i, c] + total[c] - px[c]
+        i = j_end
+
+
+@njit(cache=True, nogil=True)
+def _terminal_values(
+    cards: np.ndarray,
+    two: bool,
+    cols: np.ndarray,
+    n_sd: int,
+    scale: np.ndarray,
+    total: np.ndarray,
+    per_card: np.ndarray,
+) -> None:
+    """After the sweep, every column's terminal value in place: showdown, stake x (reach beaten
+    + beaten or tied - every card-compatible hand's); fold, pay x every card-compatible hand's."""
+    n, n_cols = cols.shape
+    for q in range(n):
+        px = per_card[cards[q, 0]]
+        py = per_card[cards[q, 1]]
+        row = cols[q]
+        if two:
+            for c in range(n_sd):
+                row[c] = scale[c] * (row[c] - (total[c] - px[c] - py[c]))
+            for c in range(n_sd, n_cols):
+                row[c] = scale[c] * (total[c] - px[c] - py[c] + row[c])
+        else:
+            for c in range(n_sd):
+                row[c] = scale[c] * (row[c] - (total[c] - px[c]))
+            for c in range(n_sd, n_cols):
+                row[c] = scale[c] * (total[c] - px[c])
+
+
+@njit(cache=True, nogil=True)
+def _values_up(
+    t0: int,
+    m: int,
+    x: int,
+    order: np.ndarray,
+    plan: np.ndarray,
+    w: int,
+    n_cols: int,
+    cols: np.ndarray,
+    colmap: np.ndarray,
+    value: np.ndarray,
+    weight: float,
+    values_out: np.ndarray,
+) -> None:
+    """Values of hands order[t0:t0+m] up one entry's subtree from its terminal columns (the
+    seat that responds takes its best action, the other's are summed); weight x the root's
+    added to values_out."""
+    for c in range(n_cols):
+        gc = colmap[c]
+        dst = value[c]
+        for i in range(m):
+            dst[i] = cols[t0 + i, gc]
+    for j in range(w - 1, -1, -1):
+        if plan[j, _KIND] != DECISION:
+            continue
+        p = plan[j, _PLAYER]
+        mine = value[plan[j, _VALUE + p]]
+        other = value[plan[j, _VALUE + 1 - p]]
+        first = True
+        for a in range(3):
+            c = plan[j, _CHILD + a]
+            if c < 0:
+                continue
+            cm = value[plan[c, _VALUE + p]]
+            co = value[plan[c, _VALUE + 1 - p]]
+            if first:
+                for i in range(m):
+                    mine[i] = cm[i]
+                    other[i] = co[i]
+                first = False
+            else:
+                for i in range(m):
+                    mine[i] = cm[i] if cm[i] > mine[i] else mine[i]
+                    other[i] += co[i]
+    v0 = value[plan[0, _VALUE]]
+    v1 = value[plan[0, _VALUE + 1]]
+    for i in range(m):
+        h = order[t0 + i]
+        values_out[x, 0, h] += weight * v0[i]
+        values_out[x, 1, h] += weight * v1[i]
+
+
+@njit(cache=True, nogil=True)
+def _prepare_boards(
+    boards: np.ndarray,
+    r: int,
     hands: np.ndarray,
     hand_bits: np.ndarray,
     lookup: BucketLookup,
     ev: EvalTables,
-    deck: int,
-    fold_scale: float,
-    values_out: np.ndarray,
-    accumulate: bool,
+    first_row: int,
+    stride: int,
+    n_valid: np.ndarray,
+    order: np.ndarray,
+    cards: np.ndarray,
+    group_end: np.ndarray,
+    row_base: np.ndarray,
 ) -> None:
-    """Best-response values (2, H) at the last round's entries on one complete board, written
-    (or added) to values_out[entry_id]; hands sharing a card with the board get 0.
-
-    Per entry, three passes over the valid hands in showdown order: each hand's reach at every
-    node of the subtree (its strategy rows are contiguous, bucket-major); one sweep for every
-    terminal at once, one column per (terminal, seat), with exact card removal; each hand's
-    values up the subtree (max for the seat that responds, sum over the other's actions).
-    """
-    round_list, round_start, local, entry_end, entry_id = lay
-    strategy, offsets, ndec = policy
+    """Per board: its valid hands in showdown order, their cards, where each tie group ends,
+    and where each hand's strategy rows of round r start."""
     H = hands.shape[0]
+    nb = boards.shape[1]
     bk = np.empty(H, dtype=np.int64)
-    board_buckets(hands, hand_bits, board, nb, r, lookup, bk)
-    rank, order = _ranking(hands, bk, board, nb, ev)
-    n = order.shape[0]
-    two = hands.shape[1] == 2
-    cards = np.empty((n, 2), dtype=np.int64)
-    group_end = np.empty(n, dtype=np.int64)
-    _sorted_cards(hands, order, rank, cards, group_end)
-    stride = ndec[r]
-    row_base = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        row_base[i] = offsets[r] + bk[order[i]] * stride
-    widest = 1
-    for e in entries:
-        widest = max(widest, entry_end[e] - local[e])
-    prog = np.empty((widest, 7), dtype=np.int64)
-    scale = np.empty(2 * widest)
-    node_reach = np.empty((widest, 2))
-    node_value = np.empty((widest, 2))
-    cols = np.empty((n, 2 * widest))  # reach of the other seat at each terminal, then values
-    vals = np.empty((n, 2 * widest))
-    total = np.empty(2 * widest)
-    per_card = np.empty((deck, 2 * widest))
-    for e in entries:
-        x = entry_id[e]
-        w, n_sd = _entry_program(e, r, tree, lay, fold_scale, prog, scale)
-        n_cols = 0
-        for j in range(w):
-            if prog[j, 6] >= 0:
-                n_cols += 2
-        alive = False
-        # Reach down, hand by hand: column 2t holds seat 1's reach (seat 0 responds to it).
+    for b in range(boards.shape[0]):
+        board_buckets(hands, hand_bits, boards[b], nb, r, lookup, bk)
+        rank, o = _ranking(hands, bk, boards[b], nb, ev)
+        n = o.shape[0]
+        n_valid[b] = n
+        order[b, :n] = o
+        _sorted_cards(hands, o, rank, cards[b, :n], group_end[b, :n])
         for i in range(n):
-            h = order[i]
-            node_reach[0, 0] = reach_in[x, 0, h]
-            node_reach[0, 1] = reach_in[x, 1, h]
-            if node_reach[0, 0] != 0.0 or node_reach[0, 1] != 0.0:
-                alive = True
-            base = row_base[i]
-            for j in range(w):
-                k = prog[j, 0]
-                if k == DECISION:
-                    q = prog[j, 1]
-                    row = base + prog[j, 5]
-                    for a in range(3):
-                        c = prog[j, 2 + a]
-                        if c >= 0:
-                            node_reach[c, q] = node_reach[j, q] * strategy[row, a]
-                            node_reach[c, 1 - q] = node_reach[j, 1 - q]
-                else:
-                    col = prog[j, 6]
-                    cols[i, col] = node_reach[j, 1]
-                    cols[i, col + 1] = node_reach[j, 0]
-        if not alive:
-            if not accumulate:
-                values_out[x] = 0.0
-            continue
-        # One sweep for all terminals: below, then below-or-tied, per group of equal rank.
-        total[:n_cols] = 0.0
-        per_card[:, :n_cols] = 0.0
-        i = 0
-        while i < n:
-            j_end = group_end[i]
-            for q in range(i, j_end):
-                cx = cards[q, 0]
-                cy = cards[q, 1]
-                if two:
-                    for c in range(n_sd):
-                        vals[q, c] = total[c] - per_card[cx, c] - per_card[cy, c]
-                else:
-                    for c in range(n_sd):
-                        vals[q, c] = total[c] - per_card[cx, c]
-            for q in range(i, j_end):
-                cx = cards[q, 0]
-                cy = cards[q, 1]
-                for c in range(n_cols):
-                    v = cols[q, c]
-                    total[c] += v
-                    per_card[cx, c] += v
-                if two:
-                    for c in range(n_cols):
-                        per_card[cy, c] += cols[q, c]
-            for q in range(i, j_end):
-                cx = cards[q, 0]
-                cy = cards[q, 1]
-                if two:
-                    for c in range(n_sd):
-                        vals[q, c] += total[c] - per_card[cx, c] - per_card[cy, c] + cols[q, c]
-                else:
-                    for c in range(n_sd):
-                        vals[q, c] += total[c] - per_card[cx, c]
-            i = j_end
-        # Values: showdown = stake * (below + below-or-tied - all); fold = pay * all.
-        for q in range(n):
-            cx = cards[q, 0]
-            cy = cards[q, 1]
-            if two:
-                for c in range(n_sd):
-                    every = total[c] - per_card[cx, c] - per_card[cy, c] + cols[q, c]
-                    vals[q, c] = scale[c] * (vals[q, c] - every)
-                for c in range(n_sd, n_cols):
-                    every = total[c] - per_card[cx, c] - per_card[cy, c] + cols[q, c]
-                    vals[q, c] = scale[c] * every
-            else:
-                for c in range(n_sd):
-                    vals[q, c] = scale[c] * (vals[q, c] - (total[c] - per_card[cx, c]))
-                for c in range(n_sd, n_cols):
-                    vals[q, c] = scale[c] * (total[c] - per_card[cx, c])
-        # Values up, hand by hand.
-        if not accumulate:
-            values_out[x] = 0.0
-        for q in range(n):
-            for j in range(w - 1, -1, -1):
-                k = prog[j, 0]
-                if k != DECISION:
-                    col = prog[j, 6]
-                    node_value[j, 0] = vals[q, col]
-                    node_value[j, 1] = vals[q, col + 1]
-                    continue
-                p = prog[j, 1]
-                best = -np.inf
-                other = 0.0
-                for a in range(3):
-                    c = prog[j, 2 + a]
-                    if c >= 0:
-                        if node_value[c, p] > best:
-                            best = node_value[c, p]
-                        other += node_value[c, 1 - p]
-                node_value[j, p] = best
-                node_value[j, 1 - p] = other
-            h = order[q]
-            values_out[x, 0, h] += node_value[0, 0]
-            values_out[x, 1, h] += node_value[0, 1]
+            row_base[b, i] = first_row + bk[o[i]] * stride
 
 
 @njit(cache=True, nogil=True)
@@ -589,9 +760,8 @@ def deal_last_round(
     r: int,
     entries: np.ndarray,
     reach_in: np.ndarray,
-    board: np.ndarray,
-    nb: int,
-    combos: np.ndarray,
+    boards: np.ndarray,
+    weights: np.ndarray,
     tree: TreeArrays,
     lay: LayoutArrays,
     policy: Policy,
@@ -603,28 +773,113 @@ def deal_last_round(
     fold_scale: float,
     values_out: np.ndarray,
 ) -> None:
-    """Values at the last round's entries summed over every deal of its cards onto `board`."""
-    entry_id = lay.entry_id
-    rest = _remaining_cards(board[:nb], deck)
-    n_rest = rest.shape[0]
-    k = combos.shape[1]
-    full = np.empty(nb + k, dtype=np.int8)
-    full[:nb] = board[:nb]
+    """Add sum over boards b of weights[b] x the best-response values (2, H) at the last
+    round's entries on complete board b (hands sharing a card with it add 0) to
+    values_out[entry_id]. The reach at those entries is the same on every board.
+
+    Entries go in groups of GROUP, boards inside a group: the group's strategy rows (one
+    contiguous run per bucket in the bucket-major layout) are read from memory on the first
+    board and from cache on the others. Per board and group: both seats' reach down each
+    subtree, node by node over tiles of hands; one sweep in showdown order for every column of
+    the group (a column per terminal and seat), with exact card removal; the values up each
+    subtree, node by node again.
+    """
+    local, entry_end, entry_id = lay.local, lay.entry_end, lay.entry_id
+    strategy, offsets, ndec = policy
+    H = hands.shape[0]
+    B = boards.shape[0]
+    two = hands.shape[1] == 2
+    n_valid = np.zeros(B, dtype=np.int64)
+    order = np.zeros((B, H), dtype=np.int64)
+    cards = np.zeros((B, H, 2), dtype=np.int64)
+    group_end = np.zeros((B, H), dtype=np.int64)
+    row_base = np.zeros((B, H), dtype=np.int64)
+    _prepare_boards(
+        boards, r, hands, hand_bits, lookup, ev, offsets[r], ndec[r], n_valid, order, cards,
+        group_end, row_base,
+    )  # fmt: skip
+    n_max = 1
+    for b in range(B):
+        n_max = max(n_max, n_valid[b])
+    live = np.empty(entries.size, dtype=np.int64)
+    n_live = 0
     for e in entries:
-        values_out[entry_id[e]] = 0.0
-    for ci in range(combos.shape[0]):
-        skip = False
-        for t in range(k):
-            if combos[ci, t] >= n_rest:
-                skip = True
+        x = entry_id[e]
+        for h in range(H):
+            if reach_in[x, 0, h] != 0.0 or reach_in[x, 1, h] != 0.0:
+                live[n_live] = e
+                n_live += 1
                 break
-            full[nb + t] = rest[combos[ci, t]]
-        if skip:
-            continue
-        last_round(
-            r, entries, reach_in, full, nb + k, tree, lay, policy, hands, hand_bits, lookup, ev,
-            deck, fold_scale, values_out, True,
-        )  # fmt: skip
+    widest = 1
+    for e in entries:
+        widest = max(widest, entry_end[e] - local[e])
+    plans = np.empty((GROUP, widest, _PLAN_WIDTH), dtype=np.int64)
+    scales = np.empty((GROUP, 2 * widest))
+    colmaps = np.empty((GROUP, 2 * widest), dtype=np.int64)
+    info = np.empty((GROUP, 4), dtype=np.int64)  # nodes, showdown columns, columns, first slot
+    scale = np.empty(GROUP * 2 * widest)
+    reach = np.empty((widest + 2, TILE))
+    value = np.empty((2 * widest, TILE))
+    col_buffer = np.empty(n_max * GROUP * 2 * widest)
+    tied = np.empty((n_max, GROUP * 2 * widest))
+    total = np.empty(GROUP * 2 * widest)
+    per_card = np.empty((deck, GROUP * 2 * widest))
+    staged_buffer = np.empty(0, dtype=strategy.dtype)
+    for g0 in range(0, n_live, GROUP):
+        ng = min(GROUP, n_live - g0)
+        n_sd_all = 0
+        n_cols_all = 0
+        for k in range(ng):
+            w, n_sd, n_cols, first = _entry_plan(
+                live[g0 + k], r, tree, lay, fold_scale, plans[k], scales[k]
+            )
+            info[k, 0], info[k, 1], info[k, 2], info[k, 3] = w, n_sd, n_cols, first
+            n_sd_all += n_sd
+            n_cols_all += n_cols
+        sd_at, fold_at = 0, n_sd_all
+        for k in range(ng):
+            n_sd, n_cols = info[k, 1], info[k, 2]
+            for c in range(n_cols):
+                gc = sd_at + c if c < n_sd else fold_at + c - n_sd
+                colmaps[k, c] = gc
+                scale[gc] = scales[k, c]
+            sd_at += n_sd
+            fold_at += n_cols - n_sd
+        first = info[0, 3]
+        last = ng - 1
+        n_slots = info[last, 3] + info[last, 0] - info[last, 2] // 2 - first
+        if staged_buffer.size < 3 * n_slots * n_max:
+            staged_buffer = np.empty(3 * n_slots * n_max, dtype=strategy.dtype)
+        for b in range(B):
+            n = n_valid[b]
+            if n == 0:
+                continue
+            o = order[b, :n]
+            staged = staged_buffer[: 3 * n_slots * n].reshape(3 * n_slots, n)
+            _gather_rows(o, row_base[b, :n], strategy, first, n_slots, staged)
+            cols = col_buffer[: n * n_cols_all].reshape(n, n_cols_all)
+            for k in range(ng):
+                x = entry_id[live[g0 + k]]
+                row0 = 3 * (info[k, 3] - first)
+                for t0 in range(0, n, TILE):
+                    m = min(TILE, n - t0)
+                    _reach_down(
+                        t0, m, x, o, reach_in, plans[k], info[k, 0], staged, row0, reach, cols,
+                        colmaps[k],
+                    )  # fmt: skip
+            c_b = cards[b, :n]
+            tot = total[:n_cols_all]
+            pc = per_card[:, :n_cols_all]
+            _sweep(c_b, group_end[b, :n], two, cols, n_sd_all, tied, tot, pc)
+            _terminal_values(c_b, two, cols, n_sd_all, scale[:n_cols_all], tot, pc)
+            for k in range(ng):
+                x = entry_id[live[g0 + k]]
+                for t0 in range(0, n, TILE):
+                    m = min(TILE, n - t0)
+                    _values_up(
+                        t0, m, x, o, plans[k], info[k, 0], info[k, 2], cols, colmaps[k], value,
+                        weights[b], values_out,
+                    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -729,15 +984,8 @@ class BestResponse:
         self.deals_after = deals_after(game)
         self.num_deals = num_deals(game)
         self.last = game.num_rounds - 1
-        self.combos = [
-            np.array(
-                list(combinations(range(game.deck_size - game.board_cards_through(r - 1)), k)),
-                dtype=np.int64,
-            ).reshape(-1, k)
-            if r > 0 and k > 0
-            else np.zeros((1, 0), dtype=np.int64)
-            for r, k in enumerate(game.num_board_cards)
-        ]
+        self.perms = suit_permutations(game.num_suits)
+        self.hand_perm = hand_permutations(self.hands, self.perms, game.deck_size)
 
     @property
     def num_hands(self) -> int:
@@ -776,7 +1024,9 @@ class BestResponse:
         board = np.ascontiguousarray(board, dtype=np.int8)
         entries = self.layout.entries[self.first]
         alive = (entry_reach != 0).any(axis=(1, 2))
-        return self._level(self.first, board, board.size, entries[alive], entry_reach)
+        every = np.arange(self.perms.shape[0], dtype=np.int64)
+        group = stabiliser(self.perms, every, board)
+        return self._level(self.first, board, board.size, entries[alive], entry_reach, group)
 
     def class_sums(self, values: np.ndarray) -> np.ndarray:
         """(..., H) -> (..., classes): sums over each suit class of hands."""
@@ -786,42 +1036,76 @@ class BestResponse:
             out[i] = np.bincount(self.classes, weights=flat[i], minlength=self.class_size.size)
         return out.reshape(*values.shape[:-1], self.class_size.size)
 
+    def _symmetrise(self, values: np.ndarray, group: np.ndarray) -> np.ndarray:
+        """Sum over the group's permutations g of values at g(h), for every hand h."""
+        if group.size == 1:
+            return values
+        out = np.zeros_like(values)
+        for g in group:
+            out += values[..., self.hand_perm[g]]
+        return out
+
+    def _deal_last(
+        self,
+        r: int,
+        entries: np.ndarray,
+        reach_in: np.ndarray,
+        boards: np.ndarray,
+        weights: np.ndarray,
+        values: np.ndarray,
+    ) -> None:
+        """Add the weighted values at the last round's entries over complete `boards` (a
+        bounded batch at a time: its per-board tables are H-long rows)."""
+        for at in range(0, boards.shape[0], BOARD_BATCH):
+            deal_last_round(
+                r, entries, reach_in, np.ascontiguousarray(boards[at : at + BOARD_BATCH]),
+                weights[at : at + BOARD_BATCH], self.tree.arrays, self.layout.arrays,
+                self.policy, self.hands, self.hand_bits, self.lookup, self.ev,
+                self.game.deck_size, float(self.deals_after[r]), values,
+            )  # fmt: skip
+
     def _level(
-        self, r: int, board: np.ndarray, nb: int, entries: np.ndarray, reach_in: np.ndarray
+        self,
+        r: int,
+        board: np.ndarray,
+        nb: int,
+        entries: np.ndarray,
+        reach_in: np.ndarray,
+        group: np.ndarray,
     ) -> np.ndarray:
+        """Values at round r's entries on `board`, every later card dealt. `group` holds the
+        suit permutations that fix the cards of every round so far: the reach is the same at
+        h and g(h), so only one deal per orbit of each later round is walked."""
         lay = self.layout
         H = self.num_hands
         values = np.zeros((lay.entries[r].size, 2, H))
-        tree, arrays, policy = self.tree.arrays, lay.arrays, self.policy
+        tree, arrays = self.tree.arrays, lay.arrays
         if entries.size == 0:
             return values
         if r == self.last:
-            last_round(
-                r, entries, reach_in, board, nb, tree, arrays, policy, self.hands, self.hand_bits,
-                self.lookup, self.ev, self.game.deck_size, float(self.deals_after[r]), values,
-                False,
-            )  # fmt: skip
+            self._deal_last(r, entries, reach_in, board[None, :nb], np.ones(1), values)
             return values
         bk = self._buckets(r, board, nb)
         reach = np.empty((lay.round_start[r + 1] - lay.round_start[r], 2, H))
         exit_reach = np.zeros((lay.entries[r + 1].size, 2, H))
         alive = np.zeros(lay.entries[r + 1].size, dtype=np.bool_)
-        round_down(r, entries, reach_in, bk, tree, arrays, policy, reach, exit_reach, alive)
+        round_down(r, entries, reach_in, bk, tree, arrays, self.policy, reach, exit_reach, alive)
         nxt = lay.entries[r + 1][alive]
         exit_values = np.zeros_like(exit_reach)
-        k = self.game.num_board_cards[r + 1]
-        if nxt.size and r + 1 == self.last:
-            deal_last_round(
-                r + 1, nxt, exit_reach, board, nb, self.combos[r + 1], tree, arrays, policy,
-                self.hands, self.hand_bits, self.lookup, self.ev, self.game.deck_size,
-                float(self.deals_after[r + 1]), exit_values,
-            )  # fmt: skip
-        elif nxt.size:
-            used = set(int(c) for c in board[:nb])
-            rest = [c for c in range(self.game.deck_size) if c not in used]
-            for extra in combinations(rest, k):
-                full = np.concatenate([board[:nb], np.array(extra, dtype=np.int8)])
-                exit_values += self._level(r + 1, full, nb + k, nxt, exit_reach)
+        if nxt.size:
+            k = self.game.num_board_cards[r + 1]
+            orbits = deal_orbits(self.perms, group, board[:nb], k, self.game.deck_size)
+            if r + 1 == self.last:
+                full = np.array(
+                    [np.concatenate([board[:nb], cards]) for cards, _, _ in orbits], dtype=np.int8
+                )
+                weights = np.array([weight for _, weight, _ in orbits])
+                self._deal_last(r + 1, nxt, exit_reach, full, weights, exit_values)
+            else:
+                for cards, weight, sub in orbits:
+                    full = np.concatenate([board[:nb], cards.astype(np.int8)])
+                    exit_values += weight * self._level(r + 1, full, nb + k, nxt, exit_reach, sub)
+            exit_values = self._symmetrise(exit_values, group)
         round_up(
             r, entries, bk, tree, arrays, self.hands, self.game.deck_size,
             float(self.deals_after[r]), reach, exit_values, alive, values,

@@ -82,7 +82,7 @@ def compute_chunk(
 
 @stage(
     "best-response",
-    1,
+    2,
     BestResponseParams,
     inputs={"strategy": "cfr"},
     check_inputs=same_game,
