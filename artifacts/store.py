@@ -48,6 +48,14 @@ class StoreError(RuntimeError):
     """A problem with the store or one of its artifacts, phrased for the user."""
 
 
+class CorruptedArtifact(StoreError):
+    """An artifact whose metadata or arrays cannot be read back as written."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"artifact {key} is corrupted: {problem}")
+        self.key = key
+
+
 def default_root() -> Path:
     """The store root: $GAMEFORGE_STORE, else ./store."""
     return Path(os.environ.get("GAMEFORGE_STORE", DEFAULT_STORE))
@@ -113,9 +121,7 @@ class Artifact:
             self.group = zarr.open_group(str(path), mode="r")
             self.meta: dict[str, Any] = dict(self.group.attrs[META_ATTR])  # type: ignore[arg-type]
         except Exception as exc:  # zarr raises several types for a damaged group
-            raise StoreError(
-                f"artifact {key} is corrupted: cannot read its metadata ({exc})"
-            ) from exc
+            raise CorruptedArtifact(key, f"cannot read its metadata ({exc})") from exc
 
     def __getitem__(self, name: str) -> zarr.Array:
         """One array of the artifact."""
@@ -451,6 +457,16 @@ class ArtifactStore:
         target = trash / f"{path.name}-{uuid.uuid4().hex[:8]}"
         os.rename(path, target)
         shutil.rmtree(target, ignore_errors=True)
+
+    def quarantine(self, key: str) -> Path:
+        """Move a (corrupted) artifact into trash/ for inspection; `gc` deletes it later."""
+        full = self.resolve(key)
+        with self.lock(full, timeout=0):
+            trash = self.root / "trash"
+            trash.mkdir(parents=True, exist_ok=True)
+            target = trash / f"{full}-{uuid.uuid4().hex[:8]}"
+            os.rename(self.object_path(full), target)
+        return target
 
     # -- maintenance ---------------------------------------------------------------------------
     def remove(self, key: str, force: bool = False) -> str:

@@ -11,16 +11,51 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import tarfile
 import uuid
 from pathlib import Path
+from typing import Any
 
-from gameforge.artifacts.keys import artifact_key
-from gameforge.artifacts.store import ArtifactStore, StoreError, array_checksum
+from gameforge.artifacts.keys import KEY_HASH_CHARS, artifact_key
+from gameforge.artifacts.store import META_ATTR, ArtifactStore, StoreError, array_checksum
 
 FORMAT = "gameforge-artifact/1"
 SUFFIX = ".gameforge.tar"
+MAX_MANIFEST_BYTES = 64 << 20  # metadata with every curve of a long run stays far below this
+_KEY = re.compile(rf"[a-z0-9][a-z0-9-]*-[0-9a-f]{{{KEY_HASH_CHARS}}}")
+
+
+def _manifest(tar: tarfile.TarFile, path: Path) -> tuple[str, dict[str, Any]]:
+    """The (key, metadata) an export declares, checked for shape; StoreError if malformed."""
+    try:
+        member = tar.getmember("manifest.json")
+        if not member.isfile() or member.size > MAX_MANIFEST_BYTES:
+            raise StoreError(f"{path}: manifest.json is not a file of at most 64 MiB")
+        manifest = json.loads(tar.extractfile(member).read())  # type: ignore[union-attr]
+    except (KeyError, AttributeError, ValueError, tarfile.TarError, OSError, EOFError):
+        raise StoreError(f"{path}: no readable manifest.json") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise StoreError(f"{path}: unknown format {found!r}")
+    key, meta = manifest.get("key"), manifest.get("meta")
+    shapes = {"stage": str, "version": int, "params": dict, "inputs": dict}
+    if not (
+        isinstance(key, str)
+        and _KEY.fullmatch(key)
+        and isinstance(meta, dict)
+        and all(isinstance(meta.get(k), t) for k, t in shapes.items())
+        and isinstance(meta.get("arrays", {}), dict)
+    ):
+        raise StoreError(f"{path}: manifest.json lacks a valid key, stage, version or lineage")
+    try:
+        expected = artifact_key(meta["stage"], meta["version"], meta["params"], meta["inputs"])
+    except (TypeError, ValueError):
+        raise StoreError(f"{path}: manifest.json holds a lineage that cannot be hashed") from None
+    if expected != key:
+        raise StoreError(f"{path}: key {key} does not match its recorded lineage")
+    return key, meta
 
 
 def lineage(store: ArtifactStore, key: str) -> list[str]:
@@ -73,26 +108,24 @@ def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str,
         try:
             tar = tarfile.open(path, "r")  # noqa: SIM115 (closed by the with below)
         except (OSError, tarfile.TarError) as exc:
-            raise StoreError(f"{path}: not a gameforge export ({exc})") from None
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StoreError(f"{path}: not a gameforge export ({reason})") from None
         with tar:
-            try:
-                manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
-            except (KeyError, AttributeError, json.JSONDecodeError):
-                raise StoreError(f"{path}: no readable manifest.json") from None
-            if manifest.get("format") != FORMAT:
-                raise StoreError(f"{path}: unknown format {manifest.get('format')!r}")
-            key, meta = manifest["key"], manifest["meta"]
-            expected = artifact_key(meta["stage"], meta["version"], meta["params"], meta["inputs"])
-            if expected != key:
-                raise StoreError(f"{path}: key {key} does not match its recorded lineage")
+            key, meta = _manifest(tar, path)
             if store.exists(key):
                 results.append((key, "already present"))
                 continue
             with store.lock(key):
                 staging = store.root / "partial" / f"{key}.import-{uuid.uuid4().hex[:8]}"
                 try:
-                    members = [m for m in tar.getmembers() if m.name.split("/")[0] == key]
-                    tar.extractall(staging, members=members, filter="data")
+                    try:
+                        members = [m for m in tar.getmembers() if m.name.split("/")[0] == key]
+                        tar.extractall(staging, members=members, filter="data")
+                    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+                        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                        raise StoreError(
+                            f"{path}: cannot extract ({reason}); nothing imported"
+                        ) from None
                     _verify_extracted(staging / key, meta, path)
                     store.object_path(key).parent.mkdir(parents=True, exist_ok=True)
                     (staging / key).rename(store.object_path(key))
@@ -105,11 +138,21 @@ def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str,
 def _verify_extracted(group_path: Path, meta: dict, source: Path) -> None:
     import zarr
 
-    group = zarr.open_group(str(group_path), mode="r")
+    try:
+        group = zarr.open_group(str(group_path), mode="r")
+    except Exception as exc:  # zarr raises several types for a missing or damaged group
+        raise StoreError(
+            f"{source}: the artifact's data is missing or unreadable ({exc})"
+        ) from None
+    if dict(group.attrs).get(META_ATTR) != meta:
+        raise StoreError(f"{source}: the artifact's own metadata differs from its manifest")
     for name, info in meta.get("arrays", {}).items():
+        if not isinstance(info, dict) or "checksum" not in info:
+            raise StoreError(f"{source}: array {name} has no recorded checksum; nothing imported")
         try:
             actual = array_checksum(group[name])  # type: ignore[arg-type]
         except Exception as exc:  # a missing or undecodable chunk
-            raise StoreError(f"{source}: array {name} is unreadable ({exc})") from None
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StoreError(f"{source}: array {name} is unreadable ({reason})") from None
         if actual != info["checksum"]:
             raise StoreError(f"{source}: array {name} fails its checksum; nothing imported")

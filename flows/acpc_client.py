@@ -16,6 +16,7 @@ repeats the dealer's line verbatim, in the dealer's names, and appends the actio
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,9 @@ DEALERS = {
     BOTTOM: "the University of Alberta dealer as released",
     TOP: "the acpc_dealer gem's fork by dmorrill10",
 }
+
+
+_NUMBER = re.compile(r"[0-9]{1,18}")  # ASCII digits only: str.isdigit() also takes '²'
 
 
 class ProtocolError(ValueError):
@@ -67,7 +71,7 @@ def parse_match_state(line: str, game: GameDef, naming: str = BOTTOM) -> MatchSt
             f"malformed dealer line {line!r}: expected MATCHSTATE:pos:hand:betting:cards"
         )
     _, pos, hand, betting, cards = parts
-    if not (pos.isdigit() and hand.isdigit()) or int(pos) not in (0, 1):
+    if not (_NUMBER.fullmatch(pos) and _NUMBER.fullmatch(hand)) or int(pos) not in (0, 1):
         raise ProtocolError(f"malformed dealer line {line!r}: bad position or hand number")
     if any(ch not in "fcr/" for ch in betting):
         raise ProtocolError(f"malformed dealer line {line!r}: betting must use f, c, r and /")

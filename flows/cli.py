@@ -192,6 +192,64 @@ class RichProgress:
         self.bars.console.print(message, highlight=False, markup=False, soft_wrap=True)
 
 
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        envvar="GAMEFORGE_VERBOSE",
+        help="Print a failure's full traceback, and library errors, on the terminal too.",
+    ),
+]
+RepairOpt = Annotated[
+    bool,
+    typer.Option(
+        "--repair",
+        help="Check the checksums of the stored artifacts this run reuses; move corrupted ones "
+        "to the store's trash and rebuild them.",
+    ),
+]
+
+# Set by `main()`: a failed or interrupted run ends its process at once (worker threads deep in
+# a kernel cannot be joined). Left False under tests that call the app in-process.
+_END_PROCESS = False
+
+
+def _end_run(code: int) -> NoReturn:
+    """Stop child processes, flush, and end the run with exit status `code`."""
+    import os
+
+    from gameforge.flows.runlog import stop_descendants
+
+    stop_descendants()
+    if _END_PROCESS:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise typer.Exit(code)
+
+
+def _hard_stop(signum: int) -> None:
+    """A stop that did not unwind in time (or a second signal): end the process now."""
+    import os
+
+    from gameforge.flows.runlog import stop_descendants
+
+    if not _END_PROCESS:
+        return
+    stop_descendants(grace_s=1.0)
+    sys.stderr.write(f"error: stopped by {signal_name(signum)}; run the same command to resume\n")
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
+def signal_name(signum: int) -> str:
+    """SIGTERM for 15, and so on."""
+    import signal
+
+    return signal.Signals(signum).name
+
+
 def _run(
     flow: str,
     preset: str,
@@ -204,6 +262,8 @@ def _run(
     dashboard: bool = False,
     stored_inputs: list[str] | None = None,
     dry_run: bool = False,
+    verbose: bool = False,
+    repair: bool = False,
 ) -> None:
     import time
 
@@ -211,26 +271,88 @@ def _run(
         _print_plan(flow, preset, overrides, store, force, only, stored_inputs)
         return
     from gameforge.flows.prefect_flow import run_flow
+    from gameforge.flows.runlog import Interrupted, RunLog, stop_on_signals
+    from gameforge.flows.runtime import import_run_libraries
 
-    t0 = time.monotonic()
     try:
-        with RichProgress() if console.is_terminal else PlainProgress() as progress:
-            results = run_flow(
-                flow,
-                preset,
-                overrides,
-                store_root=str(store),
-                dask_address=dask_address,
-                force=force,
-                only=only,
-                progress=progress,
-                echo=progress.echo,
-                parallel_nodes=parallel_nodes,
-                dashboard=dashboard,
-                stored_inputs=stored_inputs,
-            )
+        from gameforge.flows.specs import get_flow
+        from gameforge.flows.specs import stored_inputs as parse_stored
+
+        spec = get_flow(flow)
+        spec.resolve(preset, overrides)  # bad input is refused before the store is touched
+        parse_stored(spec, stored_inputs or [])
+        import_run_libraries()  # Prefect and Dask set up their log handlers on import
     except _user_errors() as exc:
         _fail(str(exc))
+    t0 = time.monotonic()
+    runlog = RunLog(store, flow, verbose)
+    with runlog:
+        runlog.write("gameforge " + " ".join(sys.argv[1:]))
+        try:
+            with (
+                stop_on_signals(on_timeout=_hard_stop),
+                RichProgress() if console.is_terminal else PlainProgress() as progress,
+            ):
+
+                def echo(message: str) -> None:
+                    progress.echo(message)
+                    runlog.write(message)
+
+                def run_once() -> dict[str, dict]:
+                    return run_flow(
+                        flow,
+                        preset,
+                        overrides,
+                        store_root=str(store),
+                        dask_address=dask_address,
+                        force=force,
+                        only=only,
+                        progress=progress,
+                        echo=echo,
+                        parallel_nodes=parallel_nodes,
+                        dashboard=dashboard,
+                        stored_inputs=stored_inputs,
+                    )
+
+                if not repair:
+                    results = run_once()
+                else:
+                    from gameforge.artifacts.store import ArtifactStore
+                    from gameforge.flows.repair import Repair
+
+                    keys = _plan_keys(flow, preset, overrides, store, only, stored_inputs)
+                    mending = Repair(ArtifactStore(store), within=set(keys))
+                    mending.check(keys, echo)
+                    results = run_once()
+                    while mending.changed_dependents(echo):
+                        results = run_once()
+        except _user_errors() as exc:
+            runlog.exception(exc)
+            runlog.close()
+            _fail(_with_repair_hint(str(exc), exc))
+        except Interrupted as exc:
+            runlog.write(f"stopped by {exc.args[0]}")
+            err_console.print(
+                f"[bold red]error:[/] stopped by {exc.args[0]}; finished chunks are kept: run the "
+                "same command again to resume",
+                highlight=False,
+            )
+            _end_run(128 + exc.signum)
+        except KeyboardInterrupt:
+            runlog.write("stopped by SIGINT")
+            err_console.print("[bold red]error:[/] interrupted; run the same command to resume")
+            _end_run(130)
+        except Exception as exc:
+            trace = runlog.exception(exc)
+            if verbose:
+                err_console.print(trace, markup=False, highlight=False)
+            err_console.print(
+                f"[bold red]error:[/] {escape(_with_repair_hint(_describe(exc), exc))}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            err_console.print(f"full traceback: {runlog.path}", highlight=False, soft_wrap=True)
+            _end_run(1)
     table = Table(title=f"{flow} \\[{preset}] in {time.monotonic() - t0:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
         table.add_column(column)
@@ -238,6 +360,50 @@ def _run(
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an unexpected failure: a stage's own line, else `Type: message`."""
+    from gameforge.flows.runlog import one_line
+    from gameforge.stages.runner import StageFailed
+
+    return str(exc) if isinstance(exc, StageFailed) else one_line(exc)
+
+
+def _with_repair_hint(line: str, exc: BaseException) -> str:
+    """Add how to recover when the failure met a corrupted artifact."""
+    from gameforge.artifacts.store import CorruptedArtifact
+    from gameforge.stages.runner import StageFailed
+
+    corrupted = isinstance(exc, CorruptedArtifact) or (
+        isinstance(exc, StageFailed) and exc.corrupted
+    )
+    if not corrupted:
+        return line
+    return line + "; rerun with --repair to move it to the trash and rebuild it"
+
+
+def _plan_keys(
+    flow: str,
+    preset: str,
+    overrides: list[str] | None,
+    store: Path,
+    only: list[str] | None,
+    stored_inputs: list[str] | None,
+) -> list[str]:
+    """Keys of every artifact a run would use or make, stored inputs included."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.pipeline import plan
+    from gameforge.flows.specs import get_flow
+    from gameforge.flows.specs import stored_inputs as parse_stored
+
+    spec = get_flow(flow)
+    params = spec.resolve(preset, overrides)
+    artifacts = ArtifactStore(store)
+    stored = parse_stored(spec, stored_inputs or [])
+    keys = [step.key for step in plan(spec, params, artifacts, only, set(), stored)]
+    keys += [artifacts.resolve(k) for node in stored.values() for k in node.values()]
+    return list(dict.fromkeys(keys))
 
 
 def _print_plan(
@@ -328,6 +494,8 @@ def run_cmd(
             help="Print each node's parameters, key and whether it is cached; run nothing.",
         ),
     ] = False,
+    verbose: VerboseOpt = False,
+    repair: RepairOpt = False,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
     forced = force or []
@@ -340,7 +508,7 @@ def run_cmd(
         except _user_errors() as exc:
             _fail(str(exc))
     _run(flow, preset, overrides, store, dask_address, forced, only, parallel_nodes, dashboard,
-         stored_inputs, dry_run)  # fmt: skip
+         stored_inputs, dry_run, verbose, repair)  # fmt: skip
 
 
 @stage_app.command("run")
@@ -364,6 +532,8 @@ def stage_run_cmd(
     dry_run: Annotated[
         bool, typer.Option("--plan", help="Print what would run and what is cached; run nothing.")
     ] = False,
+    verbose: VerboseOpt = False,
+    repair: RepairOpt = False,
 ) -> None:
     """Run one stage (and whatever it needs upstream) with its flow's preset."""
     try:
@@ -383,7 +553,7 @@ def stage_run_cmd(
     only = spec.upstream(chosen)
     forced = [chosen] if force else []
     _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard,
-         stored_inputs=stored_inputs, dry_run=dry_run)  # fmt: skip
+         stored_inputs=stored_inputs, dry_run=dry_run, verbose=verbose, repair=repair)  # fmt: skip
 
 
 @stage_app.command("list")
@@ -682,6 +852,43 @@ def artifacts_verify(
         raise typer.Exit(1)
 
 
+@artifacts_app.command("repair")
+def artifacts_repair(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    store: StoreOpt = Path("store"),
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Rebuild it even if its checksums match.")
+    ] = False,
+    dask_address: DaskOpt = None,
+) -> None:
+    """Check an artifact; if corrupted, move it to the trash and rebuild it (and dependents
+    whose input changed) from its recorded stage, parameters and inputs."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.repair import rebuild_key
+    from gameforge.flows.runtime import dask_executor, import_run_libraries
+    from gameforge.stages.runner import StageFailed, run_stage
+
+    artifacts = ArtifactStore(store)
+    try:
+        import_run_libraries()
+        with (
+            RichProgress() if console.is_terminal else PlainProgress() as progress,
+            dask_executor(dask_address, log=progress.echo) as executor,
+        ):
+
+            def run(stage: str, params: dict[str, Any], inputs: dict[str, str]) -> str:
+                done = run_stage(
+                    stage, params, inputs, store=artifacts, executor=executor,
+                    progress=progress, log=progress.echo,
+                )  # fmt: skip
+                return done.key
+
+            rebuilt = rebuild_key(artifacts, key, run, progress.echo, always=rebuild)
+    except _user_errors() + (StageFailed,) as exc:
+        _fail(str(exc))
+    _say(f"rebuilt {len(rebuilt)}: {', '.join(rebuilt)}" if rebuilt else "intact: nothing to do")
+
+
 @artifacts_app.command("rm")
 def artifacts_rm(
     key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
@@ -895,13 +1102,32 @@ def game_list() -> None:
         console.print(name)
 
 
+def _print_columns(rows: list[dict[str, Any]], columns: dict[str, str]) -> None:
+    """A right-aligned table of integer fields, one row per dict, thousands separated."""
+    table = Table()
+    for column in columns:
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in rows:
+        table.add_row(*(f"{row[field]:,}" for field in columns.values()))
+    console.print(table)
+
+
 @game_app.command("info")
 def game_info(
     game: Annotated[str, typer.Argument(help="A shipped game name or a path to a .game file.")],
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+    buckets: Annotated[
+        str | None,
+        typer.Option(
+            "--buckets",
+            help="Buckets per round of an abstraction (e.g. 169,9000,9000,9000): also show its "
+            "information sets.",
+        ),
+    ] = None,
 ) -> None:
-    """Rounds of a game and, per round, the number of canonical (suit-isomorphic) hands."""
+    """Rounds of a game: canonical (suit-isomorphic) hands, betting-tree size, information sets."""
     from gameforge.engines.poker.acpc import GameDefError
+    from gameforge.engines.poker.betting import TREE_NODE_LIMIT, tree_size
     from gameforge.engines.poker.cards import CARD_NAMINGS, TOP
     from gameforge.engines.poker.isomorphism import count_classes
     from gameforge.engines.poker.shipped_games import load_game
@@ -910,19 +1136,49 @@ def game_info(
         definition = load_game(game)
     except GameDefError as exc:
         _fail(str(exc))
+    per_round: list[int] | None = None
+    if buckets is not None:
+        try:
+            per_round = [int(b) for b in buckets.split(",")]
+        except ValueError:
+            _fail(f"--buckets {buckets!r}: expected comma-separated integers, e.g. 169,9000")
+        if len(per_round) != definition.num_rounds or min(per_round) < 1:
+            _fail(
+                f"--buckets needs one positive count per round ({definition.num_rounds} rounds), "
+                f"got {buckets!r}"
+            )
     groups = definition.card_groups()
     classes = count_classes(groups, definition.num_ranks, definition.num_suits)
+    has_tree = definition.betting_type == "limit" and definition.num_players == 2
+    size = tree_size(definition) if has_tree else None
     rounds = []
     for r in range(definition.num_rounds):
-        rounds.append(
-            {
-                "round": r,
-                "board_cards_dealt": definition.num_board_cards[r],
-                "board_cards_seen": definition.board_cards_through(r),
-                "raw_hands": definition.raw_hands(r),
-                "canonical_hands": int(classes[definition.group_of_round(r)]),
-            }
-        )
+        row: dict[str, Any] = {
+            "round": r,
+            "board_cards_dealt": definition.num_board_cards[r],
+            "board_cards_seen": definition.board_cards_through(r),
+            "raw_hands": definition.raw_hands(r),
+            "canonical_hands": int(classes[definition.group_of_round(r)]),
+        }
+        if size is not None:
+            row["decisions"] = size.decisions[r]
+            row["folds"] = size.folds[r]
+            row["infosets_raw"] = size.decisions[r] * row["raw_hands"]
+            row["infosets_lossless"] = size.decisions[r] * row["canonical_hands"]
+            if per_round is not None:
+                row["infosets_abstract"] = size.decisions[r] * per_round[r]
+        rounds.append(row)
+    tree = None
+    if size is not None:
+        tree = {
+            "nodes": size.nodes,
+            "decisions": sum(size.decisions),
+            "terminals": size.terminals,
+            "infosets_raw": sum(row["infosets_raw"] for row in rounds),
+            "showdowns": size.showdowns,
+            "node_limit": TREE_NODE_LIMIT,
+            "within_limit": size.nodes <= TREE_NODE_LIMIT,
+        }
     info = {
         "name": definition.name,
         "betting": definition.betting_type,
@@ -936,6 +1192,7 @@ def game_info(
         "stacks": list(definition.stack),
         "cards": {naming: definition.deck_text(naming) for naming in CARD_NAMINGS},
         "rounds": rounds,
+        "betting_tree": tree,
     }
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
@@ -950,18 +1207,38 @@ def game_info(
     if definition.deck_text(TOP) != definition.deck_text():
         cards += f" (named {definition.deck_text(TOP)} by ACPC dealers dealing the top ones)"
     console.print(cards, highlight=False, markup=False)
-    table = Table()
-    for column in ("round", "board dealt", "board seen", "raw hands", "canonical hands"):
-        table.add_column(column, justify="right")
-    for row in rounds:
-        table.add_row(
-            str(row["round"]),
-            str(row["board_cards_dealt"]),
-            str(row["board_cards_seen"]),
-            f"{row['raw_hands']:,}",
-            f"{row['canonical_hands']:,}",
+    cards_columns = {
+        "round": "round",
+        "board dealt": "board_cards_dealt",
+        "board seen": "board_cards_seen",
+        "raw hands": "raw_hands",
+        "canonical hands": "canonical_hands",
+    }
+    _print_columns(rounds, cards_columns)
+    if size is not None:
+        tree_columns = {
+            "round": "round",
+            "decisions": "decisions",
+            "folds": "folds",
+            "infosets (raw)": "infosets_raw",
+            "infosets (lossless)": "infosets_lossless",
+        }
+        if per_round is not None:
+            tree_columns["infosets (buckets)"] = "infosets_abstract"
+        _print_columns(rounds, tree_columns)
+    if tree is not None:
+        verdict = (
+            f"within gameforge's limit of {TREE_NODE_LIMIT:,}"
+            if tree["within_limit"]
+            else f"over gameforge's limit of {TREE_NODE_LIMIT:,}: stages that build it refuse it"
         )
-    console.print(table)
+        _say(
+            f"betting tree: {tree['nodes']:,} nodes ({tree['decisions']:,} decisions, "
+            f"{tree['terminals']:,} terminals), {verdict}; {tree['infosets_raw']:,} information "
+            "sets (decisions x the round's raw hands; lossless: canonical hands)"
+        )
+    else:
+        _say("betting tree: not built (gameforge's trees are for two-player limit games)")
     if definition.num_hole_cards in (1, 2) and definition.board_cards_through(
         definition.num_rounds - 1
     ):
@@ -1031,6 +1308,8 @@ def _options(
 
 def main() -> None:
     """Entry point of the `gameforge` script."""
+    global _END_PROCESS
+    _END_PROCESS = True
     app()
 
 

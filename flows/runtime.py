@@ -28,6 +28,13 @@ def prefect_defaults() -> None:
             os.environ["PREFECT_API_URL"] = url
 
 
+def import_run_libraries() -> None:
+    """Import Prefect and Dask's distributed (with Prefect's defaults set) before a run starts."""
+    prefect_defaults()
+    import distributed  # noqa: F401
+    import prefect  # noqa: F401
+
+
 # distributed always starts an HTTP server on the scheduler and on each worker, even with
 # `dashboard_address=None` (which then means port 8787 on every interface). Binding both to
 # 127.0.0.1 at a free port is the only way to keep them off the network; measured with

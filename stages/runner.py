@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -11,10 +12,74 @@ from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore, artifact_key
+from gameforge.artifacts.store import StoreError
 from gameforge.stages.base import StageContext, StageError, StageParams
 from gameforge.stages.executor import Executor, InProcessExecutor
 from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
 from gameforge.stages.registry import get_stage
+
+
+class StageFailed(RuntimeError):
+    """A stage raised while computing: which node and key, the cause, and corrupted inputs."""
+
+    def __init__(self, label: str, key: str, cause: BaseException, corrupted: dict[str, str]):
+        self.label, self.key, self.cause, self.corrupted = label, key, cause, corrupted
+        text = str(cause).strip().splitlines()
+        reason = f"{type(cause).__name__}: {text[0]}" if text else type(cause).__name__
+        if isinstance(cause, MemoryError):
+            reason += " (out of memory: `gameforge run ... --plan` shows what each stage needs)"
+        message = f"stage {label} ({key}) failed: {reason}"
+        for input_key, problem in corrupted.items():
+            message += f"; its input {input_key} is corrupted ({problem})"
+        super().__init__(message)
+
+
+def _status_bytes(field: str) -> int | None:
+    """A `/proc/self/status` memory field (VmRSS, VmHWM) in bytes; None off Linux."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss() -> int | None:
+    """Restart the kernel's peak-RSS record (VmHWM) at the current RSS; returns that RSS."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+    except OSError:
+        return None
+    return _status_bytes("VmRSS")
+
+
+def peak_rss() -> int | None:
+    """The process's peak resident memory since the last `reset_peak_rss`."""
+    return _status_bytes("VmHWM")
+
+
+def _reads_store(exc: BaseException) -> bool:
+    """True if the failure happened while zarr or a codec was decoding stored data."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        for frame, _line in traceback.walk_tb(exc.__traceback__):
+            module = frame.f_globals.get("__name__", "")
+            if module.startswith(("zarr", "numcodecs")):
+                return True
+        if type(exc).__module__.startswith(("zarr", "numcodecs")):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
+
+def corrupted_inputs(store: ArtifactStore, keys: list[str]) -> dict[str, str]:
+    """The artifacts among `keys` whose checksums no longer match: key -> first problem."""
+    report = store.verify(keys)
+    return {key: problems[0] for key, problems in report.items() if problems}
 
 
 @dataclass(frozen=True)
@@ -131,7 +196,18 @@ def run_stage(
             progress=LabelledProgress(progress, shown) if progress else NullProgress(),
             log=log,
         )
-        summary = stage.run(ctx)
+        rss_before = reset_peak_rss()
+        try:
+            summary = stage.run(ctx)
+        except (StageError, StoreError):
+            raise  # already one line for the user
+        except Exception as exc:
+            suspects = [a.key for a in opened.values()] if _reads_store(exc) else []
+            raise StageFailed(shown, key, exc, corrupted_inputs(store, suspects)) from exc
+        peak = peak_rss()
+        if rss_before is not None and peak is not None:
+            # process-wide: under --parallel-nodes it covers the stages that ran alongside
+            writer.meta["memory"] = {"rss_before_bytes": rss_before, "peak_rss_bytes": peak}
         writer.commit(summary)
     seconds = time.monotonic() - t0
     log(f"{shown}: committed {key} in {seconds:.1f} s")

@@ -40,7 +40,7 @@ _KEYS = {
     "numholecards": ("num_hole_cards", "scalar"),
     "numboardcards": ("num_board_cards", "round"),
 }
-_UNLIMITED_RAISES = 255
+UNLIMITED_RAISES = 255  # ACPC's default maxRaises (UINT8_MAX): no cap but its action limit
 
 
 class GameDefError(ValueError):
@@ -204,9 +204,14 @@ def _build(values: dict[str, list[int]], betting_type: str, name: str) -> GameDe
 
     blind = per("blind", num_players, 0)
     first_player = tuple(p - 1 for p in per("first_player", num_rounds, 1))
-    max_raises = per("max_raises", num_rounds, _UNLIMITED_RAISES)
+    max_raises = per("max_raises", num_rounds, UNLIMITED_RAISES)
     num_board_cards = per("num_board_cards", num_rounds, 0)
     raise_size = per("raise_size", num_rounds) if betting_type == "limit" else (0,) * num_rounds
+    if betting_type == "limit" and "stack" in values:
+        # ACPC then lets a limit raise or call put a player all-in, with side pots
+        raise GameDefError(
+            f"{where}: a limit game with stacks (all-in limit betting) is not supported"
+        )
     stack = per("stack", num_players) if betting_type == "nolimit" else ()
     game = GameDef(
         betting_type=betting_type,
@@ -244,6 +249,8 @@ def _validate(game: GameDef) -> None:
         raise GameDefError(f"{where}: deals {needed} cards from a deck of {game.deck_size}")
     if any(not 0 <= p < game.num_players for p in game.first_player):
         raise GameDefError(f"{where}: firstPlayer must name players 1..{game.num_players}")
+    if any(not 0 <= m <= UNLIMITED_RAISES for m in game.max_raises):
+        raise GameDefError(f"{where}: maxRaises must be 0..{UNLIMITED_RAISES} (ACPC reads a byte)")
     if any(b < 0 for b in game.blind):
         raise GameDefError(f"{where}: blinds must be >= 0")
     if game.betting_type == "limit" and any(r <= 0 for r in game.raise_size):

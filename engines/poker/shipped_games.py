@@ -8,6 +8,9 @@ from pathlib import Path
 from gameforge.engines.poker.acpc import GameDef, GameDefError, parse_game
 
 _SUFFIX = ".game"
+# A game definition is a few hundred bytes; reading stops here so a wrong path (a disk image, a
+# log) cannot fill memory.
+MAX_GAME_FILE_BYTES = 1 << 20
 
 
 def shipped_games() -> list[str]:
@@ -23,7 +26,17 @@ def game_text(spec: str) -> tuple[str, str]:
         return spec, shipped.read_text()
     path = Path(spec)
     if path.is_file():
-        return path.name.removesuffix(_SUFFIX), path.read_text()
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_GAME_FILE_BYTES + 1)
+        except OSError as exc:
+            raise GameDefError(f"game file {spec}: {exc.strerror or exc}") from None
+        if len(data) > MAX_GAME_FILE_BYTES:
+            raise GameDefError(f"game file {spec}: over {MAX_GAME_FILE_BYTES:,} bytes")
+        try:
+            return path.name.removesuffix(_SUFFIX), data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise GameDefError(f"game file {spec}: not UTF-8 text") from None
     raise GameDefError(
         f"unknown game {spec!r}: not a file, and not one of {', '.join(shipped_games())}"
     )

@@ -29,14 +29,14 @@ from gameforge.engines.common.stats import Z_TWO_SIDED_95, one_sided_lower_bound
 from gameforge.engines.poker.best_response import BestResponse
 from gameforge.engines.poker.mccfr import lossless_tables
 from gameforge.stages.base import StageContext
-from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
 from gameforge.stages.registry import stage
 
 SUMS = "board_values"
 
 
-class BestResponseParams(GameParams):
+class BestResponseParams(TreeGameParams):
     """The game (it must be the strategy's); canonical boards per chunk (execution only)."""
 
     boards_per_chunk: int = Field(default=4, ge=1)

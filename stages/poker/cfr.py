@@ -26,14 +26,14 @@ from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
-from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.registry import stage
 
 FULL = ("cfr", "cfr+")
 EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is computed
 
 
-class CFRParams(GameParams):
+class CFRParams(TreeGameParams):
     """Algorithm, iterations, seed and averaging of the solve."""
 
     algorithm: Literal["cfr", "cfr+", "chance", "external"] = "chance"

@@ -18,12 +18,12 @@ from pydantic import Field
 
 from gameforge.engines.common.stats import Z_ONE_SIDED_95, Z_TWO_SIDED_95, one_sided_lower_bound
 from gameforge.stages.base import StageContext
-from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
 from gameforge.stages.registry import stage
 
 
-class LBRParams(GameParams):
+class LBRParams(TreeGameParams):
     """Deals (each played from both seats), their seed, and threads (execution only)."""
 
     deals: int = Field(default=2000, ge=2)

@@ -20,13 +20,13 @@ from pydantic import Field
 
 from gameforge.engines.poker.match import Agent, play_match, summarize
 from gameforge.stages.base import StageContext, StageError, numbered
-from gameforge.stages.poker.params import GameParams, same_game
+from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
 from gameforge.stages.registry import stage
 from gameforge.stages.reporting import comparison_text, head_to_head
 
 
-class LeagueParams(GameParams):
+class LeagueParams(TreeGameParams):
     """The paper's duplicate structure (3,000 hands per set, 3,000 sets, 9 matches) and a seed."""
 
     hands_per_set: int = Field(default=3000, ge=1)

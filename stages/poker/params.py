@@ -8,6 +8,7 @@ from pydantic import computed_field, field_validator
 
 from gameforge.artifacts import Artifact
 from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.betting import check_tree_size
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError, StageParams
 
@@ -32,6 +33,18 @@ class GameParams(StageParams):
     def game_def(self) -> GameDef:
         """The parsed game."""
         return load_game(self.game)
+
+
+class TreeGameParams(GameParams):
+    """Parameters of a stage that builds the game's betting tree: refused over its size limit."""
+
+    @field_validator("game")
+    @classmethod
+    def _tree_fits(cls, value: str) -> str:
+        game = load_game(value)
+        if game.betting_type == "limit" and game.num_players == 2:
+            check_tree_size(game)  # raises GameDefError naming the size, the cause and the limit
+        return value
 
 
 def same_game(params: GameParams, inputs: dict[str, Artifact]) -> None:

@@ -1,0 +1,128 @@
+"""Recovering from corrupted artifacts: quarantine, rebuild, and rebuild dependents if needed.
+
+A corrupted artifact is moved into the store's trash (kept for inspection until `gc`) and rebuilt
+under the same key by the run that needs it. Its dependents were built from the old content: if
+the rebuilt arrays have the checksums recorded before the damage, they stay; if not (or if the
+old metadata was unreadable), they are quarantined and rebuilt too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts.store import StoreError
+
+
+@dataclass
+class Repair:
+    """What a repair moved aside: key -> the checksums recorded before (None: unreadable)."""
+
+    store: ArtifactStore
+    within: set[str] | None = None  # the keys a rebuild can remake (a run's plan); None: any
+    quarantined: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # their metadata
+
+    def check(self, keys: list[str], log: Callable[[str], None]) -> list[str]:
+        """Verify the stored artifacts among `keys`; quarantine the corrupted ones."""
+        present = [k for k in dict.fromkeys(keys) if self.store.object_path(k).exists()]
+        report = self.store.verify(present)
+        bad = [key for key, problems in report.items() if problems]
+        for key in bad:
+            self.move(key, log, f"is corrupted ({report[key][0]})")
+        log(f"repair: {len(present) - len(bad)} of {len(present)} stored artifacts intact")
+        return bad
+
+    def changed_dependents(self, log: Callable[[str], None]) -> list[str]:
+        """After the rebuild: quarantine dependents of artifacts whose content changed."""
+        moved: list[str] = []
+        for key, before in list(self.quarantined.items()):
+            now = _meta(self.store, key) if self.store.exists(key) else before
+            if _checksums(before) == _checksums(now):
+                continue
+            for user in self.store.dependents(key):
+                if user in self.quarantined:
+                    continue
+                if self.within is not None and user not in self.within:
+                    log(
+                        f"repair: {user} was built from the old {key}; rebuild it with "
+                        f"`gameforge artifacts repair {user} --rebuild`"
+                    )
+                    continue
+                self.move(user, log, f"was built from the old {key}")
+                moved.append(user)
+        return moved
+
+    def move(self, key: str, log: Callable[[str], None], why: str) -> None:
+        """Quarantine one artifact, keeping its metadata (if readable) for the rebuild."""
+        before = _meta(self.store, key)
+        where = self.store.quarantine(key)
+        self.quarantined[key] = before
+        log(f"repair: {key} {why}; moved to {where}, it will be rebuilt")
+
+    def rebuild(self, key: str, rebuild_one: Callable[[dict[str, Any]], str]) -> None:
+        """Rebuild a quarantined artifact from its recorded stage, parameters and inputs."""
+        meta = self.quarantined.get(key)
+        if meta is None:
+            raise StoreError(
+                f"{key}: its metadata is unreadable, so its stage and parameters are unknown; "
+                "rebuild it with the run that made it (`gameforge run FLOW ... --repair`)"
+            )
+        made = rebuild_one(meta)
+        if made != key:
+            raise StoreError(
+                f"{key} rebuilt as {made}: stage {meta['stage']} has changed since (version "
+                f"{meta.get('version')} then); the old artifact stays in the trash"
+            )
+
+
+def _meta(store: ArtifactStore, key: str) -> dict[str, Any] | None:
+    """An artifact's recorded metadata, or None if it cannot be read."""
+    try:
+        return dict(store.open(key).meta)
+    except StoreError:
+        return None
+
+
+def _checksums(meta: dict[str, Any] | None) -> dict[str, str] | None:
+    """The array checksums recorded in metadata (None where there is none)."""
+    if meta is None:
+        return None
+    return {name: info.get("checksum", "") for name, info in meta.get("arrays", {}).items()}
+
+
+def rebuild_key(
+    store: ArtifactStore,
+    key: str,
+    run: Callable[[str, dict[str, Any], dict[str, str]], str],
+    log: Callable[[str], None],
+    always: bool = False,
+) -> list[str]:
+    """`artifacts repair`: rebuild `key` if corrupted (or `always`), then dependents that need it.
+
+    `run(stage, params, inputs)` builds one artifact and returns its key. Returns what was rebuilt.
+    """
+    full = store.resolve(key)
+    mending = Repair(store)
+    if always:
+        mending.move(full, log, "is rebuilt on request")
+    elif not mending.check([full], log):
+        return []
+
+    def one(meta: dict[str, Any]) -> str:
+        from gameforge.stages.registry import get_stage
+
+        fields = get_stage(meta["stage"]).params_model.model_fields
+        values = {k: v for k, v in meta["params"].items() if k in fields}
+        values.update(meta.get("execution") or {})
+        return run(meta["stage"], values, dict(meta.get("inputs") or {}))
+
+    rebuilt = []
+    todo = [full]
+    while todo:
+        for item in todo:
+            mending.rebuild(item, one)
+            rebuilt.append(item)
+        todo = mending.changed_dependents(log)
+    return rebuilt

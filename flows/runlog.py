@@ -1,0 +1,228 @@
+"""What a failing or interrupted run leaves: one line on the terminal, the whole story in a file.
+
+A run writes `STORE/logs/<time>-<flow>.log`: every line the run prints, the warnings and errors
+of Prefect and Dask, and the full traceback of a failure. The terminal gets only the one-line
+`error:` and the log's path (`--verbose` prints the traceback there too). SIGINT and SIGTERM stop
+a run: the main thread unwinds (partial artifacts stay, each finished chunk is kept for the
+next run to resume), then child processes (Prefect's temporary API server) are stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+# Seconds a stop may take to unwind before the process is ended regardless: worker threads
+# deep in a numba kernel cannot be interrupted, and the run's state is on disk already.
+STOP_GRACE_S = 5.0
+
+
+class _QuietConsole(logging.Filter):
+    """Keeps errors off the terminal: the run reports them in one line and in its log file."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+def _loggers() -> list[logging.Logger]:
+    """The root logger and every logger that has handlers of its own."""
+    found = [logging.getLogger()]
+    for logger in list(logging.Logger.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger) and logger.handlers:
+            found.append(logger)
+    return found
+
+
+class RunLog:
+    """The log file of one run; while open, errors logged by libraries go there, not to stderr."""
+
+    def __init__(self, store: Path, name: str, verbose: bool = False) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        self.path = Path(store) / "logs" / f"{stamp}-{name}-{os.getpid()}.log"
+        self.verbose = verbose
+        self._file: TextIO | None = None
+        self._handler: logging.Handler | None = None
+        self._attached: list[logging.Logger] = []
+        self._filtered: list[logging.Handler] = []
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> RunLog:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in __exit__)
+        self._handler = logging.StreamHandler(self._file)
+        self._handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        )
+        self._handler.setLevel(logging.INFO)
+        self.capture_library_logs()
+        return self
+
+    def capture_library_logs(self) -> None:
+        """Send every logger's records to the file; take errors off the console handlers.
+
+        Called again once Prefect and Dask are imported, since they set up their own handlers.
+        """
+        assert self._handler is not None
+        quiet = _QuietConsole()
+        for logger in _loggers():
+            own = logger is logging.getLogger() or not logger.propagate
+            if own and self._handler not in logger.handlers:
+                logger.addHandler(self._handler)
+                self._attached.append(logger)
+            if self.verbose:
+                continue
+            for handler in logger.handlers:
+                if handler is self._handler or handler in self._filtered:
+                    continue
+                if isinstance(handler, logging.StreamHandler) and not isinstance(
+                    handler, logging.FileHandler
+                ):
+                    handler.addFilter(quiet)
+                    self._filtered.append(handler)
+
+    def write(self, line: str) -> None:
+        """Add one timestamped line."""
+        if self._file is None:
+            return
+        with self._lock:
+            self._file.write(f"{datetime.now(UTC):%H:%M:%S} {line}\n")
+            self._file.flush()
+
+    def exception(self, exc: BaseException) -> str:
+        """Write the full traceback of `exc`; returns it."""
+        text = "".join(traceback.format_exception(exc))
+        self.write("traceback of the failure:\n" + text)
+        return text
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Detach from the loggers and close the file (again: a no-op)."""
+        for logger in self._attached:
+            logger.removeHandler(self._handler)  # type: ignore[arg-type]
+        for handler in self._filtered:
+            for f in [f for f in handler.filters if isinstance(f, _QuietConsole)]:
+                handler.removeFilter(f)
+        self._attached, self._filtered = [], []
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as `Type: message`, on one line (the first line of a long message)."""
+    message = str(exc).strip().splitlines()
+    text = message[0] if message else ""
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every process below `pid` (default: this one), read from /proc; empty where there is none."""
+    root = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()  # the name may hold spaces and parentheses
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def stop_descendants(grace_s: float = 3.0) -> None:
+    """SIGTERM every child process of this one, then SIGKILL what is left after `grace_s`."""
+    pids = descendants()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if _alive_child(p)]
+        if not alive:
+            return
+        time.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        _alive_child(pid)
+
+
+def _alive_child(pid: int) -> bool:
+    """True while `pid` runs; reaps it if it is our own child and has ended."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was asked to stop by a signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stop_on_signals(on_timeout: Any = None) -> Iterator[None]:
+    """SIGINT and SIGTERM raise `Interrupted` in the main thread; a second signal, or a stop
+    that has not unwound within STOP_GRACE_S, calls `on_timeout(signum)` (which should exit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def handler(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            if on_timeout is not None:
+                on_timeout(signum)
+            return
+        if on_timeout is not None:
+            timer = threading.Timer(STOP_GRACE_S, on_timeout, args=(signum,))
+            timer.daemon = True
+            timer.start()
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)

@@ -1,0 +1,151 @@
+"""Runs that fail or are stopped: one line and a log file, no process left behind, a rerun resumes,
+and corrupted artifacts are moved aside and rebuilt."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import tests.toy_stages  # noqa: F401  (registers the toy stages in this process)
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.runlog import descendants
+from gameforge.stages.runner import run_stage
+from tests.poker_helpers import quiet
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY_CLI = [sys.executable, str(ROOT / "tests" / "toy_flow_cli.py")]
+CLI = [sys.executable, "-m", "gameforge.flows.cli"]
+ENV = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+
+
+def corrupt_first_chunk(store: ArtifactStore, key: str) -> None:
+    """Overwrite one stored chunk of `key` with bytes no codec can decode."""
+    chunk = next(p for p in sorted(store.object_path(key).rglob("c/*")) if p.is_file())
+    chunk.write_bytes(os.urandom(64))
+
+
+def stored(store: ArtifactStore, stage: str) -> str:
+    """The key of the one committed artifact of `stage`."""
+    return next(key for key in store.keys() if key.startswith(stage + "-"))  # noqa: SIM118
+
+
+def lines(text: str) -> list[str]:
+    """Non-empty lines."""
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def test_sigterm_mid_stage_leaves_no_process_and_a_rerun_resumes_to_the_same_artifacts(tmp_path):
+    store_root = tmp_path / "store"
+    run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", str(store_root)]
+    proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=ENV)  # fmt: skip
+    done_dir = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = list((store_root / "partial").glob("toy-squares-*/done/squares/*"))
+        if len(found) >= 3:
+            done_dir = found[0].parent
+            break
+        time.sleep(0.1)
+    assert done_dir is not None, "the toy stage never got going"
+    children = descendants(proc.pid)
+    stopped_at = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    output = proc.communicate(timeout=30)[0]
+    assert time.monotonic() - stopped_at < 10
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM" in output and len(lines(output)) <= 6, output
+    alive = [pid for pid in children if Path(f"/proc/{pid}").exists()]
+    assert not alive, f"processes left behind: {alive}"
+    kept = len(list(done_dir.iterdir()))
+    assert 3 <= kept < 40  # stopped in the middle, with finished chunks kept
+
+    again = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "resuming squares" in again.stdout
+    store = ArtifactStore(store_root)
+    reference_store = ArtifactStore(tmp_path / "reference")
+    reference = run_stage("toy-squares", {}, store=reference_store, log=quiet)
+    squares_key = stored(store, "toy-squares")
+    assert squares_key == reference.key  # the delay is execution-only: same key
+    resumed = store.open(squares_key)
+    fresh = reference_store.open(reference.key)
+    assert resumed.meta["arrays"] == fresh.meta["arrays"]
+    assert resumed.meta["resumed"] is True
+    doubled = store.open(stored(store, "toy-double"))
+    np.testing.assert_array_equal(doubled["doubled"][:], 2 * np.arange(4000) ** 2)
+    assert not store.verify()[squares_key]
+
+
+def test_a_failing_stage_prints_one_line_and_a_log_and_repair_rebuilds_the_corrupted_input(
+    tmp_path,
+):
+    store_root = tmp_path / "store"
+    store = ArtifactStore(store_root)
+    squares = run_stage("toy-squares", {}, store=store, log=quiet)
+    corrupt_first_chunk(store, squares.key)
+    before = store.open(squares.key).meta["arrays"]
+    run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", str(store_root)]
+
+    failed = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=300)
+    assert failed.returncode == 1
+    errors = [line for line in lines(failed.stderr) if line.startswith("error:")]
+    assert len(errors) == 1, failed.stderr
+    assert "stage toy-double" in errors[0] and squares.key in errors[0]
+    assert "corrupted" in errors[0] and "--repair" in errors[0]
+    assert len(lines(failed.stdout + failed.stderr)) <= 8, failed.stdout + failed.stderr
+    assert "Traceback" not in failed.stdout + failed.stderr
+    log_line = next(line for line in lines(failed.stderr) if line.startswith("full traceback:"))
+    log_file = Path(log_line.split(":", 1)[1].strip())
+    assert "Traceback (most recent call last)" in log_file.read_text()
+    assert not [k for k in store.keys() if k.startswith("toy-double")]  # noqa: SIM118
+
+    verbose = subprocess.run([*run, "--verbose"], capture_output=True, text=True, env=ENV,
+                             timeout=300)  # fmt: skip
+    assert verbose.returncode == 1
+    assert "Traceback (most recent call last)" in verbose.stderr
+
+    repaired = subprocess.run([*run, "--repair"], capture_output=True, text=True, env=ENV,
+                              timeout=300)  # fmt: skip
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"repair: {squares.key} is corrupted" in repaired.stdout
+    assert not any(store.verify().values())
+    assert store.open(squares.key).meta["arrays"] == before  # rebuilt to the recorded content
+    assert any(p.name.startswith(squares.key) for p in (store_root / "trash").iterdir())
+    doubled = store.open(stored(store, "toy-double"))
+    np.testing.assert_array_equal(doubled["doubled"][:], 2 * np.arange(4000) ** 2)
+
+
+def test_artifacts_repair_rebuilds_a_corrupted_artifact_and_its_changed_dependents(tmp_path):
+    from typer.testing import CliRunner
+
+    from gameforge.flows.cli import app
+
+    store = ArtifactStore(tmp_path / "store")
+    squares = run_stage("toy-squares", {"n": 500}, store=store, log=quiet)
+    double = run_stage("toy-double", {}, {"squares": squares.key}, store=store, log=quiet)
+    runner = CliRunner()
+    args = ["artifacts", "repair", squares.key, "--store", str(store.root), "--dask-address"]
+    intact = runner.invoke(app, [*args, "local"])
+    assert intact.exit_code == 0 and "intact" in intact.stdout
+
+    corrupt_first_chunk(store, squares.key)
+    fixed = runner.invoke(app, [*args, "local"])
+    assert fixed.exit_code == 0, fixed.stdout
+    assert f"rebuilt 1: {squares.key}" in fixed.stdout  # same content: the dependent stays
+    assert store.exists(double.key) and not store.verify()[squares.key]
+
+    # a dependent built from other content than the rebuilt one is rebuilt as well
+    meta_path = store.object_path(squares.key) / "zarr.json"
+    meta_path.write_text(meta_path.read_text().replace('"checksum": "', '"checksum": "0', 1))
+    again = runner.invoke(app, [*args, "local", "--rebuild"])
+    assert again.exit_code == 0, again.stdout
+    assert f"{double.key} was built from the old {squares.key}" in again.stdout
+    assert double.key in again.stdout.splitlines()[-1]
+    np.testing.assert_array_equal(store.open(double.key)["doubled"][:], 2 * np.arange(500) ** 2)
