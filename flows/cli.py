@@ -201,6 +201,13 @@ VerboseOpt = Annotated[
         help="Print a failure's full traceback, and library errors, on the terminal too.",
     ),
 ]
+ForceResourcesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force-resources",
+        help="Run even if the estimated memory or stored bytes exceed what is free.",
+    ),
+]
 RepairOpt = Annotated[
     bool,
     typer.Option(
@@ -264,11 +271,12 @@ def _run(
     dry_run: bool = False,
     verbose: bool = False,
     repair: bool = False,
+    force_resources: bool = False,
 ) -> None:
     import time
 
     if dry_run:
-        _print_plan(flow, preset, overrides, store, force, only, stored_inputs)
+        _print_plan(flow, preset, overrides, store, force, only, stored_inputs, parallel_nodes)
         return
     from gameforge.flows.prefect_flow import run_flow
     from gameforge.flows.runlog import Interrupted, RunLog, stop_on_signals
@@ -279,8 +287,10 @@ def _run(
         from gameforge.flows.specs import stored_inputs as parse_stored
 
         spec = get_flow(flow)
-        spec.resolve(preset, overrides)  # bad input is refused before the store is touched
-        parse_stored(spec, stored_inputs or [])
+        params = spec.resolve(preset, overrides)  # bad input is refused before the store is touched
+        stored = parse_stored(spec, stored_inputs or [])
+        if not force_resources:
+            _check_resources(spec, params, store, only, force, stored, parallel_nodes)
         import_run_libraries()  # Prefect and Dask set up their log handlers on import
     except _user_errors() as exc:
         _fail(str(exc))
@@ -362,22 +372,44 @@ def _run(
     console.print(table)
 
 
+def _check_resources(
+    spec: Any,
+    params: dict[str, dict],
+    store: Path,
+    only: list[str] | None,
+    force: list[str],
+    stored: dict[str, dict[str, str]],
+    parallel_nodes: int,
+) -> None:
+    """Refuse, in one line, a run whose estimated memory or stored bytes do not fit."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.pipeline import plan, resource_plan, resource_refusal
+    from gameforge.stages.resources import available_memory, free_disk
+
+    steps = plan(spec, params, ArtifactStore(store), only, set(force), stored)
+    refusal = resource_refusal(
+        resource_plan(steps, parallel_nodes), available_memory(), free_disk(store)
+    )
+    if refusal:
+        _fail(f"{refusal}: lower the parameters, or --force-resources to run anyway")
+
+
 def _describe(exc: BaseException) -> str:
     """One line for an unexpected failure: a stage's own line, else `Type: message`."""
     from gameforge.flows.runlog import one_line
-    from gameforge.stages.runner import StageFailed
+    from gameforge.stages.runner import failed_at
 
-    return str(exc) if isinstance(exc, StageFailed) else one_line(exc)
+    where = failed_at(exc)
+    return where.line(exc) if where is not None else one_line(exc)
 
 
 def _with_repair_hint(line: str, exc: BaseException) -> str:
     """Add how to recover when the failure met a corrupted artifact."""
     from gameforge.artifacts.store import CorruptedArtifact
-    from gameforge.stages.runner import StageFailed
+    from gameforge.stages.runner import failed_at
 
-    corrupted = isinstance(exc, CorruptedArtifact) or (
-        isinstance(exc, StageFailed) and exc.corrupted
-    )
+    where = failed_at(exc)
+    corrupted = isinstance(exc, CorruptedArtifact) or (where is not None and where.corrupted)
     if not corrupted:
         return line
     return line + "; rerun with --repair to move it to the trash and rebuild it"
@@ -414,12 +446,14 @@ def _print_plan(
     force: list[str],
     only: list[str] | None,
     stored_inputs: list[str] | None,
+    parallel_nodes: int = 1,
 ) -> None:
     """What a run would do, node by node (the `--plan` dry run); computes and writes nothing."""
     from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.pipeline import plan
+    from gameforge.flows.pipeline import plan, resource_plan, resource_refusal
     from gameforge.flows.specs import get_flow
     from gameforge.flows.specs import stored_inputs as parse_stored
+    from gameforge.stages.resources import available_memory, free_disk, human
 
     try:
         spec = get_flow(flow)
@@ -436,12 +470,31 @@ def _print_plan(
         if step.execution:
             execution = ", ".join(f"{k}={v!r}" for k, v in step.execution.items())
             _say(f"       execution: {execution}")
+        if step.footprint is not None:
+            largest = ", ".join(f"{n} {human(b)}" for n, b in step.footprint.largest())
+            _say(
+                f"       resources: memory ~{human(step.footprint.memory)} ({largest or 'small'}"
+                f"; working {human(step.footprint.working)}), stores up to "
+                f"{human(step.footprint.stored_bytes)}"
+            )
     counts = {s: sum(step.status == s for step in steps) for s in ("cached", "resumes")}
     console.print(
         f"{len(steps)} stages: {counts['cached']} cached, {counts['resumes']} resume, "
         f"{len(steps) - counts['cached'] - counts['resumes']} to compute",
         highlight=False,
     )
+    needs = resource_plan(steps, parallel_nodes)
+    memory_free, disk_free = available_memory(), free_disk(store)
+    _say(
+        f"resources: memory ~{human(needs.memory)} at the peak"
+        + (f" ({needs.hungriest.label})" if needs.hungriest else "")
+        + f", {human(memory_free) if memory_free is not None else 'unknown'} available; "
+        f"stores up to {human(needs.stored)}, {human(disk_free)} free"
+        + (f"; not estimated: {', '.join(needs.unestimated)}" if needs.unestimated else "")
+    )
+    refusal = resource_refusal(needs, memory_free, disk_free)
+    if refusal:
+        _say(f"a run would be refused: {refusal}")
 
 
 @app.command("flows")
@@ -496,6 +549,7 @@ def run_cmd(
     ] = False,
     verbose: VerboseOpt = False,
     repair: RepairOpt = False,
+    force_resources: ForceResourcesOpt = False,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
     forced = force or []
@@ -508,7 +562,7 @@ def run_cmd(
         except _user_errors() as exc:
             _fail(str(exc))
     _run(flow, preset, overrides, store, dask_address, forced, only, parallel_nodes, dashboard,
-         stored_inputs, dry_run, verbose, repair)  # fmt: skip
+         stored_inputs, dry_run, verbose, repair, force_resources)  # fmt: skip
 
 
 @stage_app.command("run")
@@ -534,6 +588,7 @@ def stage_run_cmd(
     ] = False,
     verbose: VerboseOpt = False,
     repair: RepairOpt = False,
+    force_resources: ForceResourcesOpt = False,
 ) -> None:
     """Run one stage (and whatever it needs upstream) with its flow's preset."""
     try:
@@ -553,7 +608,8 @@ def stage_run_cmd(
     only = spec.upstream(chosen)
     forced = [chosen] if force else []
     _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard,
-         stored_inputs=stored_inputs, dry_run=dry_run, verbose=verbose, repair=repair)  # fmt: skip
+         stored_inputs=stored_inputs, dry_run=dry_run, verbose=verbose, repair=repair,
+         force_resources=force_resources)  # fmt: skip
 
 
 @stage_app.command("list")
@@ -866,7 +922,7 @@ def artifacts_repair(
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.repair import rebuild_key
     from gameforge.flows.runtime import dask_executor, import_run_libraries
-    from gameforge.stages.runner import StageFailed, run_stage
+    from gameforge.stages.runner import failed_at, run_stage
 
     artifacts = ArtifactStore(store)
     try:
@@ -884,8 +940,13 @@ def artifacts_repair(
                 return done.key
 
             rebuilt = rebuild_key(artifacts, key, run, progress.echo, always=rebuild)
-    except _user_errors() + (StageFailed,) as exc:
+    except _user_errors() as exc:
         _fail(str(exc))
+    except Exception as exc:
+        where = failed_at(exc)
+        if where is None:
+            raise
+        _fail(where.line(exc))
     _say(f"rebuilt {len(rebuilt)}: {', '.join(rebuilt)}" if rebuilt else "intact: nothing to do")
 
 

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts.store import StoreError
 from gameforge.flows.specs import FlowSpec, Node, sweep_values
 from gameforge.stages.base import StageError
 from gameforge.stages.executor import Executor
 from gameforge.stages.progress import NullProgress, Progress
 from gameforge.stages.registry import get_stage
+from gameforge.stages.resources import Footprint, Recorded
 from gameforge.stages.runner import StageRun, run_stage, stage_key
 
 
@@ -140,6 +142,12 @@ class PlannedStep:
     status: str  # cached, resumes, computes, or recomputes (--force)
     params: dict[str, Any]  # the content parameters (those in the key)
     execution: dict[str, Any]  # execution-only parameters (not in the key)
+    footprint: Footprint | None = None  # estimated memory peak and stored bytes, if declared
+
+    @property
+    def computes(self) -> bool:
+        """True if running the plan would build this artifact."""
+        return self.status != "cached"
 
 
 def plan(
@@ -153,6 +161,19 @@ def plan(
     """The run `run_plan` would make, node by node, without computing or writing anything."""
     steps: list[PlannedStep] = []
     planned: set[str] = set()
+    recorded: dict[str, Recorded] = {}  # key -> content parameters and inputs, for footprints
+
+    def params_of(key: str) -> Recorded:
+        if key not in recorded:
+            try:
+                artifact = store.open(key)
+                found: dict[str, dict[str, Any]] = {
+                    name: params_of(k) for name, k in artifact.inputs.items()
+                }
+                recorded[key] = Recorded(artifact.params, found)
+            except StoreError:
+                recorded[key] = Recorded({})
+        return recorded[key]
 
     def dry_run(
         stage_name: str,
@@ -176,6 +197,11 @@ def plan(
         else:
             status = "computes"
         planned.add(key)
+        upstream: dict[str, dict[str, Any]] = {n: params_of(k) for n, k in full.items()}
+        recorded[key] = Recorded(stage_params.key_params(), upstream)
+        estimate = None
+        if stage.footprint is not None:
+            estimate = stage.footprint(stage_params, upstream)
         steps.append(
             PlannedStep(
                 label or stage_name,
@@ -183,8 +209,9 @@ def plan(
                 stage.version,
                 key,
                 status,
-                stage_params.key_params(),
+                dict(recorded[key]),
                 stage_params.execution_params(),
+                estimate,
             )
         )
         return StageRun(stage_name, key, status == "cached", 0.0)
@@ -194,3 +221,42 @@ def plan(
         stored=stored,
     )  # fmt: skip
     return steps
+
+
+@dataclass(frozen=True)
+class ResourcePlan:
+    """What a plan needs: the memory of its hungriest stage(s) and the bytes it would store."""
+
+    memory: int  # the largest estimated peak (the sum of the `parallel` largest, run together)
+    hungriest: PlannedStep | None
+    stored: int
+    unestimated: list[str]  # computing steps whose stage declares no footprint
+
+
+def resource_plan(steps: list[PlannedStep], parallel_nodes: int = 1) -> ResourcePlan:
+    """Sum a plan's footprints over the steps it would compute."""
+    computing = [s for s in steps if s.computes]
+    estimated = [(s, s.footprint) for s in computing if s.footprint is not None]
+    estimated.sort(key=lambda pair: -pair[1].memory)
+    return ResourcePlan(
+        memory=sum(f.memory for _s, f in estimated[: max(parallel_nodes, 1)]),
+        hungriest=estimated[0][0] if estimated else None,
+        stored=sum(f.stored_bytes for _s, f in estimated),
+        unestimated=[s.label for s in computing if s.footprint is None],
+    )
+
+
+def resource_refusal(needs: ResourcePlan, memory_free: int | None, disk_free: int) -> str | None:
+    """One line saying why the plan does not fit (memory or disk), or None if it fits."""
+    from gameforge.stages.resources import human
+
+    step = needs.hungriest
+    if step is not None and memory_free is not None and needs.memory > memory_free:
+        arrays = ", ".join(f"{name} {human(b)}" for name, b in step.footprint.largest())  # type: ignore[union-attr]
+        return (
+            f"stage {step.label} ({step.key}) needs about {human(needs.memory)} of memory "
+            f"({arrays}); {human(memory_free)} available"
+        )
+    if needs.stored > disk_free:
+        return f"the run would store up to {human(needs.stored)}; {human(disk_free)} free"
+    return None

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gameforge.artifacts import Artifact, ArtifactWriter, done_chunks
 from gameforge.stages.executor import Executor, InProcessExecutor
 from gameforge.stages.progress import NullProgress, Progress, ProgressTask
+from gameforge.stages.resources import Footprint
 
 Batch = TypeVar("Batch")
 
@@ -156,6 +157,9 @@ class Stage:
     # Parameters that tell this stage's artifacts apart in `gameforge artifacts ls` (k, the
     # algorithm and iterations, a seed ...), shown beside the `game` parameter.
     label_params: tuple[str, ...] = ()
+    # Memory peak and stored bytes from the parameters and the inputs' recorded parameters
+    # (stages/resources.py); None: not estimated.
+    footprint: Callable[[Any, dict[str, dict[str, Any]]], Footprint] | None = None
 
     def declared(self, input_name: str) -> str | None:
         """The declared input a given input name fills (`players.3` fills `players`), or None."""

@@ -21,7 +21,7 @@ import torch
 from pydantic import Field
 
 from gameforge.artifacts import Artifact
-from gameforge.engines.blokus.game import tables
+from gameforge.engines.blokus.game import CELLS, N_PLAYERS, tables
 from gameforge.engines.blokus.selfplay import (
     POLICY_STATS,
     GameRecords,
@@ -30,8 +30,17 @@ from gameforge.engines.blokus.selfplay import (
     sample_batch,
     self_play,
     train_step,
+    tree_capacity,
 )
-from gameforge.engines.blokus.zero import BlokusNet, Evaluator, ZeroConfig, model_from_arrays
+from gameforge.engines.blokus.zero import (
+    MAX_PLIES,
+    N_MOVES,
+    N_PLANES,
+    BlokusNet,
+    Evaluator,
+    ZeroConfig,
+    model_from_arrays,
+)
 from gameforge.engines.common.torch_arrays import (
     optimiser_from_arrays,
     optimiser_to_arrays,
@@ -42,8 +51,9 @@ from gameforge.engines.common.torch_arrays import (
 )
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
-from gameforge.stages.registry import stage
+from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import rate_fields, win_rate_text
+from gameforge.stages.resources import MB, TORCH_WORKING, Footprint, Upstream, nbytes
 
 WEIGHT_PREFIX = "weights."
 OPTIMISER_PREFIX = "optimiser."
@@ -83,6 +93,70 @@ def fresh_net(config: ZeroConfig, seed: int) -> BlokusNet:
 def load_records(artifact: Artifact) -> GameRecords:
     """The game records of a `blokus-selfplay` artifact."""
     return GameRecords(*(np.asarray(artifact[n][...]) for n in RECORD_FIELDS))
+
+
+# ---------------------------------------------------------------------------------------------
+# Resource estimates (stages/resources.py): what the footprints below count.
+
+# A game's records: at most MAX_PLIES placements, and a policy target entry per root child of
+# every searched position (about 190 legal placements a ply, 10,600-11,200 a game measured in
+# games of a fresh network; a round upper figure for longer games of a trained one)
+PI_PER_GAME = 16_000
+# bytes a game's records hold: int64 placement and pi offset per ply, int64 move and float32
+# weight per policy entry, game offset, float64 scores and outcomes
+RECORD_BYTES = MAX_PLIES * 16 + PI_PER_GAME * 12 + 8 + 2 * N_PLAYERS * 8
+# bytes per game while records are gathered: the self-play recorder's lists (int64 moves and
+# float64 targets) or the loaded inputs, beside their concatenation and one `astype` copy
+RECORD_PEAK_BYTES = MAX_PLIES * 48 + PI_PER_GAME * 32 + 3 * 2 * N_PLAYERS * 8
+# distinct legal placements a searched game adds to a network batch (measured: 95 on average,
+# 236 at most, per game in batches of 32)
+LEGAL_PER_GAME = 300
+# legal placements of a game's widest positions (the most of a game: 574 on average, 810 at
+# most, in 128 self-play games), the children an expansion adds there
+WIDEST = 600
+# ZeroSearch node: int64 placement, float32 prior, int64 visits, float64 value sum per colour,
+# int64 first child and child count
+ZERO_NODE_BYTES = 8 + 4 + 8 + 8 * N_PLAYERS + 8 + 8
+# MCTS-MAXN node: int64 placement and visits, float64 reward per colour, int64 first child and
+# child count
+MCTS_NODE_BYTES = 8 + 8 + 8 * N_PLAYERS + 8 + 8
+
+
+def net_parameters(blocks: int, filters: int) -> int:
+    """A BlokusNet's weights and batch-norm statistics (the 800 x 30,433 policy layer's 24
+    million dominate small networks)."""
+    f = filters
+    stem = N_PLANES * f * 9 + 4 * f  # conv 3x3, batch norm (weight, bias, mean, variance)
+    block = 2 * (f * f * 9 + 4 * f)  # two convs 3x3 with batch norms
+    policy = 2 * f + 4 * 2 + 2 * CELLS * N_MOVES + N_MOVES  # conv 1x1, norm, dense
+    value = 4 * f + 4 * 4 + 4 * CELLS * 256 + 256 + 256 * N_PLAYERS + N_PLAYERS
+    return stem + blocks * block + policy + value
+
+
+def _net_size(upstream: dict[str, Any], default: NetParams) -> tuple[int, int]:
+    """(blocks, filters) of a blokus-train input's recorded parameters, else `default`'s."""
+    return (
+        int(upstream.get("blocks", default.blocks)),
+        int(upstream.get("filters", default.filters)),
+    )
+
+
+def touched_nodes(sims: int, expansions: int) -> int:
+    """Nodes of a preallocated tree that searches write over a game (the pages RSS counts):
+    the root's children and `expansions` expansions of the widest positions, at most the
+    `tree_capacity(sims)` allocated (measured, ZeroSearch: 330-500 nodes a simulation at 64;
+    MCTS-MAXN: 75-130 at 400)."""
+    return min(tree_capacity(sims), 1 + WIDEST + expansions * WIDEST)
+
+
+def search_bytes(games: int, sims: int) -> int:
+    """ZeroSearch of `games` games side by side: their trees (one expansion a simulation), the
+    leaf's legal placements and `legal_moves` stamps, the network's input planes and output
+    logits per game, and the policy layer's columns of the batch's legal placements."""
+    nodes = nbytes((games, touched_nodes(sims, sims)), ZERO_NODE_BYTES)
+    scratch = nbytes((games, N_MOVES), 2 * 8 + 2 * 4) + nbytes((games, N_PLANES, CELLS), 4)
+    columns = nbytes((min(N_MOVES, games * LEGAL_PER_GAME), 2 * CELLS), 4)
+    return nodes + scratch + columns
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,6 +241,26 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
         "sole_wins_by_colour": [int(x) for x in wins],
         "device": device,
     }
+
+
+@footprint("blokus-selfplay")
+def _selfplay_footprint(params: SelfPlayParams, upstream: Upstream) -> Footprint:
+    """The network and its folded copy, a chunk's search trees, the games' records."""
+    blocks, filters = _net_size(upstream.get("net", {}), params)
+    parallel = min(params.parallel, params.games)
+    return Footprint(
+        peak={
+            # the network (loaded or fresh) and the evaluator's batch-norm-folded copy
+            "network": 2 * nbytes(net_parameters(blocks, filters), 4),
+            # one chunk's `parallel` games searched at once (a chunk at a time)
+            "search trees": search_bytes(parallel, params.sims),
+            # every game's records while gathered and concatenated
+            "records": params.games * RECORD_PEAK_BYTES,
+        },
+        # the records, and each chunk's checkpoint of them until the commit
+        stored={"records": params.games * RECORD_BYTES, "checkpoints": params.games * RECORD_BYTES},
+        working=TORCH_WORKING,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,6 +395,52 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     }
 
 
+def buffer_games_loaded(params: TrainParams, upstream: Upstream) -> int:
+    """Games `replay_buffer` loads: whole `games.N` runs, newest first, until `buffer_games`
+    (a run of unknown size counted as a full buffer)."""
+    names = numbered(upstream, "games")
+    if not names:
+        return params.buffer_games
+    loaded = 0
+    for name in reversed(names):
+        loaded += int(upstream[name].get("games", params.buffer_games))
+        if loaded >= params.buffer_games:
+            break
+    return loaded
+
+
+@footprint("blokus-train")
+def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
+    """The replay buffer, the network with gradients and momentum, a batch and its activations."""
+    weights = nbytes(net_parameters(params.blocks, params.filters), 4)
+    dense = nbytes((N_MOVES, 2 * CELLS), 4)  # the policy layer, the largest array stored
+    b = params.batch
+    return Footprint(
+        peak={
+            # the loaded games, their concatenation and its copies
+            "replay buffer": buffer_games_loaded(params, upstream) * RECORD_PEAK_BYTES,
+            # weights, gradients and SGD momentum (float32 each)
+            "weights+grads+momentum": 3 * weights,
+            # a stored array in flight: its encoded copy (written), or its encoded bytes beside
+            # the decoded array (read: the previous network's weights and momentum)
+            "store reads/writes": dense,
+            # a batch: planes, and per sample the policy target, the legality mask, the
+            # logits, their masked and log-softmax versions, the loss terms and their grads
+            "batch": nbytes((b, N_PLANES, CELLS), 2 * 4) + nbytes((b, N_MOVES), 4 + 1 + 6 * 4),
+            # activations autograd keeps: about six per residual block, four for stem/heads
+            "activations": nbytes((b, params.filters, CELLS), 4) * (6 * params.blocks + 4),
+        },
+        stored={
+            "weights": weights,
+            "optimiser": weights,  # one momentum buffer per parameter
+            "losses": nbytes((params.steps, 2), 4),
+            # a training checkpoint (weights, momentum) until the commit, after a few hundred
+            "checkpoint": 2 * weights if params.steps > params.checkpoint_every else 0,
+        },
+        working=TORCH_WORKING,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # blokus-eval
 
@@ -404,6 +544,39 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
             "mcts_sims": p.mcts_sims, "policy_stats": list(POLICY_STATS)}  # fmt: skip
 
 
+@footprint("blokus-eval")
+def _eval_footprint(params: EvalParams, upstream: Upstream) -> Footprint:
+    """A network loaded beside the last one and its folded copy; per game played at once,
+    BlokusZero's search tree, the MCTS-MAXN players' tree and Progressive History tables."""
+    names = numbered(upstream, "net") or ["net.0"]
+    largest = max(net_parameters(*_net_size(upstream.get(n, {}), NetParams())) for n in names)
+    games = [params.games] * len(names)
+    if params.final_games:
+        games[-1] = params.final_games
+    parallel = min(params.parallel, max(games))
+    # MCTS-MAXN expands a node on its second visit: at most one expansion per two simulations
+    mcts_touched = touched_nodes(params.mcts_sims, params.mcts_sims // 2)
+    mcts_nodes = nbytes((parallel, mcts_touched), MCTS_NODE_BYTES)
+    # a tree's and a slot's `legal_moves` stamps and placement lists (int64)
+    mcts_scratch = nbytes((parallel, N_MOVES), 4 * 8)
+    return Footprint(
+        peak={
+            # the loaded arrays and model (beside the previous network's, with two or more)
+            # and the evaluator's folded copy
+            "networks": (2 if len(names) == 1 else 3) * nbytes(largest, 4),
+            "zero search": search_bytes(parallel, params.zero_sims),
+            "mcts trees": mcts_nodes + mcts_scratch,
+            # per game at once: a history per colour (sums and counts, float64, [4, 30433])
+            "histories": nbytes((parallel, N_PLAYERS, 2, N_PLAYERS, N_MOVES), 8),
+        },
+        stored={
+            # per game: seat, scores, share and the final board; 21 decisions' policy stats
+            "results": sum(g * (8 + 4 * 8 + 8 + CELLS + 21 * len(POLICY_STATS) * 8) for g in games),
+        },
+        working=TORCH_WORKING,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # blokus-curve
 
@@ -430,6 +603,17 @@ def run_curve(ctx: StageContext) -> dict[str, Any]:
     })  # fmt: skip
     return {"table": rows, "win_definition": WIN_DEFINITION,
             "evals": [ctx.inputs[n].key for n in names]}  # fmt: skip
+
+
+@footprint("blokus-curve")
+def _curve_footprint(params: CurveParams, upstream: Upstream) -> Footprint:
+    """A few numbers per network of the inputs' result tables: nothing large."""
+    rows = max(len(upstream), 1) * 16  # evaluated networks, a generous count per input
+    return Footprint(
+        peak={"rows": rows * 4096},  # the rows' dicts, a few KB each
+        stored={"curve": nbytes((rows, 7), 8)},  # steps, rate and bar, interval, games
+        working=32 * MB,  # no numba nor torch: reading metadata, writing small arrays
+    )
 
 
 def _with_wilson(row: dict[str, Any]) -> dict[str, Any]:

@@ -29,8 +29,9 @@ from gameforge.engines.hearts.play import LOG_WIDTH, falcon_games, play_games
 from gameforge.engines.hearts.svr import SvrModel, check_rows, fit, pack, predict
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
-from gameforge.stages.registry import stage
+from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import rate_fields
+from gameforge.stages.resources import MB, Footprint, nbytes
 
 CHECKPOINTS = (0, 1, 100, 1000, 10_000, *range(20_000, 100_001, 10_000))
 READOUTS = {"motor": 0, "value": 1}
@@ -130,6 +131,27 @@ def run_logs(ctx: StageContext) -> dict[str, Any]:
         "label_share_positive": round(float((meta[:, 1] > 0).mean()), 4),
         "mean_penalty_ratio": round(float(points.mean() / 26), 4),
     }
+
+
+@footprint("hearts-logs")
+def _logs_footprint(params: LogsParams, upstream: dict[str, dict]) -> Footprint:
+    """One chunk's log and features (one per worker under Dask), then the metadata read back."""
+    rows = 52 * params.games
+    chunk_rows = 52 * min(params.chunk_games(), params.games)
+    stored = {
+        "features": nbytes((rows, N_FEATURES), 4),
+        "meta": nbytes((rows, 3), 2),
+        "points": nbytes((params.games, 4), 2),
+    }
+    peak = {
+        # float32 log and features; int64 game, seat, trick, position, card, label and the
+        # label's gathers; the int64 metadata stack and its int16 copy
+        "chunk": nbytes((chunk_rows, LOG_WIDTH + N_FEATURES), 4) + nbytes((chunk_rows, 10), 8)
+        + nbytes((chunk_rows, 3), 8 + 2),
+        # every decision's int16 metadata and its positive-label flags; float64 points
+        "summary": nbytes((rows, 3), 2) + rows + nbytes((params.games, 4), 8 + 2),
+    }  # fmt: skip
+    return Footprint(peak, stored)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,6 +289,55 @@ def _share(flags: np.ndarray) -> float | None:
     return round(float(flags.mean()), 4) if len(flags) else None
 
 
+# Share of a group's decisions labelled +1 (takes Q♠ in this or a later trick), measured on
+# Monte Carlo logs: about 0.3 in the first tricks' groups, 0.14 over all groups.
+POSITIVE_SHARE_MAX = 0.3
+POSITIVE_SHARE_MEAN = 0.15
+LIBSVM_CACHE = 500 * MB  # NuSVR's kernel cache_size (hearts.svr.fit)
+
+
+def _logged_games(logs: dict[str, Any]) -> int:
+    """Games of a hearts-logs artifact's recorded parameters (the default if unknown): the
+    rows of each SVR group."""
+    return int(logs.get("games", LogsParams.model_fields["games"].default))
+
+
+def _svr_samples(per_label: int, games: int) -> tuple[int, int]:
+    """(the largest group's sample, all groups' samples) of SVRs fitted on `games` logged
+    games: up to `per_label` of each label, the rarer label (+1) kept whole. Support vectors
+    are at most the whole sample (0.6 to 0.8 of it at nu = 0.5)."""
+    largest = 2 * min(per_label, int(POSITIVE_SHARE_MAX * games))
+    return largest, N_NETWORKS * 2 * min(per_label, int(POSITIVE_SHARE_MEAN * games))
+
+
+@footprint("hearts-svr")
+def _svr_footprint(params: SvrParams, upstream: dict[str, dict]) -> Footprint:
+    """A group's rows, sample and LIBSVM kernel cache while fitted; all groups' support vectors."""
+    games = _logged_games(upstream.get("logs") or {})  # rows per group
+    rows = 52 * games
+    largest, samples = _svr_samples(params.per_label, games)
+    checks = N_NETWORKS * 4 * min(params.check_per_label, games)
+    peak = {
+        # int16 metadata of every decision, the group's mask, row and label ids, float32 rows
+        "group rows": nbytes((rows, 3), 2) + rows + nbytes((games, 2), 8)
+        + nbytes((games, N_FEATURES), 4),
+        # float64 sample, its svm-scaled copy and temporaries; LIBSVM's float kernel columns
+        # (at most its cache) and its per-sample solver arrays
+        "sample": nbytes((largest, N_FEATURES), 3 * 8)
+        + min(LIBSVM_CACHE, nbytes((largest, largest), 4)) + nbytes(largest, 16 * 8),
+        # every group's float64 support vectors (at most its whole sample), twice: the fitted
+        # models, then packed; their dual coefficients
+        "models": nbytes((samples, N_FEATURES + 1), 2 * 8),
+    }  # fmt: skip
+    stored = {
+        "support": nbytes((samples, N_FEATURES), 8),
+        "dual": nbytes(samples, 8),
+        "scaling": nbytes((N_NETWORKS, 2 * N_FEATURES + 3), 8),
+        "checks": nbytes(checks, 2 + 1 + 1 + 4),
+    }
+    return Footprint(peak, stored)
+
+
 # ---------------------------------------------------------------------------------------------
 # hearts-falcon
 
@@ -391,6 +462,52 @@ def run_falcon(ctx: StageContext) -> dict[str, Any]:
         "nodes_total": int(nodes.sum()),
         "training_ratio_last_1000": round(float(np.mean(ratios[-1000:])), 4) if ratios else None,
     }
+
+
+def _snapshot_nodes(capacity: int, games: int) -> int:
+    """Committed nodes of a learner after `games` games: at most one per decision (13 a game),
+    at most `capacity` per network."""
+    return min(N_NETWORKS * capacity, 13 * games)
+
+
+def _checkpoints_of(checkpoints: Any, games: int) -> list[int]:
+    """The snapshots a learner writes (as `run_falcon` picks them): checkpoints up to `games`,
+    and `games`."""
+    return sorted({int(c) for c in checkpoints if c <= games} | {games})
+
+
+def _upstream_svr_samples(svr: dict[str, Any]) -> int:
+    """Support vectors of a hearts-svr artifact at most (its recorded parameters, and its logs'
+    as `Recorded.inputs` where known): every group's whole sample."""
+    per_label = int(svr.get("per_label", SvrParams.model_fields["per_label"].default))
+    logs = getattr(svr, "inputs", {}).get("logs") or {}
+    return _svr_samples(per_label, _logged_games(logs))[1]
+
+
+@footprint("hearts-falcon")
+def _falcon_footprint(params: FalconStageParams, upstream: dict[str, dict]) -> Footprint:
+    """The 52 networks at full capacity, a snapshot's copies of its nodes, the SVR model."""
+    networks = nbytes((N_NETWORKS, params.capacity, DIM), 8)
+    nodes = _snapshot_nodes(params.capacity, params.games)
+    support = _upstream_svr_samples(upstream.get("svr") or {}) if params.svr else 0
+    checkpoints = _checkpoints_of(params.checkpoints, params.games)
+    peak = {
+        "networks": networks,  # float64 weights [52, capacity, DIM], filled with ones
+        # a snapshot: the committed nodes gathered as float64, their float32 copy, compressed
+        "snapshot": nbytes((nodes, DIM), 8 + 4 + 4),
+        # the SVR's float64 support vectors as stored and transposed for the kernels
+        "svr model": nbytes((support, N_FEATURES), 2 * 8),
+        # penalty ratio per game: a Python float in a list, then float32
+        "ratios": nbytes(params.games, 32 + 4),
+    }
+    stored = {
+        "snapshots": sum(
+            nbytes((_snapshot_nodes(params.capacity, c), DIM), 4) + nbytes(N_NETWORKS, 8)
+            for c in checkpoints
+        ),
+        "training_ratio": nbytes(params.games, 4),
+    }
+    return Footprint(peak, stored)
 
 
 def _committed(weights: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -598,3 +715,30 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                 entry[key] = round(float(np.mean(got)), 4)
         table_rows[variant] = entry
     return {"learners": labels, "table": table_rows}
+
+
+@footprint("hearts-eval")
+def _eval_footprint(params: EvalParams, upstream: dict[str, dict]) -> Footprint:
+    """One snapshot at a time (one per Dask worker): its networks, their copy, its nodes read."""
+    learners = [p for name, p in upstream.items() if name.startswith("learners.")] or [{}]
+    defaults = FalconStageParams.model_fields
+    capacity = max(int(p.get("capacity", defaults["capacity"].default)) for p in learners)
+    games = max(int(p.get("games", defaults["games"].default)) for p in learners)
+    snapshots = sum(
+        len(_checkpoints_of(p.get("checkpoints", CHECKPOINTS), int(p.get("games", games))))
+        for p in learners
+    )
+    peak = {
+        # float64 [52, capacity, DIM] networks of the snapshot, and `evaluate`'s copy
+        "networks": nbytes((2, N_NETWORKS, max(capacity, 1), DIM), 8),
+        # the committed nodes as stored (float32) and as float64
+        "snapshot read": nbytes((_snapshot_nodes(capacity, games), DIM), 4 + 8),
+        # int64 points and seats of an evaluation's games, and of a rank run's (at most
+        # RANK_DEALS_MOST games per match, concatenated)
+        "games": nbytes((params.games + 2 * RANK_DEALS_MOST * params.rank_matches, 5), 8),
+    }
+    stored = {
+        "curve": nbytes((snapshots, 4), 8),
+        "ranks": nbytes((2 * len(learners), 4), 8) if params.rank_matches else 0,
+    }
+    return Footprint(peak, stored)

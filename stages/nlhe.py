@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from itertools import combinations, combinations_with_replacement
@@ -30,8 +31,18 @@ from gameforge.engines.common.torch_arrays import (
     weights_to_arrays,
 )
 from gameforge.engines.nlhe.encoding import N_PLANES, SIZE, encode_samples
-from gameforge.engines.nlhe.game import KINDS, HandRecords, Player, Rules, play, rules_of
+from gameforge.engines.nlhe.game import (
+    KINDS,
+    STATE_WIDTH,
+    HandRecords,
+    Player,
+    Rules,
+    play,
+    rules_of,
+)
 from gameforge.engines.nlhe.net import (
+    MAX_CANDIDATES,
+    N_PATTERNS,
     CnnPlayer,
     NetConfig,
     PokerCNN,
@@ -42,8 +53,9 @@ from gameforge.engines.nlhe.net import (
 )
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.poker.params import GameParams, same_game
-from gameforge.stages.registry import stage
+from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import head_to_head
+from gameforge.stages.resources import NUMBA_WORKING, TORCH_WORKING, Footprint, nbytes
 
 NLHE_GAME = "holdem.nolimit.2p.50bb"
 RECORD_FIELDS = ("cards", "seat_player", "counts", "actions", "payoff")
@@ -129,6 +141,92 @@ def roster(
     if len(set(labels)) < len(labels):
         labels = [f"{label}#{i}" for i, label in enumerate(labels)]
     return labels, players, keys
+
+
+# ---------------------------------------------------------------------------------------------
+# Resource estimates (stages/resources.py): hand records, tables in flight, the networks.
+
+# Action records per hand: the built-in pairings make 3.7 (random) to 6.9 (card-aware) a hand.
+ACTIONS_PER_HAND = 8
+SCORE_CHUNK = 8192  # candidates a CnnPlayer scores at once (its max_candidates)
+PLANE = SIZE * SIZE * 4  # one float32 input plane or feature map of the network
+
+
+def _hand_bytes(rules: Rules) -> int:
+    """One hand of `HandRecords`: int8 cards and seats, int64 action count and payoff, and
+    `ACTIONS_PER_HAND` int32 action records of 4 fields."""
+    return rules.n_cards + 2 + 8 + 8 + ACTIONS_PER_HAND * 4 * 4
+
+
+def _tables_bytes(rules: Rules, deals: int, threads: int) -> int:
+    """The tables `play` keeps in flight: per thread one batch of 2 * batch_deals tables (int64
+    state, cards, RNG, seats, kinds and payoff; the int32 action history and its records
+    mask)."""
+    tables = 2 * min(bar_batch(deals), max(deals, 1))
+    per_table = (STATE_WIDTH + rules.n_cards + 6) * 8 + rules.max_actions * (4 * 4 + 1)
+    return threads * tables * per_table
+
+
+def _play_threads(deals: int) -> int:
+    """Threads `play` runs a built-in pairing on (one per batch, at most one per core)."""
+    return max(1, min(os.cpu_count() or 1, math.ceil(deals / bar_batch(deals))))
+
+
+def _net_config(train: dict[str, Any]) -> NetConfig:
+    """The network of an `nlhe-train` artifact's recorded parameters (defaults if unknown)."""
+    fields = TrainParams.model_fields
+    try:
+        p = TrainParams(**{k: v for k, v in train.items() if k in fields})
+    except ValueError:
+        p = TrainParams()
+    return NetConfig(p.filters, p.kernel, p.dense, p.dropout)
+
+
+def _net_parameters(config: NetConfig) -> int:
+    """Weights and biases of a `PokerCNN`: four convolutions, the dense layer and the output."""
+    f1, f2 = config.filters
+    side = SIZE // 2 // 2
+    convs = (N_PLANES * f1 + f1 * f1 + f1 * f2 + f2 * f2) * config.kernel**2 + 2 * (f1 + f2)
+    return convs + (f2 * side * side + 1) * config.dense + config.dense + 1
+
+
+def _scoring_maps(config: NetConfig) -> int:
+    """float32 values of every feature map one candidate passes through when scored: the
+    gathered first-layer response, ReLU, second convolution, ReLU, pool, the two convolutions
+    of the second stage with their ReLUs, pool, dense layer and ReLU, output and tanh."""
+    f1, f2 = config.filters
+    half, quarter = SIZE // 2, SIZE // 4
+    return (
+        4 * f1 * SIZE**2 + f1 * half**2 + 4 * f2 * half**2 + f2 * quarter**2 + 2 * config.dense + 2
+    )
+
+
+def _cnn_players_bytes(configs: list[NetConfig], tables: int) -> dict[str, int]:
+    """CNN players: every network's float32 weights and candidate-pattern responses, and one
+    `CnnPlayer.score` on `tables` waiting tables (their state planes and first-convolution
+    responses, the candidate lists, the feature maps of one chunk of candidates)."""
+    if not configs:
+        return {}
+    f1 = max(c.filters[0] for c in configs)
+    weights = sum(4 * _net_parameters(c) + N_PATTERNS * c.filters[0] * PLANE for c in configs)
+    candidates = tables * MAX_CANDIDATES
+    # A chunk holds three first-layer maps at once; the rest are freed as it goes, but over
+    # many batches the allocator keeps those under its mmap threshold (32 MB), and the peak
+    # grows toward every map of the chunk (10 batches of the tiny network: 350 -> 680 MB).
+    maps = max(_scoring_maps(c) for c in configs)
+    return {
+        "cnn weights": weights,
+        "cnn state planes": tables * (N_PLANES + f1) * PLANE,
+        "cnn candidates": nbytes(candidates, 6 * 8),  # row, kind, raise_to, added, pattern, score
+        "cnn chunk activations": nbytes((min(SCORE_CHUNK, candidates), maps), 4),
+    }
+
+
+def _cnn_configs(upstream: dict[str, dict]) -> list[NetConfig]:
+    """The networks of the `cnn.N` inputs."""
+    return [
+        _net_config(params) for name, params in sorted(upstream.items()) if name.startswith("cnn.")
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,6 +336,36 @@ def duplicate_mean(chips: np.ndarray, big_blind: int) -> tuple[float, float]:
     if n < 2:
         return float(pairs.mean()) if n else 0.0, float("inf")
     return float(pairs.mean()), float(1.96 * pairs.std(ddof=1) / np.sqrt(n))
+
+
+@footprint("nlhe-histories")
+def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> Footprint:
+    """Every pairing's hand records, twice (parts, concatenation); the tables and networks."""
+    rules = params.rules()
+    configs = _cnn_configs(upstream)
+    n = len(params.players) + len(configs)
+    pairs = n * (n + 1) // 2 if params.self_play else n * (n - 1) // 2
+    deals = params.hands // (2 * max(pairs, 1))
+    hands = 2 * deals * max(pairs, 1)  # each deal twice, seats swapped
+    actions = ACTIONS_PER_HAND * hands
+    builtin_pairs = len(params.players) > 0 and (params.self_play or len(params.players) > 1)
+    threads = _play_threads(deals) if builtin_pairs else 1
+    stored = {
+        "cards": nbytes((hands, rules.n_cards), 1),
+        "seat_player": nbytes((hands, 2), 2),
+        "hand_start": nbytes(hands + 1, 8),
+        "actions": nbytes((actions, 4), 4),
+        "payoff": nbytes(hands, 4),
+        "pairing": nbytes(hands, 2),
+    }
+    peak = {
+        "records": 2 * hands * _hand_bytes(rules),  # per-pairing parts and their concatenation
+        "tables": _tables_bytes(rules, deals, threads),
+        # writing: hand starts, pairing ids (list and array), the int32 copy of the actions
+        "write copies": nbytes(hands, 8 + 2 + 2) + stored["actions"],
+        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), max(deals, 1))),
+    }
+    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,6 +527,44 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     }
 
 
+@footprint("nlhe-train")
+def _train_footprint(params: TrainParams, upstream: dict[str, dict]) -> Footprint:
+    """Decoded histories, sample ids, batch planes and activations; weights, optimiser state."""
+    histories = upstream.get("histories") or {}
+    rules = NlheParams(game=histories.get("game", NLHE_GAME)).rules()
+    hands = int(histories.get("hands", HistoriesParams.model_fields["hands"].default))
+    actions = ACTIONS_PER_HAND * hands
+    valid = int(actions * params.valid_fraction)
+    train = min(params.max_samples or actions, actions - valid)
+    config = NetConfig(params.filters, params.kernel, params.dense, params.dropout)
+    f1, f2 = config.filters
+    half, quarter = SIZE // 2, SIZE // 4
+    # float32 values per sample that autograd keeps for the backward pass: the ReLU outputs
+    # of the four convolutions, the pools' outputs and int64 indices (3 floats' worth), and
+    # the dense layer's ReLU output, dropout output and mask
+    saved = (2 * f1 * SIZE**2 + 3 * f1 * half**2 + 2 * f2 * half**2 + 3 * f2 * quarter**2
+             + 3 * config.dense)  # fmt: skip
+    batch_planes = max(2 * params.batch_size, min(4 * params.batch_size, valid))
+    parameters = 4 * _net_parameters(config)
+    peak = {
+        # Samples: int64 cards and hand starts per hand; int32 actions, int64 hand and float32
+        # target per action
+        "samples": nbytes((hands, rules.n_cards + 1), 8) + nbytes(actions, 4 * 4 + 8 + 4),
+        # the validation flags per action, validation ids, training ids and their shuffled order
+        "sample ids": actions + nbytes(valid, 8) + nbytes(train, 2 * 8),
+        # decoding's temporaries (payoffs per action, chips, stacks: 3 per action) are freed
+        # before torch takes its working memory: they count only beyond it
+        "decoding": max(0, nbytes(actions, 3 * 8) - TORCH_WORKING),
+        # planes of a training batch (numpy and channels-last copies) or of a validation batch
+        "batch planes": nbytes((batch_planes, N_PLANES), PLANE),
+        "activations": nbytes((2, params.batch_size, saved), 4),  # saved maps, their gradients
+        # weights, gradients, Adadelta's two running averages, the checkpoint's copies of all
+        "weights+adadelta": 7 * parameters,
+    }
+    stored = {"weights": parameters, "curves": nbytes(3 * params.epochs, 8)}
+    return Footprint(peak, stored, TORCH_WORKING)
+
+
 # ---------------------------------------------------------------------------------------------
 # nlhe-league
 
@@ -540,3 +706,23 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
             labels[k] for k in range(n) if k != h and table[k, h] - ci[k, h] > 0
         ]
     return summary
+
+
+@footprint("nlhe-league")
+def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
+    """A pairing's records (beside the previous one's), its profile; the tables and networks."""
+    rules = params.rules()
+    configs = _cnn_configs(upstream)
+    n = len(params.players) + len(configs)
+    deals = max(1, params.hands // 2)
+    hands = 2 * deals  # per pairing
+    threads = _play_threads(deals) if len(params.players) > 1 else 1
+    peak = {
+        # this pairing's parts and their concatenation, and the previous pairing's records
+        "records": (2 if n <= 2 else 3) * hands * _hand_bytes(rules),
+        "action profile": nbytes(hands, 2 * 8 + 8),  # int64 player per seat, hand starts
+        "tables": _tables_bytes(rules, deals, threads),
+        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), deals)),
+    }
+    stored = {"tables": nbytes((3, n, n), 8), "profiles": nbytes((n, 3 + 5), 8)}
+    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)

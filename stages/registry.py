@@ -7,11 +7,13 @@ imported on first lookup, so a stage module may import from here without an impo
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.resources import Footprint
 
 RunFn = Callable[[StageContext], dict[str, Any]]
 
@@ -74,6 +76,20 @@ def stage(
             )
         )
         return run
+
+    return declare
+
+
+FootprintFn = Callable[[Any, dict[str, dict[str, Any]]], Footprint]
+
+
+def footprint(name: str) -> Callable[[FootprintFn], FootprintFn]:
+    """Declare the decorated function as the resource estimate of (already declared) stage
+    `name`: `fn(params, upstream) -> Footprint`, upstream being input name -> its parameters."""
+
+    def declare(fn: FootprintFn) -> FootprintFn:
+        STAGES[name] = dataclasses.replace(STAGES[name], footprint=fn)
+        return fn
 
     return declare
 

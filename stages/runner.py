@@ -19,19 +19,36 @@ from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
 from gameforge.stages.registry import get_stage
 
 
-class StageFailed(RuntimeError):
-    """A stage raised while computing: which node and key, the cause, and corrupted inputs."""
+@dataclass(frozen=True)
+class FailedAt:
+    """Where a stage's exception arose: the flow node, the key, and corrupted inputs found.
 
-    def __init__(self, label: str, key: str, cause: BaseException, corrupted: dict[str, str]):
-        self.label, self.key, self.cause, self.corrupted = label, key, cause, corrupted
-        text = str(cause).strip().splitlines()
-        reason = f"{type(cause).__name__}: {text[0]}" if text else type(cause).__name__
-        if isinstance(cause, MemoryError):
+    `run_stage` attaches it to the exception (`failed_at(exc)`) and re-raises the exception
+    itself, so callers still catch what the stage raised."""
+
+    label: str
+    key: str
+    corrupted: dict[str, str]
+
+    def line(self, exc: BaseException) -> str:
+        """The failure as one line: node, key, cause, and any corrupted input."""
+        text = str(exc).strip().splitlines()
+        reason = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+        if isinstance(exc, MemoryError):
             reason += " (out of memory: `gameforge run ... --plan` shows what each stage needs)"
-        message = f"stage {label} ({key}) failed: {reason}"
-        for input_key, problem in corrupted.items():
+        message = f"stage {self.label} ({self.key}) failed: {reason}"
+        for input_key, problem in self.corrupted.items():
             message += f"; its input {input_key} is corrupted ({problem})"
-        super().__init__(message)
+        return message
+
+
+_FAILED_AT = "gameforge_failed_at"
+
+
+def failed_at(exc: BaseException) -> FailedAt | None:
+    """The stage an exception came out of, if it came out of `run_stage`."""
+    found = getattr(exc, _FAILED_AT, None)
+    return found if isinstance(found, FailedAt) else None
 
 
 def _status_bytes(field: str) -> int | None:
@@ -202,8 +219,12 @@ def run_stage(
         except (StageError, StoreError):
             raise  # already one line for the user
         except Exception as exc:
-            suspects = [a.key for a in opened.values()] if _reads_store(exc) else []
-            raise StageFailed(shown, key, exc, corrupted_inputs(store, suspects)) from exc
+            if failed_at(exc) is None:
+                suspects = [a.key for a in opened.values()] if _reads_store(exc) else []
+                where = FailedAt(shown, key, corrupted_inputs(store, suspects))
+                setattr(exc, _FAILED_AT, where)
+                exc.add_note(f"(in stage {shown}, building {key})")
+            raise
         peak = peak_rss()
         if rss_before is not None and peak is not None:
             # process-wide: under --parallel-nodes it covers the stages that ran alongside

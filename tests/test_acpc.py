@@ -57,15 +57,25 @@ def test_paper_game_is_the_acpc_reverse_blinds_game():
         ("GAMEDEF\nlimit\nnumPlayerz = 2\nEND GAMEDEF\n", "unknown key 'numPlayerz'"),
         ("GAMEDEF\nlimit\nnumPlayers = two\nEND GAMEDEF\n", "needs integers"),
         ("GAMEDEF\nlimit\nnumPlayers 2\nEND GAMEDEF\n", "expected 'key = values'"),
-        ("GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nEND GAMEDEF\n", "raise_size is missing"),
+        ("GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nEND GAMEDEF\n", "blind is missing"),
+        (
+            "GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nblind = 2 1\nnumBoardCards = 0 1\n"
+            "END GAMEDEF\n",
+            "raiseSize is missing",
+        ),
+        (
+            "GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nblind = 2 1\nraiseSize = 1 1\n"
+            "numSuits = 2\nnumRanks = 3\nnumHoleCards = 1\nEND GAMEDEF\n",
+            "numBoardCards is missing",
+        ),
         (
             "GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 1\nraiseSize = 1\nnumSuits = 5\n"
-            "numRanks = 3\nnumHoleCards = 1\nEND GAMEDEF\n",
+            "numRanks = 3\nnumHoleCards = 1\nblind = 1 1\nnumBoardCards = 0\nEND GAMEDEF\n",
             "numSuits must be 1..4",
         ),
         (
             "GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 1\nraiseSize = 1\nnumSuits = 1\n"
-            "numRanks = 2\nnumHoleCards = 2\nEND GAMEDEF\n",
+            "numRanks = 2\nnumHoleCards = 2\nblind = 1 1\nnumBoardCards = 0\nEND GAMEDEF\n",
             "deals 4 cards from a deck of 2",
         ),
     ],

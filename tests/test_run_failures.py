@@ -83,6 +83,19 @@ def test_sigterm_mid_stage_leaves_no_process_and_a_rerun_resumes_to_the_same_art
     assert not store.verify()[squares_key]
 
 
+def test_memory_error_in_a_dask_worker_ends_the_run_in_one_error_line(tmp_path):
+    run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", str(tmp_path / "store"),
+           "--set", "toy-squares.fail_chunk=5", "--set", "toy-squares.delay=0.05",
+           "--verbose"]  # fmt: skip
+    failed = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=120)
+    assert failed.returncode == 1
+    assert "Traceback (most recent call last)" in failed.stderr  # --verbose: inline too
+    errors = [line for line in lines(failed.stderr) if line.startswith("error:")]
+    assert len(errors) == 1, failed.stderr
+    assert "stage toy-squares" in errors[0] and "MemoryError: chunk 5" in errors[0]
+    assert "out of memory" in errors[0]
+
+
 def test_a_failing_stage_prints_one_line_and_a_log_and_repair_rebuilds_the_corrupted_input(
     tmp_path,
 ):
@@ -105,11 +118,6 @@ def test_a_failing_stage_prints_one_line_and_a_log_and_repair_rebuilds_the_corru
     log_file = Path(log_line.split(":", 1)[1].strip())
     assert "Traceback (most recent call last)" in log_file.read_text()
     assert not [k for k in store.keys() if k.startswith("toy-double")]  # noqa: SIM118
-
-    verbose = subprocess.run([*run, "--verbose"], capture_output=True, text=True, env=ENV,
-                             timeout=300)  # fmt: skip
-    assert verbose.returncode == 1
-    assert "Traceback (most recent call last)" in verbose.stderr
 
     repaired = subprocess.run([*run, "--repair"], capture_output=True, text=True, env=ENV,
                               timeout=300)  # fmt: skip

@@ -27,12 +27,17 @@ class SquaresParams(StageParams):
     n: int = Field(default=4000, ge=1)
     chunk: int = Field(default=100, ge=1)
     delay: float = 0.0
-    execution_only: ClassVar[frozenset[str]] = frozenset({"delay"})
+    fail_chunk: int = -1  # a chunk task that raises MemoryError (-1: none), to test failures
+    execution_only: ClassVar[frozenset[str]] = frozenset({"delay", "fail_chunk"})
 
 
-def squares_chunk(path: str, array: str, chunk_id: int, n: int, chunk: int, delay: float) -> None:
+def squares_chunk(
+    path: str, array: str, chunk_id: int, n: int, chunk: int, delay: float, fail: int = -1
+) -> None:
     """Chunk task: squares of a slice of 0..n-1."""
     time.sleep(delay)
+    if chunk_id == fail:
+        raise MemoryError(f"chunk {chunk_id} could not allocate")
     start = chunk_id * chunk
     values = np.arange(start, min(start + chunk, n), dtype=np.int64)
     write_chunk(path, array, chunk_id, values * values)
@@ -43,7 +48,7 @@ def run_squares(ctx: StageContext) -> dict:
     p: SquaresParams = ctx.params
     ctx.writer.array("squares", (p.n,), np.int64, chunks=(p.chunk,))
     computed = ctx.run_chunks(
-        squares_chunk, "squares", ceil(p.n / p.chunk), args=(p.n, p.chunk, p.delay)
+        squares_chunk, "squares", ceil(p.n / p.chunk), args=(p.n, p.chunk, p.delay, p.fail_chunk)
     )
     return {"chunks_computed_now": computed}
 

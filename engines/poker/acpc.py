@@ -40,6 +40,12 @@ _KEYS = {
     "numholecards": ("num_hole_cards", "scalar"),
     "numboardcards": ("num_board_cards", "round"),
 }
+_ACPC_NAME = {
+    "num_players": "numPlayers", "num_rounds": "numRounds", "stack": "stack", "blind": "blind",
+    "raise_size": "raiseSize", "first_player": "firstPlayer", "max_raises": "maxRaises",
+    "num_suits": "numSuits", "num_ranks": "numRanks", "num_hole_cards": "numHoleCards",
+    "num_board_cards": "numBoardCards",
+}  # fmt: skip
 UNLIMITED_RAISES = 255  # ACPC's default maxRaises (UINT8_MAX): no cap but its action limit
 
 
@@ -181,7 +187,7 @@ def _build(values: dict[str, list[int]], betting_type: str, name: str) -> GameDe
     def scalar(field: str, default: int | None = None) -> int:
         if field not in values:
             if default is None:
-                raise GameDefError(f"{where}: {field} is missing")
+                raise GameDefError(f"{where}: {_ACPC_NAME[field]} is missing")
             return default
         return values[field][0]
 
@@ -195,17 +201,17 @@ def _build(values: dict[str, list[int]], betting_type: str, name: str) -> GameDe
     def per(field: str, count: int, default: int | None = None) -> tuple[int, ...]:
         if field not in values:
             if default is None:
-                raise GameDefError(f"{where}: {field} is missing")
+                raise GameDefError(f"{where}: {_ACPC_NAME[field]} is missing")
             return (default,) * count
         got = values[field]
         if len(got) < count:
-            raise GameDefError(f"{where}: {field} needs {count} values, got {len(got)}")
+            raise GameDefError(f"{where}: {_ACPC_NAME[field]} needs {count} values, got {len(got)}")
         return tuple(got[:count])
 
-    blind = per("blind", num_players, 0)
+    blind = per("blind", num_players)  # required, as in ACPC's game.c
     first_player = tuple(p - 1 for p in per("first_player", num_rounds, 1))
     max_raises = per("max_raises", num_rounds, UNLIMITED_RAISES)
-    num_board_cards = per("num_board_cards", num_rounds, 0)
+    num_board_cards = per("num_board_cards", num_rounds)  # required, as in game.c
     raise_size = per("raise_size", num_rounds) if betting_type == "limit" else (0,) * num_rounds
     if betting_type == "limit" and "stack" in values:
         # ACPC then lets a limit raise or call put a player all-in, with side pots

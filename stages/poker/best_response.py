@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from math import ceil
+from math import ceil, comb, factorial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,12 +26,21 @@ from pydantic import Field
 
 from gameforge.artifacts import Artifact, ArtifactStore, write_chunk
 from gameforge.engines.common.stats import Z_TWO_SIDED_95, one_sided_lower_bound
+from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.best_response import BestResponse
+from gameforge.engines.poker.betting import tree_size
 from gameforge.engines.poker.mccfr import lossless_tables
 from gameforge.stages.base import StageContext
 from gameforge.stages.poker.params import TreeGameParams, same_game
+from gameforge.stages.poker.sizes import (
+    THREADS,
+    bucket_table_bytes,
+    buckets_per_round,
+    infosets,
+)
 from gameforge.stages.poker.strategy import StrategyView
-from gameforge.stages.registry import stage
+from gameforge.stages.registry import footprint, stage
+from gameforge.stages.resources import Footprint, nbytes
 
 SUMS = "board_values"
 
@@ -157,3 +166,32 @@ def measured_exploitability(store: ArtifactStore, dependents: list[str]) -> dict
             lower = one_sided_lower_bound(mean, se)
             found.setdefault("lbr", []).append((key, mean, lower, summary["deals"]))
     return found
+
+
+def strategy_bytes(upstream: dict[str, dict], game: GameDef) -> dict[str, int]:
+    """A stored strategy opened for play: its float32 average and its bucket lookups."""
+    sizes = buckets_per_round(game, upstream)
+    inputs = getattr(upstream, "inputs", {})
+    abstract = "middle_buckets" in inputs and "river_buckets" in inputs
+    return {
+        "strategy": nbytes((infosets(game, sizes), 3), 4),
+        "bucket lookups": bucket_table_bytes(game, abstract),
+    }
+
+
+@footprint("best-response")
+def _footprint(params: BestResponseParams, upstream: dict[str, dict]) -> Footprint:
+    """The strategy and its bucket lookups, per-board working arrays of each thread, and the
+    class sums of every canonical board of the first board round."""
+    game = params.game_def()
+    held = strategy_bytes(upstream.get("strategy", {}), game)
+    hands = comb(game.deck_size, game.num_hole_cards)
+    decisions = sum(tree_size(game).decisions)
+    flop = game.card_groups()[1] if len(game.card_groups()) > 1 else 0
+    boards = comb(game.deck_size, flop) // max(1, factorial(game.num_suits) // 2)
+    sums = nbytes((boards, 8, 2, hands), 8)
+    return Footprint(
+        peak={**held, "per-board reach and values": THREADS * nbytes((decisions, hands), 16),
+              "class sums": 2 * sums},
+        stored={"board_values (until commit)": sums, "values and contributions": sums // 4},
+    )  # fmt: skip

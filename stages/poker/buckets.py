@@ -32,10 +32,17 @@ from pydantic import Field
 from gameforge.engines.common.emd import cumulative
 from gameforge.engines.common.kmeans import Centroid, KMeansState, kmeans
 from gameforge.stages.base import StageContext, StageError, StageParams
-from gameforge.stages.poker.hsd import array_name, hsd_rounds
+from gameforge.stages.poker.hsd import array_name, count_dtype, hsd_rounds
 from gameforge.stages.poker.ochs import RESULT as OCHS_ARRAY
 from gameforge.stages.poker.params import GameParams, same_game
-from gameforge.stages.registry import stage
+from gameforge.stages.poker.sizes import (
+    canonical_hands,
+    clustering_bytes,
+    completions,
+    last_round_hands,
+)
+from gameforge.stages.registry import footprint, stage
+from gameforge.stages.resources import Footprint, nbytes
 
 # The centroid rule of each k-means metric and its name in the summaries: the rule that
 # minimises the stage's objective, so Lloyd's iterations never raise it.
@@ -278,3 +285,37 @@ def _round_summary(n_hands: int, points: np.ndarray, result: dict[str, Any]) -> 
         "bucket_size_min": int(sizes.min()),
         "bucket_size_max": int(sizes.max()),
     }
+
+
+@footprint("hsd-buckets")
+def _hsd_footprint(params: HSDBucketParams, upstream: dict[str, dict]) -> Footprint:
+    """The largest round's histograms, as CDFs under k-means; labels and centroids stored."""
+    game = params.game_def()
+    bins = int(upstream.get("hsd", {}).get("bins", 50))
+    rounds = params.rounds if params.rounds is not None else tuple(range(1, game.num_rounds - 1))
+    stored = {f"bucket_round{r}": nbytes(canonical_hands(game, r), 2) for r in rounds}
+    stored["centroids"] = len(rounds) * nbytes((params.k, bins), 8)
+    per_round = [
+        clustering_bytes(
+            canonical_hands(game, r), bins, count_dtype(completions(game, r)).itemsize,
+            params.k, params.n_groups, params.merge_duplicates,
+        )
+        for r in rounds
+    ]  # fmt: skip
+    peak = max(per_round, key=lambda terms: sum(terms.values()), default={})
+    return Footprint(peak=peak, stored=stored)
+
+
+@footprint("ochs-buckets")
+def _ochs_footprint(params: OCHSBucketParams, upstream: dict[str, dict]) -> Footprint:
+    """Last-round OCHS vectors (float32 copies) under L2 k-means; labels and centroids stored."""
+    game = params.game_def()
+    ochs = upstream.get("ochs", {})
+    clusters = getattr(ochs, "inputs", {}).get("opponent_clusters", {})
+    d = int(clusters.get("k", 8))
+    n = last_round_hands(game)
+    last = game.num_rounds - 1
+    return Footprint(
+        peak=clustering_bytes(n, d, 2, params.k, params.n_groups, params.merge_duplicates),
+        stored={f"bucket_round{last}": nbytes(n, 2), "centroids": nbytes((params.k, d), 8)},
+    )

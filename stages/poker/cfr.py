@@ -22,12 +22,15 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import TreeGameParams, same_game
-from gameforge.stages.registry import stage
+from gameforge.stages.poker.sizes import bucket_table_bytes, buckets_per_round, infosets
+from gameforge.stages.registry import footprint, stage
+from gameforge.stages.resources import Footprint, Recorded, nbytes
 
 FULL = ("cfr", "cfr+")
 EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is computed
@@ -292,3 +295,38 @@ def _load_parent(ctx: StageContext, solver: Any, curve: dict[str, list[float]]) 
         curve[name] = [float(v) for v in np.asarray(parent[f"curve_{name}"][:])]
     ctx.log(f"cfr: continuing {parent.key} from iteration {done:,}")
     return done
+
+
+@footprint("cfr")
+def _footprint(params: CFRParams, upstream: dict[str, dict]) -> Footprint:
+    """Regret and strategy-sum tables (plus the full walks' current strategy, legal mask and
+    per-deal card tables), the abstraction's bucket lookups, and the written tables."""
+    game = params.game_def()
+    sizes = buckets_per_round(game, Recorded({}, upstream))
+    sets = infosets(game, sizes)
+    abstract = "middle_buckets" in upstream and "river_buckets" in upstream
+    peak = {
+        "regret, strategy sums": nbytes((sets, 3), 16),
+        # np.savez of a checkpoint and the float32 average written at the end: one table's copy
+        "checkpoint and output copies": nbytes((sets, 3), 8),
+        "bucket lookups": bucket_table_bytes(game, abstract),
+    }
+    if params.algorithm in FULL:
+        peak["current strategy, legal mask"] = nbytes((sets, 3), 9)
+        peak["enumerated deals"] = _enumerated_deal_bytes(game)
+    return Footprint(
+        peak=peak,
+        stored={
+            "regret, strategy_sum, average_strategy": nbytes((sets, 3), 20),
+            "checkpoint (until commit)": nbytes((sets, 3), 16),
+        },
+    )
+
+
+def _enumerated_deal_bytes(game: GameDef) -> int:
+    """Full walks enumerate every board with every hand: bucket ids and showdown ranks."""
+    from math import comb
+
+    hands = comb(game.deck_size, game.num_hole_cards)
+    boards = comb(game.deck_size, sum(game.num_board_cards))
+    return 16 * game.num_rounds * boards * hands

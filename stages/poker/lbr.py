@@ -18,9 +18,11 @@ from pydantic import Field
 
 from gameforge.engines.common.stats import Z_ONE_SIDED_95, Z_TWO_SIDED_95, one_sided_lower_bound
 from gameforge.stages.base import StageContext
+from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
-from gameforge.stages.registry import stage
+from gameforge.stages.registry import footprint, stage
+from gameforge.stages.resources import Footprint, nbytes
 
 
 class LBRParams(TreeGameParams):
@@ -83,3 +85,14 @@ def lower_bound_text(mean: float, lower: float) -> str:
         f"exploitability >= {lower:.1f} mbb/g with 95% confidence (one-sided, mean - "
         f"{Z_ONE_SIDED_95}·SE; LBR wins {mean:.1f} mbb/g)"
     )
+
+
+@footprint("lbr")
+def _footprint(params: LBRParams, upstream: dict[str, dict]) -> Footprint:
+    """The strategy and its bucket lookups, and every deal's winnings."""
+    game = params.game_def()
+    return Footprint(
+        peak={**strategy_bytes(upstream.get("strategy", {}), game),
+              "winnings": nbytes(params.deals, 16)},
+        stored={"winnings": nbytes(params.deals, 8)},
+    )  # fmt: skip

@@ -20,10 +20,12 @@ from pydantic import Field
 
 from gameforge.engines.poker.match import Agent, play_match, summarize
 from gameforge.stages.base import StageContext, StageError, numbered
+from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
-from gameforge.stages.registry import stage
+from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import comparison_text, head_to_head
+from gameforge.stages.resources import Footprint, nbytes
 
 
 class LeagueParams(TreeGameParams):
@@ -148,3 +150,19 @@ def more_clusters_claim(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> d
         "holds": holds,
         "evidence": [comparison_text(labels, mbb, ci, a, b, "mbb/g", 1) for a, b in pairs],
     }
+
+
+@footprint("league")
+def _footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
+    """Every player's strategy and bucket lookups, and one pairing's per-hand winnings."""
+    game = params.game_def()
+    players = [p for name, p in upstream.items() if name.startswith("players")]
+    peak: dict[str, int] = {}
+    for i, player in enumerate(players):
+        for name, size in strategy_bytes(player, game).items():
+            peak[f"player {i} {name}"] = size
+    # one pairing's per-hand winnings at a time (and summarize's copy)
+    peak["winnings of a pairing"] = 2 * nbytes(
+        (params.matches, params.sets, params.hands_per_set), 8
+    )
+    return Footprint(peak=peak, stored={"tables": nbytes((len(players), len(players), 3), 8)})

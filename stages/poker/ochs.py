@@ -28,7 +28,9 @@ from gameforge.stages.poker.river_hs import (
     num_boards,
     scatter_boards,
 )
-from gameforge.stages.registry import stage
+from gameforge.stages.poker.sizes import THREADS, hole_combos, last_round_boards, last_round_hands
+from gameforge.stages.registry import footprint, stage
+from gameforge.stages.resources import Footprint, nbytes
 
 BY_BOARD = "ochs_by_board"
 RESULT = "ochs"
@@ -114,3 +116,20 @@ def run(ctx: StageContext) -> dict:
         "layout": f"hand isomorphism index of (hole {hole}, unordered board {board})",
         "mean_per_cluster": (values.mean(axis=0) / SCALE).round(4).tolist(),
     }
+
+
+@footprint("ochs")
+def _footprint(params: OCHSParams, upstream: dict[str, dict]) -> Footprint:
+    """Per-hand OCHS of every opponent cluster, chunk arrays in flight, and the by-board
+    counts that stay in the partial build until scattered."""
+    game = params.game_def()
+    k = int(upstream.get("opponent_clusters", {}).get("k", 8))
+    hands, boards, combos = last_round_hands(game), last_round_boards(game), hole_combos(game)
+    chunk = nbytes((min(params.boards_per_chunk, boards), combos, k), 2)
+    return Footprint(
+        peak={"ochs per hand": nbytes((hands, k), 2), "chunks in flight": 2 * THREADS * chunk},
+        stored={
+            RESULT: nbytes((hands, k), 2),
+            f"{BY_BOARD} (until commit)": nbytes((boards, combos, k), 2),
+        },
+    )

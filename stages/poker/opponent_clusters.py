@@ -16,7 +16,9 @@ from gameforge.engines.poker.cards import RANK_CHARS
 from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.hsd import array_name, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
-from gameforge.stages.registry import stage
+from gameforge.stages.poker.sizes import canonical_hands, kmeans_bytes
+from gameforge.stages.registry import footprint, stage
+from gameforge.stages.resources import Footprint, nbytes
 
 
 class OpponentClusterParams(GameParams):
@@ -125,3 +127,18 @@ def _class_sizes(indexer, deck_size: int, num_hole: int) -> np.ndarray:  # type:
 
     rows = np.array(list(combinations(range(deck_size), num_hole)), dtype=np.int8)
     return np.bincount(indexer.index(rows, 0), minlength=indexer.size(0))
+
+
+@footprint("opponent-clusters")
+def _footprint(params: OpponentClusterParams, upstream: dict[str, dict]) -> Footprint:
+    """Preflop HSDs as float CDFs and k-means state: small at every size (169 hands)."""
+    game = params.game_def()
+    n = canonical_hands(game, 0)
+    bins = int(upstream.get("hsd", {}).get("bins", 50))
+    return Footprint(
+        peak={
+            "preflop histograms and k-means": 3
+            * (nbytes((n, bins), 4) + kmeans_bytes(n, bins, params.k, None))
+        },
+        stored={"cluster, expected_hs": nbytes(n, 10), "centroids": nbytes((params.k, bins), 8)},
+    )

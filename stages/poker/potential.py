@@ -43,7 +43,9 @@ from gameforge.stages.poker.buckets import bucket_dtype, iteration_checkpoints, 
 from gameforge.stages.poker.hsd import cached_array, chunk_hands, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import hand_indexer
-from gameforge.stages.registry import stage
+from gameforge.stages.poker.sizes import THREADS, canonical_hands, completions, last_round_hands
+from gameforge.stages.registry import footprint, stage
+from gameforge.stages.resources import Footprint, nbytes
 
 WORK_PER_CHUNK = 1 << 22  # next-round lookups per feature chunk
 CENTROID_NOTE = (
@@ -263,3 +265,30 @@ def run(ctx: StageContext) -> dict:
                 # these points, so they still give exact lower bounds one round earlier.
                 embedding = centroids @ embedding
     return summary
+
+
+@footprint("potential-buckets")
+def _footprint(params: PotentialParams, upstream: dict[str, dict]) -> Footprint:
+    """The largest round's next-round bucket ids per hand (and their distinct rows), the
+    river bucket table the chunks read, and potential-aware k-means over `next_k` buckets."""
+    game = params.game_def()
+    last = game.num_rounds - 1
+    next_k = int(upstream.get("ochs_buckets", {}).get("k", 9000))
+    rounds = range(params.first_round, last)
+    n = max((canonical_hands(game, r) for r in rounds), default=0)
+    width = max((completions(game, r, r + 1) for r in rounds), default=0)
+    features = nbytes((n, width), 2)
+    return Footprint(
+        peak={
+            "next-round buckets": 2 * features,
+            "river bucket table": nbytes(last_round_hands(game), 2),
+            "per-point state": nbytes(n, 32),
+            "centroids, sums, centre distances": nbytes((params.k, next_k), 8 * (2 + THREADS))
+            + nbytes((params.k, params.k), 8),
+        },
+        stored={
+            **{feature_name(r): nbytes((canonical_hands(game, r), completions(game, r, r + 1)), 2)
+               for r in rounds},
+            "centroids": len(rounds) * nbytes((params.k, next_k), 8),
+        },
+    )  # fmt: skip
