@@ -222,12 +222,17 @@ RepairOpt = Annotated[
 _END_PROCESS = False
 
 
+_ENDING = False  # set once the main thread stops children itself: the stop timer then waits
+
+
 def _end_run(code: int) -> NoReturn:
     """Stop child processes, flush, and end the run with exit status `code`."""
     import os
 
     from gameforge.flows.runlog import stop_descendants
 
+    global _ENDING
+    _ENDING = True
     stop_descendants()
     if _END_PROCESS:
         sys.stdout.flush()
@@ -242,8 +247,8 @@ def _hard_stop(signum: int) -> None:
 
     from gameforge.flows.runlog import stop_descendants
 
-    if not _END_PROCESS:
-        return
+    if not _END_PROCESS or _ENDING:
+        return  # the main thread is stopping the children within its own bounded time
     stop_descendants(grace_s=1.0)
     sys.stderr.write(f"error: stopped by {signal_name(signum)}; run the same command to resume\n")
     sys.stderr.flush()

@@ -169,8 +169,10 @@ def stop_descendants(grace_s: float = 3.0) -> None:
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    for pid in pids:
-        _alive_child(pid)
+    # reap them: a child left unreaped would linger as a zombie under init
+    deadline = time.monotonic() + 2.0
+    while any(_alive_child(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _alive_child(pid: int) -> bool:

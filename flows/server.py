@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -99,6 +100,8 @@ def stop() -> bool:
     except OSError:
         os.kill(state["pid"], signal.SIGTERM)
     for _ in range(100):
+        with contextlib.suppress(ChildProcessError):  # reap it when this process started it
+            os.waitpid(state["pid"], os.WNOHANG)
         if not _alive(state["pid"]):
             break
         time.sleep(0.1)

@@ -10,6 +10,46 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 
+# The Prefect home the session started with, for tests that need a run's own temporary API.
+OWN_PREFECT_HOME = "GAMEFORGE_TEST_OWN_PREFECT_HOME"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_prefect_api(tmp_path_factory):
+    """One Prefect server for the session's flow runs, in a Prefect home of its own.
+
+    Without it every `gameforge run` a test starts would start Prefect's temporary API (about 10
+    s each). Tests of that temporary server's own behaviour (its clean-up on SIGTERM, what it
+    listens on) drop PREFECT_API_URL from their environment; `server_port` does too.
+    """
+    if os.environ.get("PREFECT_API_URL") or os.environ.get("GAMEFORGE_TEST_EPHEMERAL_PREFECT"):
+        yield None
+        return
+    import socket
+
+    from gameforge.flows import server
+
+    saved = {k: os.environ.get(k) for k in ("PREFECT_HOME", "PREFECT_API_URL")}
+    os.environ[OWN_PREFECT_HOME] = saved["PREFECT_HOME"] or ""
+    os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    state = server.start(port=port, wait_s=180)
+    os.environ["PREFECT_API_URL"] = state["api_url"]
+    try:
+        yield state["api_url"]
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        os.environ.pop(OWN_PREFECT_HOME, None)
+        server.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @pytest.fixture
 def store(tmp_path):
     """An empty artifact store in a temporary directory."""

@@ -155,6 +155,7 @@ def test_always_fold_loses_exactly_its_blinds():
     assert result.values.mean() / 10.0 * 1000.0 == pytest.approx(750.0, abs=1e-9)
 
 
+@pytest.mark.slow  # a minute; chunk resume is checked by default on river-hs, cfr and k-means
 def test_stage_resumes_bit_identical_and_lbr_stays_below(store, tmp_path):
     """The stage on a short-deck solve: killed after two chunks, resumed to the same bytes as an
     uninterrupted run; equal to the enumerated best response of the stored (float32) strategy;

@@ -30,7 +30,10 @@ def test_plan_says_what_is_cached_resumed_and_computed_and_writes_nothing(store)
     before = plan(TOY, params, store)
     assert [s.status for s in before] == ["computes", "computes"]
     assert {s.label: s.key for s in before} == plan_keys(TOY, params)
-    assert before[0].params == {"n": 300, "chunk": 100} and before[0].execution == {"delay": 0.0}
+    assert before[0].params == {"n": 300, "chunk": 100} and before[0].execution == {
+        "delay": 0.0,
+        "fail_chunk": -1,
+    }
     assert not store.root.exists()  # a dry run leaves no trace
 
     run_plan(TOY, params, store, only=[SQUARES.name], log=quiet)

@@ -60,14 +60,14 @@ def test_flow_run_then_cache_hit_then_inspect(tmp_path):
     assert "river-hs: cache hit" in rerun.stdout and "hsd: computing" in rerun.stdout
     assert "ochs" not in rerun.stdout  # only hsd and what it needs
 
-    # Another opponent-cluster count reuses everything upstream.
+    # Another flop/turn bucket count reuses everything upstream and beside it.
     other = gameforge(
-        "run", "lhe-abstraction", "--preset", "tiny", "--set", "opponent-clusters.k=6", store=store
+        "run", "lhe-abstraction", "--preset", "tiny", "--set", "hsd-buckets.k=100", store=store
     )
     assert other.returncode == 0, other.stdout + other.stderr
     assert "river-hs: cache hit" in other.stdout and "hsd: cache hit" in other.stdout
-    assert "opponent-clusters: computing" in other.stdout and "ochs: computing" in other.stdout
-    assert "hsd-buckets: cache hit" in other.stdout and "ochs-buckets: computing" in other.stdout
+    assert "opponent-clusters: cache hit" in other.stdout and "ochs: cache hit" in other.stdout
+    assert "hsd-buckets: computing" in other.stdout and "ochs-buckets: cache hit" in other.stdout
     refused = gameforge("artifacts", "rm", key, store=store)
     assert refused.returncode == 2 and "is an input of" in refused.stderr
 

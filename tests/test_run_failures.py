@@ -16,12 +16,26 @@ import tests.toy_stages  # noqa: F401  (registers the toy stages in this process
 from gameforge.artifacts import ArtifactStore
 from gameforge.flows.runlog import descendants
 from gameforge.stages.runner import run_stage
+from tests.conftest import OWN_PREFECT_HOME
 from tests.poker_helpers import quiet
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY_CLI = [sys.executable, str(ROOT / "tests" / "toy_flow_cli.py")]
 CLI = [sys.executable, "-m", "gameforge.flows.cli"]
-ENV = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+
+
+def env(shared_prefect: bool = True) -> dict[str, str]:
+    """The CLI's environment: the session's Prefect server, or (False) none, so that a run
+    starts Prefect's temporary API as its own child process."""
+    out = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    if not shared_prefect:
+        out.pop("PREFECT_API_URL", None)
+        own = out.pop(OWN_PREFECT_HOME, None)
+        if own is not None:  # the session's server is found through its home: leave it
+            out.pop("PREFECT_HOME", None)
+            if own:
+                out["PREFECT_HOME"] = own
+    return out
 
 
 def corrupt_first_chunk(store: ArtifactStore, key: str) -> None:
@@ -35,6 +49,14 @@ def stored(store: ArtifactStore, stage: str) -> str:
     return next(key for key in store.keys() if key.startswith(stage + "-"))  # noqa: SIM118
 
 
+def command_line(pid: int) -> str:
+    """A process's command line, empty once it has gone."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 def lines(text: str) -> list[str]:
     """Non-empty lines."""
     return [line for line in text.splitlines() if line.strip()]
@@ -44,7 +66,7 @@ def test_sigterm_mid_stage_leaves_no_process_and_a_rerun_resumes_to_the_same_art
     store_root = tmp_path / "store"
     run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", str(store_root)]
     proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=ENV)  # fmt: skip
+                            env=env(shared_prefect=False))  # fmt: skip
     done_dir = None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -55,18 +77,19 @@ def test_sigterm_mid_stage_leaves_no_process_and_a_rerun_resumes_to_the_same_art
         time.sleep(0.1)
     assert done_dir is not None, "the toy stage never got going"
     children = descendants(proc.pid)
+    assert any("uvicorn" in command_line(pid) for pid in children)  # Prefect's temporary API
     stopped_at = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     output = proc.communicate(timeout=30)[0]
     assert time.monotonic() - stopped_at < 10
     assert proc.returncode == 128 + signal.SIGTERM
     assert "stopped by SIGTERM" in output and len(lines(output)) <= 6, output
-    alive = [pid for pid in children if Path(f"/proc/{pid}").exists()]
-    assert not alive, f"processes left behind: {alive}"
+    alive = [pid for pid in children if Path(f"/proc/{pid}").exists()]  # zombies count too
+    assert not alive, f"processes left behind: {[(p, command_line(p)) for p in alive]}"
     kept = len(list(done_dir.iterdir()))
     assert 3 <= kept < 40  # stopped in the middle, with finished chunks kept
 
-    again = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=300)
+    again = subprocess.run(run, capture_output=True, text=True, env=env(), timeout=300)
     assert again.returncode == 0, again.stderr
     assert "resuming squares" in again.stdout
     store = ArtifactStore(store_root)
@@ -87,7 +110,7 @@ def test_memory_error_in_a_dask_worker_ends_the_run_in_one_error_line(tmp_path):
     run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", str(tmp_path / "store"),
            "--set", "toy-squares.fail_chunk=5", "--set", "toy-squares.delay=0.05",
            "--verbose"]  # fmt: skip
-    failed = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=120)
+    failed = subprocess.run(run, capture_output=True, text=True, env=env(), timeout=120)
     assert failed.returncode == 1
     assert "Traceback (most recent call last)" in failed.stderr  # --verbose: inline too
     errors = [line for line in lines(failed.stderr) if line.startswith("error:")]
@@ -106,7 +129,7 @@ def test_a_failing_stage_prints_one_line_and_a_log_and_repair_rebuilds_the_corru
     before = store.open(squares.key).meta["arrays"]
     run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", str(store_root)]
 
-    failed = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=300)
+    failed = subprocess.run(run, capture_output=True, text=True, env=env(), timeout=300)
     assert failed.returncode == 1
     errors = [line for line in lines(failed.stderr) if line.startswith("error:")]
     assert len(errors) == 1, failed.stderr
@@ -119,7 +142,7 @@ def test_a_failing_stage_prints_one_line_and_a_log_and_repair_rebuilds_the_corru
     assert "Traceback (most recent call last)" in log_file.read_text()
     assert not [k for k in store.keys() if k.startswith("toy-double")]  # noqa: SIM118
 
-    repaired = subprocess.run([*run, "--repair"], capture_output=True, text=True, env=ENV,
+    repaired = subprocess.run([*run, "--repair"], capture_output=True, text=True, env=env(),
                               timeout=300)  # fmt: skip
     assert repaired.returncode == 0, repaired.stderr
     assert f"repair: {squares.key} is corrupted" in repaired.stdout

@@ -62,7 +62,9 @@ def test_run_then_cache_hit_then_force(store):
 def test_unknown_stage_and_parameter_list_valid_ones(store):
     with pytest.raises(StageError, match=r"unknown stage 'nope' \(valid: .*river-hs"):
         get_stage("nope")
-    with pytest.raises(StageError, match=r"unknown parameter bogus \(valid: chunk, delay, n\)"):
+    with pytest.raises(
+        StageError, match=r"unknown parameter bogus \(valid: chunk, delay, fail_chunk, n\)"
+    ):
         run_stage("toy-squares", {"bogus": 1}, store=store, log=_quiet)
     with pytest.raises(StageError, match="parameter n"):
         run_stage("toy-squares", {"n": -5}, store=store, log=_quiet)
@@ -267,7 +269,7 @@ def test_execution_only_parameters_do_not_change_the_key(store):
     second = run_stage("toy-squares", {"n": 300, "delay": 0.01}, store=store, log=_quiet)
     assert second.cached and second.key == first.key
     meta = store.open(first.key).meta
-    assert "delay" not in meta["params"] and meta["execution"] == {"delay": 0.0}
+    assert "delay" not in meta["params"] and meta["execution"] == {"delay": 0.0, "fail_chunk": -1}
     third = run_stage("toy-squares", {"n": 301}, store=store, log=_quiet)
     assert not third.cached and third.key != first.key
 
