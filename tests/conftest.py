@@ -14,6 +14,19 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 OWN_PREFECT_HOME = "GAMEFORGE_TEST_OWN_PREFECT_HOME"
 
 
+def without_shared_prefect(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a run that must start Prefect's temporary API as its own child: no API URL,
+    and the Prefect home the session started with (the shared server is found through its own)."""
+    out = dict(env)
+    out.pop("PREFECT_API_URL", None)
+    own = out.pop(OWN_PREFECT_HOME, None)
+    if own is not None:
+        out.pop("PREFECT_HOME", None)
+        if own:
+            out["PREFECT_HOME"] = own
+    return out
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_prefect_api(tmp_path_factory):
     """One Prefect server for the session's flow runs, in a Prefect home of its own.

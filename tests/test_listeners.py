@@ -19,6 +19,7 @@ import psutil
 
 from gameforge.flows.runtime import dask_executor, plain_connection_warning
 from tests.acpc_dealer import start_dealer
+from tests.conftest import without_shared_prefect
 from tests.poker_helpers import LEDUC, solve_leduc
 
 GAMEFORGE = str(Path(sys.executable).with_name("gameforge"))
@@ -80,8 +81,7 @@ def _env(store: Path) -> dict[str, str]:
 
 def test_a_run_with_the_dashboard_listens_on_loopback_only(tmp_path):
     """A tiny flow on the default local cluster and Prefect's temporary API, dashboard on."""
-    env = _env(tmp_path / "store")
-    env.pop("PREFECT_API_URL", None)
+    env = without_shared_prefect(_env(tmp_path / "store"))
     seen, out, code = _run_sampling(
         [GAMEFORGE, "run", "lhe-abstraction", "--preset", "tiny", "--dashboard"], env
     )

@@ -16,7 +16,7 @@ import tests.toy_stages  # noqa: F401  (registers the toy stages in this process
 from gameforge.artifacts import ArtifactStore
 from gameforge.flows.runlog import descendants
 from gameforge.stages.runner import run_stage
-from tests.conftest import OWN_PREFECT_HOME
+from tests.conftest import without_shared_prefect
 from tests.poker_helpers import quiet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,14 +28,7 @@ def env(shared_prefect: bool = True) -> dict[str, str]:
     """The CLI's environment: the session's Prefect server, or (False) none, so that a run
     starts Prefect's temporary API as its own child process."""
     out = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
-    if not shared_prefect:
-        out.pop("PREFECT_API_URL", None)
-        own = out.pop(OWN_PREFECT_HOME, None)
-        if own is not None:  # the session's server is found through its home: leave it
-            out.pop("PREFECT_HOME", None)
-            if own:
-                out["PREFECT_HOME"] = own
-    return out
+    return out if shared_prefect else without_shared_prefect(out)
 
 
 def corrupt_first_chunk(store: ArtifactStore, key: str) -> None:
