@@ -27,6 +27,11 @@ MAX_MANIFEST_BYTES = 64 << 20  # metadata with every curve of a long run stays f
 _KEY = re.compile(rf"[a-z0-9][a-z0-9-]*-[0-9a-f]{{{KEY_HASH_CHARS}}}")
 
 
+def _first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line (tarfile's can span several)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def _manifest(tar: tarfile.TarFile, path: Path) -> tuple[str, dict[str, Any]]:
     """The (key, metadata) an export declares, checked for shape; StoreError if malformed."""
     try:
@@ -108,8 +113,7 @@ def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str,
         try:
             tar = tarfile.open(path, "r")  # noqa: SIM115 (closed by the with below)
         except (OSError, tarfile.TarError) as exc:
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise StoreError(f"{path}: not a gameforge export ({reason})") from None
+            raise StoreError(f"{path}: not a gameforge export ({_first_line(exc)})") from None
         with tar:
             key, meta = _manifest(tar, path)
             if store.exists(key):
@@ -122,9 +126,8 @@ def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str,
                         members = [m for m in tar.getmembers() if m.name.split("/")[0] == key]
                         tar.extractall(staging, members=members, filter="data")
                     except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
-                        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                         raise StoreError(
-                            f"{path}: cannot extract ({reason}); nothing imported"
+                            f"{path}: cannot extract ({_first_line(exc)}); nothing imported"
                         ) from None
                     _verify_extracted(staging / key, meta, path)
                     store.object_path(key).parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +145,7 @@ def _verify_extracted(group_path: Path, meta: dict, source: Path) -> None:
         group = zarr.open_group(str(group_path), mode="r")
     except Exception as exc:  # zarr raises several types for a missing or damaged group
         raise StoreError(
-            f"{source}: the artifact's data is missing or unreadable ({exc})"
+            f"{source}: the artifact's data is missing or unreadable ({_first_line(exc)})"
         ) from None
     if dict(group.attrs).get(META_ATTR) != meta:
         raise StoreError(f"{source}: the artifact's own metadata differs from its manifest")
@@ -152,7 +155,6 @@ def _verify_extracted(group_path: Path, meta: dict, source: Path) -> None:
         try:
             actual = array_checksum(group[name])  # type: ignore[arg-type]
         except Exception as exc:  # a missing or undecodable chunk
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise StoreError(f"{source}: array {name} is unreadable ({reason})") from None
+            raise StoreError(f"{source}: array {name} is unreadable ({_first_line(exc)})") from None
         if actual != info["checksum"]:
             raise StoreError(f"{source}: array {name} fails its checksum; nothing imported")

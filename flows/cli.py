@@ -84,6 +84,13 @@ def _say(text: str) -> None:
     console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
+def _human(n: int) -> str:
+    """Bytes as 12.3 GB (the resource plan's formatting)."""
+    from gameforge.stages.resources import human
+
+    return human(n)
+
+
 def _user_errors() -> tuple[type[Exception], ...]:  # lazy: the imports are slow
     from gameforge.artifacts.store import StoreError
     from gameforge.engines.poker.acpc import GameDefError
@@ -91,15 +98,6 @@ def _user_errors() -> tuple[type[Exception], ...]:  # lazy: the imports are slow
     from gameforge.stages.base import StageError
 
     return (StoreError, StageError, GameDefError, ClusterError, FileNotFoundError)
-
-
-def _human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 class _RateColumn(ProgressColumn):
@@ -683,7 +681,7 @@ def artifacts_ls(
             game = about["game"]
             table.add_row(Text(game or "(unknown: partial builds)", style="bold"))
         labels = " ".join(f"{k}={_inline(v)}" for k, v in about["labels"].items()) or "-"
-        cells = [info.key, labels, info.status, _human_bytes(info.bytes)]
+        cells = [info.key, labels, info.status, _human(info.bytes)]
         if wide:
             cells.append((info.created or "-").replace("+00:00", "Z"))
         style = None if info.status == "complete" else "yellow"
@@ -746,7 +744,7 @@ def artifacts_show(
     console.print(f"[bold]{meta['key']}[/]  stage {meta['stage']} v{meta['version']}")
     console.print(f"  built {meta['created']} -> {meta['finished']} ({meta['duration_s']} s)")
     console.print(f"  on {meta['host']}, code {meta.get('code_version', '?')}")
-    console.print(f"  path {meta['path']} ({_human_bytes(meta['bytes'])})")
+    console.print(f"  path {meta['path']} ({_human(meta['bytes'])})")
     console.print("  parameters:")
     for name, value in meta["params"].items():
         console.print(f"    {name} = {value!r}", highlight=False)
@@ -873,7 +871,7 @@ def artifacts_export(
     except _user_errors() as exc:
         _fail(str(exc))
     for path in written:
-        console.print(f"wrote {path} ({_human_bytes(path.stat().st_size)})", highlight=False)
+        console.print(f"wrote {path} ({_human(path.stat().st_size)})", highlight=False)
 
 
 @artifacts_app.command("import")
