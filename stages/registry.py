@@ -1,8 +1,10 @@
 """The stage registry: which modules hold stages, and the lookup of a stage by name.
 
 Adding a stage: write its module (a run function declared with `@stage(...)`, or a `Stage`
-passed to `register`) and add the module's import path to `STAGE_MODULES`. Modules are
-imported on first lookup, so a stage module may import from here without an import circle.
+passed to `register`) and list the module's import path with the stage's name in
+`STAGE_MODULES`. A module is imported when one of its stages is first looked up, so a stage
+module may import from here without an import circle, and planning a poker flow never imports
+torch (two seconds of every command's start) for the network stages.
 """
 
 from __future__ import annotations
@@ -17,21 +19,23 @@ from gameforge.stages.resources import Footprint
 
 RunFn = Callable[[StageContext], dict[str, Any]]
 
-STAGE_MODULES = (
-    "gameforge.stages.poker.river_hs",
-    "gameforge.stages.poker.hsd",
-    "gameforge.stages.poker.opponent_clusters",
-    "gameforge.stages.poker.ochs",
-    "gameforge.stages.poker.buckets",
-    "gameforge.stages.poker.potential",
-    "gameforge.stages.poker.cfr",
-    "gameforge.stages.poker.league",
-    "gameforge.stages.poker.best_response",
-    "gameforge.stages.poker.lbr",
-    "gameforge.stages.nlhe",
-    "gameforge.stages.hearts",
-    "gameforge.stages.blokus",
-)
+# Each stage module and the stages it declares (a test checks the two agree).
+STAGE_MODULES: dict[str, tuple[str, ...]] = {
+    "gameforge.stages.poker.river_hs": ("river-hs",),
+    "gameforge.stages.poker.hsd": ("hsd",),
+    "gameforge.stages.poker.opponent_clusters": ("opponent-clusters",),
+    "gameforge.stages.poker.ochs": ("ochs",),
+    "gameforge.stages.poker.buckets": ("hsd-buckets", "ochs-buckets"),
+    "gameforge.stages.poker.potential": ("potential-buckets",),
+    "gameforge.stages.poker.cfr": ("cfr",),
+    "gameforge.stages.poker.league": ("league",),
+    "gameforge.stages.poker.best_response": ("best-response",),
+    "gameforge.stages.poker.lbr": ("lbr",),
+    "gameforge.stages.nlhe": ("nlhe-histories", "nlhe-train", "nlhe-league"),
+    "gameforge.stages.hearts": ("hearts-logs", "hearts-svr", "hearts-falcon", "hearts-eval"),
+    "gameforge.stages.blokus": ("blokus-selfplay", "blokus-train", "blokus-eval", "blokus-curve"),
+}
+MODULE_OF = {name: module for module, names in STAGE_MODULES.items() for name in names}
 
 STAGES: dict[str, Stage] = {}
 _loaded = False
@@ -95,17 +99,21 @@ def footprint(name: str) -> Callable[[FootprintFn], FootprintFn]:
 
 
 def all_stages() -> dict[str, Stage]:
-    """Every registered stage by name (the shipped ones, and any registered since)."""
+    """Every registered stage by name: the shipped ones in `STAGE_MODULES` order (whatever order
+    they were first looked up in), then any registered since."""
     global _loaded
     if not _loaded:
         for module in STAGE_MODULES:
             importlib.import_module(module)
         _loaded = True
-    return STAGES
+    shipped = {name: STAGES[name] for name in MODULE_OF if name in STAGES}
+    return shipped | {name: stage for name, stage in STAGES.items() if name not in shipped}
 
 
 def get_stage(name: str) -> Stage:
     """A registered stage by name; an unknown name raises StageError listing the valid ones."""
-    if name not in all_stages():
+    if name not in STAGES and name in MODULE_OF:
+        importlib.import_module(MODULE_OF[name])
+    if name not in STAGES and name not in all_stages():
         raise StageError(f"unknown stage {name!r} (valid: {', '.join(sorted(STAGES))})")
     return STAGES[name]

@@ -71,3 +71,34 @@ def test_stored_inputs_feed_optional_inputs_and_refuse_the_rest():
         stored_inputs(solve, ["cfr.river_buckets=abc"])  # the flow's own wiring
     with pytest.raises(StageError, match="has no stage"):
         stored_inputs(solve, ["nowhere.parent=abc"])
+
+
+def test_the_registry_index_names_the_stages_each_module_declares():
+    """`STAGE_MODULES` lists, per module, exactly the stages importing that module declares."""
+    import importlib
+
+    from gameforge.stages.registry import STAGE_MODULES
+
+    all_stages()
+    for module, names in STAGE_MODULES.items():
+        declared = {s.name for s in all_stages().values() if s.run.__module__ == module}
+        assert declared == set(names), module
+        importlib.import_module(module)
+
+
+def test_planning_a_poker_flow_imports_no_network_code():
+    """A poker flow's plan looks up only the poker stage modules: torch (about two seconds of a
+    command's start) stays unimported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from gameforge.flows.specs import get_flow\n"
+        "spec = get_flow('lhe-league')\n"
+        "spec.resolve('tiny', {})\n"
+        "print('torch' in sys.modules, 'gameforge.stages.nlhe' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
