@@ -7,6 +7,7 @@ answer quickly; `run` and `stage run` go through Prefect.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -842,7 +843,7 @@ def _plot_gallery(store: Any, out: Path) -> None:
             _say(f"wrote {out / entry.image}: {entry.description}")
 
     try:
-        entries = write_gallery(store, out, on_entry=report)
+        entries = write_gallery(store, out, on_entry=report, workers=os.cpu_count() or 1)
     except _user_errors() + (OSError,) as exc:
         _fail(str(exc))
     failed = sum(entry.error is not None for entry in entries)

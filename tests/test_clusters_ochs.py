@@ -82,6 +82,7 @@ def test_clusters_are_ordered_deterministic_and_complete(short_chain):
     np.testing.assert_array_equal(store.open(again.key)["cluster"][:], labels)
 
 
+@pytest.mark.slow  # the preflop HSD of full Hold'em takes 30-45 s; CI runs it with -m slow
 def test_preflop_clusters_on_full_holdem(holdem_store, holdem_preflop_hsd):
     """The paper's setting: 169 hands, k = 8; aces strongest, 72o-like trash weakest."""
     result = run_stage(

@@ -109,14 +109,24 @@ def test_game_info_is_fast_and_exact(tmp_path):
 
 
 def test_server_start_run_uses_it_then_stop(tmp_path, server_port):
-    """`server start` on 127.0.0.1; a run then records its flow run there; `server stop`."""
+    """`server start` on 127.0.0.1, the server and all its children bound to loopback only; a
+    run then records its flow run there; `server stop`."""
     import urllib.request
+
+    from tests.test_listeners import _listening, _off_loopback
 
     port = server_port
     try:
         started = gameforge("server", "start", "--port", str(port), store=tmp_path, timeout=180)
         assert started.returncode == 0, started.stdout + started.stderr
         assert f"127.0.0.1:{port}" in started.stdout
+        state = json.loads((tmp_path / "prefect" / "gameforge-server.json").read_text())
+        seen: set[tuple[str, int, str]] = set()
+        for _ in range(40):  # two seconds of samples of the running server
+            seen |= _listening([state["pid"]])
+            time.sleep(0.05)
+        assert not _off_loopback(seen), seen
+        assert ("127.0.0.1", port) in {(ip, p) for ip, p, _ in seen}
         assert "up (healthy)" in gameforge("server", "status", store=tmp_path).stdout
         run = gameforge(
             "run",

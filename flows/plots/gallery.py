@@ -12,7 +12,9 @@ folder can be moved, archived or served as it is.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+import multiprocessing
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,14 +72,46 @@ def lineage_order(artifacts: dict[str, Artifact]) -> list[str]:
     return ordered
 
 
+def _draw(store_root: str, key: str, png: str) -> tuple[str | None, str | None]:
+    """Draw one artifact's figure to `png`: (its description, None) or (None, the error)."""
+    from gameforge.flows.plots import plot
+
+    try:
+        return plot(ArtifactStore(store_root).open(key), Path(png)), None
+    except Exception as exc:  # any failure of one plot is reported, not fatal
+        return None, f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def _drawn(
+    store: ArtifactStore, jobs: list[tuple[str, Path]], workers: int
+) -> Iterator[tuple[str | None, str | None]]:
+    """`_draw` of each (key, png) job, in order; over `workers` processes when more than one
+    (matplotlib draws on one core, and a store's figures are independent)."""
+    if workers <= 1 or len(jobs) <= 1:
+        for key, png in jobs:
+            yield _draw(str(store.root), key, str(png))
+        return
+    # spawn: forking a process that may hold zarr's and Dask's threads is not safe
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures: list[Future[tuple[str | None, str | None]]] = [
+            pool.submit(_draw, str(store.root), key, str(png)) for key, png in jobs
+        ]
+        for future in futures:
+            yield future.result()
+
+
 def write_gallery(
     store: ArtifactStore,
     out_dir: Path,
     on_entry: Callable[[GalleryEntry], None] | None = None,
+    workers: int = 1,
 ) -> list[GalleryEntry]:
     """Draw every plot of the store's complete artifacts into `out_dir` and write its
-    `index.html`; returns the entries in page order (`on_entry` sees each one as it is done)."""
-    from gameforge.flows.plots import PLOTTERS, plot
+    `index.html`; returns the entries in page order (`on_entry` sees each one as it is done).
+
+    `workers` > 1 draws in that many spawned processes, which, as with any multiprocessing,
+    needs the calling script's work under `if __name__ == "__main__":`."""
+    from gameforge.flows.plots import PLOTTERS
 
     out_dir.mkdir(parents=True, exist_ok=True)
     complete = store.keys()  # committed artifacts only: partial builds are never listed
@@ -87,8 +121,13 @@ def write_gallery(
         for upstream in artifact.inputs.values():
             if upstream in used_by:
                 used_by[upstream].append(key)
+    order = lineage_order(artifacts)
+    jobs = [(key, out_dir / f"{key}.png") for key in order if artifacts[key].stage in PLOTTERS]
+    for _key, png in jobs:
+        png.unlink(missing_ok=True)  # never show a figure left by an earlier gallery
+    results = _drawn(store, jobs, workers or 1)
     entries = []
-    for key in lineage_order(artifacts):
+    for key in order:
         artifact = artifacts[key]
         entry = GalleryEntry(
             key=key,
@@ -99,13 +138,9 @@ def write_gallery(
             used_by=sorted(used_by[key]),
         )
         if artifact.stage in PLOTTERS:
-            png = out_dir / f"{key}.png"
-            png.unlink(missing_ok=True)  # never show a figure left by an earlier gallery
-            try:
-                entry.description = plot(artifact, png)
-                entry.image = png.name
-            except Exception as exc:  # any failure of one plot is reported, not fatal
-                entry.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            entry.description, entry.error = next(results)
+            if entry.error is None:
+                entry.image = f"{key}.png"
         entries.append(entry)
         if on_entry is not None:
             on_entry(entry)
