@@ -32,8 +32,13 @@ lint: $(STAMP)
 	@for part in engines stages artifacts flows; do ln -sfn ../../../$$part build/typecheck/gameforge/$$part; done
 	$(BIN)/mypy -p gameforge
 
+# Two processes, one test file each at a time: a file's module fixtures are built once, and
+# numba kernels compile on both cores instead of one (tests/conftest.py keeps each process to
+# one numba/OpenMP thread, so the two do not oversubscribe the cores).
+TEST_WORKERS ?= 2
+
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
