@@ -92,12 +92,15 @@ def _drawn(
             yield _draw(str(store.root), key, str(png))
         return
     # spawn: forking a process that may hold zarr's and Dask's threads is not safe
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
         futures: list[Future[tuple[str | None, str | None]]] = [
             pool.submit(_draw, str(store.root), key, str(png)) for key, png in jobs
         ]
         for future in futures:
             yield future.result()
+    finally:  # an interrupted gallery drops the figures not yet started
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def write_gallery(
