@@ -75,11 +75,12 @@ def lineage_order(artifacts: dict[str, Artifact]) -> list[str]:
 def _draw(store_root: str, key: str, png: str) -> tuple[str | None, str | None]:
     """Draw one artifact's figure to `png`: (its description, None) or (None, the error)."""
     from gameforge.flows.plots import plot
+    from gameforge.flows.runlog import one_line
 
     try:
         return plot(ArtifactStore(store_root).open(key), Path(png)), None
     except Exception as exc:  # any failure of one plot is reported, not fatal
-        return None, f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return None, one_line(exc)
 
 
 def _drawn(
