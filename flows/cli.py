@@ -284,7 +284,7 @@ def _run(
         return
     from gameforge.flows.prefect_flow import run_flow
     from gameforge.flows.runlog import Interrupted, RunLog, stop_on_signals
-    from gameforge.flows.runtime import import_run_libraries
+    from gameforge.flows.runtime import STARTUP_TIMEOUT, import_run_libraries
 
     try:
         from gameforge.flows.specs import get_flow
@@ -295,6 +295,7 @@ def _run(
         stored = parse_stored(spec, stored_inputs or [])
         if not force_resources:
             _check_resources(spec, params, store, only, force, stored, parallel_nodes)
+        api = _temporary_api()
         import_run_libraries()  # Prefect and Dask set up their log handlers on import
     except _user_errors() as exc:
         _fail(str(exc))
@@ -313,6 +314,8 @@ def _run(
                     runlog.write(message)
 
                 def run_once() -> dict[str, dict]:
+                    if api is not None:
+                        api.wait(float(os.environ[STARTUP_TIMEOUT]))
                     return run_flow(
                         flow,
                         preset,
@@ -374,6 +377,16 @@ def _run(
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
+
+
+def _temporary_api() -> Any:
+    """This run's own Prefect API when no server is running (None when one is): started now,
+    before Prefect is imported, so that it boots while the run sets up."""
+    from gameforge.flows.runtime import prefect_defaults
+    from gameforge.flows.server import TemporaryApi
+
+    prefect_defaults()
+    return None if os.environ.get("PREFECT_API_URL") else TemporaryApi()
 
 
 def _check_resources(
@@ -652,6 +665,7 @@ def artifacts_ls(
 
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.listing import describe
+    from gameforge.stages.reporting import inline
 
     artifacts = ArtifactStore(store)
     infos = artifacts.entries()
@@ -681,48 +695,13 @@ def artifacts_ls(
         if about["game"] != game:
             game = about["game"]
             table.add_row(Text(game or "(unknown: partial builds)", style="bold"))
-        labels = " ".join(f"{k}={_inline(v)}" for k, v in about["labels"].items()) or "-"
+        labels = " ".join(f"{k}={inline(v)}" for k, v in about["labels"].items()) or "-"
         cells = [info.key, labels, info.status, _human(info.bytes)]
         if wide:
             cells.append((info.created or "-").replace("+00:00", "Z"))
         style = None if info.status == "complete" else "yellow"
         table.add_row(*(Text(c) for c in cells), style=style)
     console.print(table)
-
-
-def _inline(value: Any) -> str:
-    """A value on one line: lists in brackets, dicts in braces, strings unquoted."""
-    if isinstance(value, list):
-        return "[" + ", ".join(_inline(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_inline(v)}" for k, v in value.items()) + "}"
-    return str(value)
-
-
-def _listing(values: dict[str, Any], indent: str, width: int = 80) -> list[str]:
-    """A summary as indented lines: a nested dict as a sub-listing, a list that does not fit
-    on its line (or holds dicts) one item per line, everything else `name: value`."""
-    lines = []
-    for name, value in values.items():
-        text = f"{indent}{name}: {_inline(value)}"
-        if isinstance(value, dict) and value:
-            lines.append(f"{indent}{name}:")
-            lines.extend(_listing(value, indent + "  ", width))
-        elif (
-            isinstance(value, list)
-            and value
-            and (len(text) > width or any(isinstance(v, dict) for v in value))
-        ):
-            lines.append(f"{indent}{name}:")
-            for item in value:
-                if isinstance(item, dict):
-                    fields = ", ".join(f"{k}: {_inline(v)}" for k, v in item.items())
-                    lines.append(f"{indent}  - {fields}")
-                else:
-                    lines.append(f"{indent}  - {_inline(item)}")
-        else:
-            lines.append(text)
-    return lines
 
 
 @artifacts_app.command("show")
@@ -733,6 +712,7 @@ def artifacts_show(
 ) -> None:
     """Explain an artifact: its stage, parameters, inputs, arrays and lineage."""
     from gameforge.artifacts.store import ArtifactStore, StoreError, dumps
+    from gameforge.stages.reporting import summary_lines
 
     artifacts = ArtifactStore(store)
     try:
@@ -758,7 +738,7 @@ def artifacts_show(
         console.print(f"    {name}: {info['dtype']} [{shape}] checksum {info['checksum']}")
     if meta.get("summary"):
         console.print("  summary:")
-        for line in _listing(meta["summary"], "    "):
+        for line in summary_lines(meta["summary"], "    "):
             _say(line)
     if meta["stage"] == "cfr":
         from gameforge.stages.poker.best_response import measured_exploitability

@@ -6,10 +6,35 @@ Dask directly. Prefect's result cache is off: the content-addressed store decide
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from gameforge.flows.runtime import prefect_defaults
+
+
+@dataclass
+class _Hooks:
+    """What the caller's terminal wants from a run: kept out of the flow's parameters, which
+    Prefect records and shows (a progress bar is no parameter of a flow)."""
+
+    progress: Any = None
+    echo: Callable[[str], None] | None = None
+
+
+_HOOKS = _Hooks()
+
+
+def send_run_logs_to_prefect() -> None:
+    """Flow and task run loggers at INFO, to the Prefect API and the run's log file only: the
+    terminal shows the same lines through the run's own echo and bars."""
+    import logging
+
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 @cache
@@ -21,12 +46,33 @@ def _prefect_flow(name: str) -> Any:
     from gameforge.artifacts import ArtifactStore
     from gameforge.flows import specs
     from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.prefect_report import PrefectProgress, artifact_key, publish_stage
     from gameforge.flows.runtime import dask_executor
     from gameforge.stages.runner import run_stage
 
+    send_run_logs_to_prefect()
+
     @task(cache_policy=NO_CACHE, persist_result=False)
     def stage_task(stage: str, params: dict, inputs: dict, **kwargs: Any) -> Any:
-        return run_stage(stage, params, inputs, **kwargs)
+        logger = get_run_logger()
+        label = kwargs.get("label") or stage
+
+        def log(message: str) -> None:
+            logger.info(message)
+            if _HOOKS.echo is not None:
+                _HOOKS.echo(message)
+
+        kwargs["log"] = log
+        kwargs["progress"] = PrefectProgress(
+            _HOOKS.progress, logger.info, artifact_key(name, label, "progress"), logger.warning
+        )
+        result = run_stage(stage, params, inputs, **kwargs)
+        meta = kwargs["store"].open(result.key).meta
+        try:
+            publish_stage(name, label, meta, result.cached, result.seconds)
+        except Exception as exc:  # the API mirrors the work; a refused artifact loses nothing
+            logger.warning(f"{label}: summary artifact not published: {exc}")
+        return result
 
     def run_one(stage: str, params: dict, inputs: dict, **kwargs: Any) -> Any:
         run_name = kwargs.get("label") or stage
@@ -42,8 +88,6 @@ def _prefect_flow(name: str) -> Any:
         dask_address: str | None = None,
         force: list[str] | None = None,
         only: list[str] | None = None,
-        progress: Any = None,
-        echo: Any = None,
         parallel_nodes: int = 1,
         dashboard: bool = False,
         stored_inputs: list[str] | None = None,
@@ -52,8 +96,8 @@ def _prefect_flow(name: str) -> Any:
 
         def log(message: str) -> None:
             logger.info(message)
-            if echo is not None:
-                echo(message)
+            if _HOOKS.echo is not None:
+                _HOOKS.echo(message)
 
         spec = specs.get_flow(name)
         params = spec.resolve(preset, overrides)
@@ -66,7 +110,7 @@ def _prefect_flow(name: str) -> Any:
                 executor=executor,
                 force=set(force or []),
                 only=only,
-                progress=progress,
+                progress=_HOOKS.progress,
                 log=log,
                 run_one=run_one,
                 parallel_nodes=parallel_nodes,
@@ -100,16 +144,18 @@ def run_flow(
     spec.resolve(preset, overrides)  # fail fast on bad presets/overrides, before Prefect starts
     specs.stored_inputs(spec, list(stored_inputs or []))
     flow = _prefect_flow(name).with_options(flow_run_name=f"{name}-{preset}")
-    return flow(
-        preset=preset,
-        overrides=list(overrides or []),
-        store_root=str(store_root),
-        dask_address=dask_address,
-        force=list(force or []),
-        only=only,
-        progress=progress,
-        echo=echo,
-        parallel_nodes=parallel_nodes,
-        dashboard=dashboard,
-        stored_inputs=list(stored_inputs or []),
-    )
+    _HOOKS.progress, _HOOKS.echo = progress, echo
+    try:
+        return flow(
+            preset=preset,
+            overrides=list(overrides or []),
+            store_root=str(store_root),
+            dask_address=dask_address,
+            force=list(force or []),
+            only=only,
+            parallel_nodes=parallel_nodes,
+            dashboard=dashboard,
+            stored_inputs=list(stored_inputs or []),
+        )
+    finally:
+        _HOOKS.progress, _HOOKS.echo = None, None

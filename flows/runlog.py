@@ -33,6 +33,14 @@ class _QuietConsole(logging.Filter):
         return record.levelno < logging.ERROR
 
 
+class _NotEchoed(logging.Filter):
+    """Drops the run loggers' info lines from the file: the run writes those lines itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        echoed = record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
+        return not echoed or record.levelno > logging.INFO
+
+
 def _loggers() -> list[logging.Logger]:
     """The root logger and every logger that has handlers of its own."""
     found = [logging.getLogger()]
@@ -63,6 +71,7 @@ class RunLog:
             logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
         )
         self._handler.setLevel(logging.INFO)
+        self._handler.addFilter(_NotEchoed())
         self.capture_library_logs()
         return self
 

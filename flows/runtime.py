@@ -11,6 +11,8 @@ from typing import Any
 
 from gameforge.stages.executor import DaskExecutor, Executor, InProcessExecutor
 
+STARTUP_TIMEOUT = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+
 
 def prefect_defaults() -> None:
     """Analytics off, and the long-lived local server's API when one is running."""
@@ -19,7 +21,7 @@ def prefect_defaults() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     # The temporary API's first start on a fresh PREFECT_HOME runs database migrations (20-25 s,
     # more on a busy machine); Prefect's default 20 s start-up timeout is too tight for that.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    os.environ.setdefault(STARTUP_TIMEOUT, "180")
     if "PREFECT_API_URL" not in os.environ:
         from gameforge.flows.server import server_url
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -107,3 +108,69 @@ def stop() -> bool:
         time.sleep(0.1)
     _state_file().unlink(missing_ok=True)
     return True
+
+
+def _free_port() -> int:
+    import socket
+
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the child, before exec: receive SIGKILL when the parent ends, however it ends."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent ended before prctl took effect
+        os._exit(1)
+
+
+class TemporaryApi:
+    """A run's own Prefect API on 127.0.0.1 (as Prefect's temporary server, without its UI),
+    tied to the run's process: the kernel kills it when the run ends, even by SIGKILL.
+
+    Start it before Prefect is imported: Prefect reads PREFECT_API_URL once, at import.
+    """
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/api"
+        env = dict(os.environ, PREFECT_UI_ENABLED="0", PREFECT__SERVER_EPHEMERAL="1")
+        env.pop("PREFECT_API_URL", None)
+        parent = os.getpid()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory",
+             "prefect.server.api.server:create_app", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "error", "--lifespan", "on"],
+            stdin=subprocess.DEVNULL,
+            env=env,
+            preexec_fn=lambda: _die_with_parent(parent),  # noqa: PLW1509 (no threads yet)
+        )  # fmt: skip
+        os.environ["PREFECT_API_URL"] = self.url
+        # Stopped at exit: after Prefect's own exit hooks (run from threading's shutdown,
+        # before atexit's) have sent the logs and events still queued to it.
+        atexit.register(self.stop)
+
+    def wait(self, wait_s: float) -> None:
+        """Block until the API answers; RuntimeError if it exits or stays silent."""
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Prefect's API exited with {self.process.returncode}")
+            if _healthy(self.url, timeout=1.0):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"Prefect's API did not answer within {wait_s:.0f} s")
+
+    def stop(self) -> None:
+        """End the API: SIGTERM, then SIGKILL after 5 s."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

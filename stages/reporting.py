@@ -111,3 +111,38 @@ def win_rate_text(row: dict[str, Any]) -> str:
         f"game{'' if games == 1 else 's'}) "
         f"after {row['steps']:,} steps"
     )
+
+
+def inline(value: Any) -> str:
+    """A value on one line: lists in brackets, dicts in braces, strings unquoted."""
+    if isinstance(value, list):
+        return "[" + ", ".join(inline(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {inline(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def summary_lines(values: dict[str, Any], indent: str, width: int = 80) -> list[str]:
+    """A summary as indented lines: a nested dict as a sub-listing, a list that does not fit
+    on its line (or holds dicts) one item per line, everything else `name: value`."""
+    lines = []
+    for name, value in values.items():
+        text = f"{indent}{name}: {inline(value)}"
+        if isinstance(value, dict) and value:
+            lines.append(f"{indent}{name}:")
+            lines.extend(summary_lines(value, indent + "  ", width))
+        elif (
+            isinstance(value, list)
+            and value
+            and (len(text) > width or any(isinstance(v, dict) for v in value))
+        ):
+            lines.append(f"{indent}{name}:")
+            for item in value:
+                if isinstance(item, dict):
+                    fields = ", ".join(f"{k}: {inline(v)}" for k, v in item.items())
+                    lines.append(f"{indent}  - {fields}")
+                else:
+                    lines.append(f"{indent}  - {inline(item)}")
+        else:
+            lines.append(text)
+    return lines

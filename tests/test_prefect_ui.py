@@ -1,0 +1,146 @@
+"""What a run shows in Prefect: each stage's log lines under its task run, a markdown summary per
+node, a table where the result is one, a progress artifact, and no internal objects among the
+flow's parameters."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from prefect.types.names import raise_on_name_alphanumeric_dashes_only
+
+from gameforge.flows.prefect_report import artifact_key, stage_markdown, summary_table
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY_CLI = [sys.executable, str(ROOT / "tests" / "toy_flow_cli.py")]
+
+
+@given(flow=st.text(min_size=1, max_size=30), label=st.text(min_size=1, max_size=40))
+def test_artifact_keys_follow_prefects_rule(flow, label):
+    key = artifact_key(flow, label, "progress")
+    assert raise_on_name_alphanumeric_dashes_only(key) == key
+
+
+def test_artifact_keys_name_the_flow_and_the_node():
+    assert artifact_key("lhe-league", "cfr[k=8]") == "lhe-league-cfr-k-8"
+    assert artifact_key("lhe-league", "cfr[k=8]", "table") == "lhe-league-cfr-k-8-table"
+    assert artifact_key("hearts-falcon", "falcon[seed=0]") != artifact_key(
+        "hearts-falcon", "falcon[seed=1]"
+    )
+
+
+def test_tables_come_from_rows_named_rows_and_league_players():
+    rows = {"table": [{"net": "net.0", "win_rate": 0.25}, {"net": "net.1", "win_rate": 0.5}]}
+    assert summary_table(rows) == [
+        {"net": "net.0", "win_rate": "0.25"},
+        {"net": "net.1", "win_rate": "0.5"},
+    ]
+    named = {"table": {"new": {"trials": 5}, "previous": {"trials": 4}}}
+    assert summary_table(named) == [
+        {"name": "new", "trials": "5"},
+        {"name": "previous", "trials": "4"},
+    ]
+    league = {
+        "players": ["C6", "C8"],
+        "keys": ["cfr-1", "cfr-2"],
+        "mean_mbb_per_game": [-3.5, 3.5],
+        "undecided": ["C8 vs C6: +3.5 ± 9.0 mbb/g", "x"],  # as long as the players, not a column
+    }
+    assert summary_table(league) == [
+        {"player": "C6", "keys": "cfr-1", "mean_mbb_per_game": "-3.5"},
+        {"player": "C8", "keys": "cfr-2", "mean_mbb_per_game": "3.5"},
+    ]
+    assert summary_table({"players": ["a", "b"], "hands": 10}) is None
+    assert summary_table({"k": 8, "rounds": [1, 2, 3]}) is None
+
+
+def test_the_markdown_summary_names_key_inputs_parameters_and_result():
+    meta = {
+        "stage": "league",
+        "key": "league-0123456789abcdef",
+        "version": 3,
+        "created": "2026-11-25T04:00:00+00:00",
+        "host": "vm",
+        "inputs": {"players.0": "cfr-aaaa"},
+        "params": {"matches": 2, "seed": 7},
+        "summary": {"ranking_text": "C12 > {C8, C6}", "hands_per_pairing": 4000},
+    }
+    text = stage_markdown(meta, cached=False, seconds=12.34)
+    for needed in (
+        "league-0123456789abcdef",
+        "computed in 12.3 s",
+        "players.0: `cfr-aaaa`",
+        "matches = `2`",
+        "ranking_text: C12 > {C8, C6}",
+        "hands_per_pairing: 4000",
+    ):
+        assert needed in text, needed
+    assert "cache hit" in stage_markdown(meta, cached=True, seconds=0.0)
+
+
+async def _what_prefect_holds(store_root: str) -> dict:
+    """The flow run that used `store_root`: its parameters, each task run's log lines, and its
+    artifacts by key."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterFlowRunId,
+        LogFilter,
+        LogFilterTaskRunId,
+    )
+
+    async with get_client() as client:
+        runs = [
+            r for r in await client.read_flow_runs() if r.parameters.get("store_root") == store_root
+        ]
+        assert len(runs) == 1, [r.name for r in runs]
+        run = runs[0]
+        logs = {}
+        for task_run in await client.read_task_runs():
+            if task_run.flow_run_id != run.id:
+                continue
+            records = await client.read_logs(
+                LogFilter(task_run_id=LogFilterTaskRunId(any_=[task_run.id]))
+            )
+            logs[task_run.name] = [r.message for r in records]
+        artifacts = await client.read_artifacts(
+            artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[run.id]))
+        )
+        return {
+            "state": run.state_name,
+            "parameters": run.parameters,
+            "logs": logs,
+            "artifacts": {a.key: (a.type, a.data) for a in artifacts},
+        }
+
+
+def test_a_run_shows_its_logs_summaries_and_progress_in_prefect(tmp_path):
+    if not os.environ.get("PREFECT_API_URL"):
+        pytest.skip("needs the session's Prefect server")
+    store_root = str(tmp_path / "store")
+    run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", store_root,
+           "--set", "toy-squares.delay=0.1"]  # fmt: skip
+    done = subprocess.run(run, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "100"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    held = asyncio.run(_what_prefect_holds(store_root))
+    assert held["state"] == "Completed"
+    assert "progress" not in held["parameters"] and "echo" not in held["parameters"]
+    squares = held["logs"]["toy-squares"]
+    assert any(line.startswith("toy-squares: computing toy-squares-") for line in squares)
+    assert any(line.startswith("toy-squares: squares: 40/40 done") for line in squares)
+    assert any(
+        line.startswith("toy-double: committed toy-double-") for line in held["logs"]["toy-double"]
+    )
+    kind, text = held["artifacts"]["toy-toy-squares"]
+    assert kind == "markdown" and "chunks_computed_now: 40" in text and "n = `4000`" in text
+    kind, text = held["artifacts"]["toy-toy-double"]
+    assert kind == "markdown" and "squares: `toy-squares-" in text
+    kind, value = held["artifacts"]["toy-toy-squares-progress"]
+    assert kind == "progress" and float(value) == 100.0
