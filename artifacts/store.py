@@ -256,9 +256,9 @@ class ArtifactWriter:
         final = self.store.object_path(self.key)
         final.parent.mkdir(parents=True, exist_ok=True)
         if final.exists():  # only under --force: retire the old copy first
-            self.store._retire(final)
+            self.store.retire(final)
         os.rename(self.path / DATA_DIR, final)
-        self.store._retire(self.path)
+        self.store.retire(self.path)
         return Artifact(self.key, final)
 
 
@@ -404,7 +404,7 @@ class ArtifactStore:
                 yield None
                 return
             if force:
-                self._retire(self.partial_path(key))
+                self.retire(self.partial_path(key))
             yield ArtifactWriter(self, key, meta)
 
     @contextlib.contextmanager
@@ -448,7 +448,7 @@ class ArtifactStore:
                     ) from None
                 time.sleep(0.2)
 
-    def _retire(self, path: Path) -> None:
+    def retire(self, path: Path) -> None:
         """Make a directory vanish atomically (rename into trash/), then delete it."""
         if not path.exists():
             return
@@ -478,7 +478,7 @@ class ArtifactStore:
                 f"{full} is an input of {', '.join(users)}; remove those first or use --force"
             )
         with self.lock(full, timeout=0):
-            self._retire(self.object_path(full))
+            self.retire(self.object_path(full))
         return full
 
     def gc(self) -> list[str]:
@@ -489,7 +489,7 @@ class ArtifactStore:
             for path in sorted(partial.iterdir()):
                 try:
                     with self.lock(path.name, timeout=0):
-                        self._retire(path)
+                        self.retire(path)
                         removed.append(path.name)
                 except StoreError:
                     continue  # a live writer holds it

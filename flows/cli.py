@@ -6,6 +6,7 @@ answer quickly; `run` and `stage run` go through Prefect.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -30,11 +31,13 @@ stage_app = typer.Typer(no_args_is_help=True, help="Run or list single stages.")
 game_app = typer.Typer(no_args_is_help=True, help="Poker game definitions.")
 server_app = typer.Typer(no_args_is_help=True, help="A long-lived local Prefect server.")
 strategy_app = typer.Typer(no_args_is_help=True, help="Query solved strategies (cfr artifacts).")
+runs_app = typer.Typer(no_args_is_help=True, help="Past runs recorded in the store.")
 app.add_typer(artifacts_app, name="artifacts")
 app.add_typer(stage_app, name="stage")
 app.add_typer(game_app, name="game")
 app.add_typer(server_app, name="server")
 app.add_typer(strategy_app, name="strategy")
+app.add_typer(runs_app, name="runs")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -297,6 +300,7 @@ def _run(
             _check_resources(spec, params, store, only, force, stored, parallel_nodes)
         api = _temporary_api()
         import_run_libraries()  # Prefect and Dask set up their log handlers on import
+        ledger, record = _record_start(flow, preset, overrides, store, only, stored_inputs)
     except _user_errors() as exc:
         _fail(str(exc))
     t0 = time.monotonic()
@@ -346,9 +350,11 @@ def _run(
         except _user_errors() as exc:
             runlog.exception(exc)
             runlog.close()
+            ledger.finish(record, "failed", error=str(exc))
             _fail(_with_repair_hint(str(exc), exc))
         except Interrupted as exc:
             runlog.write(f"stopped by {exc.args[0]}")
+            ledger.finish(record, "stopped", error=f"stopped by {exc.args[0]}")
             err_console.print(
                 f"[bold red]error:[/] stopped by {exc.args[0]}; finished chunks are kept: run the "
                 "same command again to resume",
@@ -357,10 +363,12 @@ def _run(
             _end_run(128 + exc.signum)
         except KeyboardInterrupt:
             runlog.write("stopped by SIGINT")
+            ledger.finish(record, "stopped", error="stopped by SIGINT")
             err_console.print("[bold red]error:[/] interrupted; run the same command to resume")
             _end_run(130)
         except Exception as exc:
             trace = runlog.exception(exc)
+            ledger.finish(record, "failed", error=_describe(exc))
             if verbose:
                 err_console.print(trace, markup=False, highlight=False)
             err_console.print(
@@ -370,6 +378,7 @@ def _run(
             )
             err_console.print(f"full traceback: {runlog.path}", highlight=False, soft_wrap=True)
             _end_run(1)
+        ledger.finish(record, "completed", nodes=results)
     table = Table(title=f"{flow} \\[{preset}] in {time.monotonic() - t0:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
         table.add_column(column)
@@ -377,6 +386,39 @@ def _run(
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
+
+
+def _record_start(
+    flow: str,
+    preset: str,
+    overrides: list[str] | None,
+    store: Path,
+    only: list[str] | None,
+    stored_inputs: list[str] | None,
+) -> tuple[Any, Any]:
+    """Write this run's record (status running, the keys it plans); (the ledger, the record)."""
+    from gameforge.artifacts.runs import RunLedger, RunRecord, new_run_id
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.pipeline import plan
+    from gameforge.flows.specs import get_flow
+    from gameforge.flows.specs import stored_inputs as parse_stored
+
+    spec = get_flow(flow)
+    artifacts = ArtifactStore(store)
+    stored = parse_stored(spec, stored_inputs or [])
+    steps = plan(spec, spec.resolve(preset, overrides), artifacts, only, set(), stored)
+    record = RunRecord(
+        run_id=new_run_id(flow),
+        flow=flow,
+        preset=preset,
+        overrides=list(overrides or []),
+        command="gameforge " + " ".join(sys.argv[1:]),
+        nodes={step.label: {"key": step.key, "planned": step.status} for step in steps},
+        extra={"stored_inputs": list(stored_inputs or [])} if stored_inputs else {},
+    )
+    ledger = RunLedger(artifacts)
+    ledger.write(record)
+    return ledger, record
 
 
 def _temporary_api() -> Any:
@@ -870,6 +912,11 @@ def artifacts_import(
         _fail(str(exc))
     for key, status in results:
         console.print(f"{status}: {key}")
+    # the imported artifacts count as used until a gc that keeps fewer runs forgets this one
+    nodes = {
+        key: {"key": key, "cached": status != "imported", "seconds": 0.0} for key, status in results
+    }
+    _ledger(store).record_done("import", nodes, "gameforge " + " ".join(sys.argv[1:]))
 
 
 @artifacts_app.command("verify")
@@ -951,14 +998,178 @@ def artifacts_rm(
 
 
 @artifacts_app.command("gc")
-def artifacts_gc(store: StoreOpt = Path("store")) -> None:
-    """Remove partial artifacts that no running process is building."""
+def artifacts_gc(
+    store: StoreOpt = Path("store"),
+    unreferenced: Annotated[
+        bool,
+        typer.Option(
+            "--unreferenced",
+            help="Also remove complete artifacts that no kept run (see `gameforge runs ls`) "
+            "names or builds on.",
+        ),
+    ] = False,
+    keep_last: Annotated[
+        int | None,
+        typer.Option(
+            "--keep-last",
+            min=0,
+            help="With --unreferenced: keep only each flow's N newest runs (older records are "
+            "forgotten).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be removed; remove nothing.")
+    ] = False,
+) -> None:
+    """Remove partial artifacts that no running process is building (and, with --unreferenced,
+    artifacts no kept run uses)."""
+    from gameforge.artifacts.runs import collect_unreferenced
+    from gameforge.artifacts.store import ArtifactStore, StoreError
+
+    if keep_last is not None and not unreferenced:
+        _fail("--keep-last goes with --unreferenced")
+    artifacts = ArtifactStore(store)
+    verb = "would be removed" if dry_run else "removed"
+    if not dry_run:
+        removed = artifacts.gc()
+        for key in removed:
+            console.print(f"removed {key}")
+        console.print(f"{len(removed)} partial builds and trash entries removed")
+    if not unreferenced:
+        return
+    try:
+        done = collect_unreferenced(artifacts, keep_last, dry_run)
+    except StoreError as exc:
+        _fail(str(exc))
+    for run_id in done.forgotten:
+        console.print(f"{'would forget' if dry_run else 'forgot'} run {run_id}", highlight=False)
+    for key, size in done.removed:
+        console.print(f"{'would remove' if dry_run else 'removed'} {key} ({_human(size)})",
+                      highlight=False)  # fmt: skip
+    for key in done.busy:
+        console.print(f"left {key}: a running process holds its lock", highlight=False)
+    console.print(
+        f"{len(done.removed)} unreferenced artifacts {verb}, {_human(done.freed)} "
+        f"{'would be ' if dry_run else ''}freed",
+        highlight=False,
+    )
+
+
+def _ledger(store: Path) -> Any:
+    from gameforge.artifacts.runs import RunLedger
     from gameforge.artifacts.store import ArtifactStore
 
-    removed = ArtifactStore(store).gc()
-    for key in removed:
-        console.print(f"removed {key}")
-    console.print(f"{len(removed)} removed")
+    return RunLedger(ArtifactStore(store))
+
+
+def _get_run(store: Path, run_id: str) -> Any:
+    from gameforge.artifacts.store import StoreError
+
+    try:
+        return _ledger(store).get(run_id)
+    except StoreError as exc:
+        _fail(str(exc))
+
+
+def _seconds_between(start: str, end: str | None) -> str:
+    from datetime import datetime
+
+    if not end:
+        return "-"
+    return f"{(datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds():.0f} s"
+
+
+@runs_app.command("ls")
+def runs_ls(
+    store: StoreOpt = Path("store"),
+    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
+) -> None:
+    """List recorded runs, oldest first (the id starts with the UTC start time): flow, preset,
+    status, duration, and how many stages it computed and found cached."""
+    from rich import box
+
+    records = _ledger(store).all()
+    if as_json:
+        rows = [{**r.as_dict(), "status": r.shown_status()} for r in records]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(title=f"runs in store {store}", box=box.SIMPLE_HEAD, collapse_padding=True)
+    for column in ("run", "flow", "preset", "status", "took", "computed/cached"):
+        table.add_column(column, no_wrap=column in ("run", "status"))
+    for r in records:
+        computed = sum(1 for n in r.nodes.values() if n.get("cached") is False)
+        cached = sum(1 for n in r.nodes.values() if n.get("cached") is True)
+        counts = f"{computed}/{cached}" if r.finished and r.status == "completed" else "-"
+        table.add_row(r.run_id, r.flow, r.preset or "-", r.shown_status(),
+                      _seconds_between(r.started, r.finished), counts)  # fmt: skip
+    console.print(table)
+    if not records:
+        console.print("no runs recorded yet: `gameforge run FLOW` records one")
+
+
+@runs_app.command("show")
+def runs_show(
+    run_id: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
+    store: StoreOpt = Path("store"),
+    as_json: Annotated[bool, typer.Option("--json", help="The record as JSON.")] = False,
+) -> None:
+    """One run: what it asked for, each node's artifact, and how it ended."""
+    from gameforge.artifacts.store import ArtifactStore
+
+    record = _get_run(store, run_id)
+    if as_json:
+        sys.stdout.write(json.dumps({**record.as_dict(), "status": record.shown_status()},
+                                    indent=2) + "\n")  # fmt: skip
+        return
+    say = functools.partial(console.print, highlight=False, markup=False)
+    say(f"{record.run_id}  flow {record.flow}, preset {record.preset}: {record.shown_status()}")
+    say(f"  {record.command}")
+    say(f"  started {record.started} on {record.host} (pid {record.pid}), "
+        f"finished {record.finished or '-'}")  # fmt: skip
+    if record.overrides:
+        say("  overrides: " + " ".join(record.overrides))
+    if record.error:
+        say(f"  error: {record.error}")
+    artifacts = ArtifactStore(store)
+    say("  nodes:")
+    for label, node in record.nodes.items():
+        how = ("cached" if node["cached"] else f"computed in {node['seconds']:.1f} s") if (
+            "cached" in node) else f"planned ({node.get('planned', '?')})"  # fmt: skip
+        gone = "" if artifacts.exists(node["key"]) else "  [not in the store]"
+        say(f"    {label}: {node['key']} {how}{gone}")
+
+
+@runs_app.command("compare")
+def runs_compare(
+    first: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
+    second: Annotated[str, typer.Argument(help="The other run.")],
+    store: StoreOpt = Path("store"),
+    everything: Annotated[
+        bool, typer.Option("--all", help="Every value, not only those that differ.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Two runs' results side by side: each node's key, and the summary values that differ."""
+    from gameforge.artifacts.runs import compare_runs
+    from gameforge.artifacts.store import ArtifactStore
+
+    a, b = _get_run(store, first), _get_run(store, second)
+    rows = compare_runs(ArtifactStore(store), a, b, everything)
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
+        return
+    table = Table(title=f"A = {a.run_id}   B = {b.run_id}")
+    for column in ("node", "field", "A", "B", "B - A"):
+        table.add_column(column, overflow="fold")
+    previous = None
+    for row in rows:
+        node = row["node"] if row["node"] != previous else ""
+        previous = row["node"]
+        same = row["field"] == "key" and row["a"] == row["b"]
+        b_text = "(same artifact)" if same else str(row["b"])
+        table.add_row(*(Text(str(c)) for c in (node, row["field"], row["a"], b_text,
+                                                 row["change"])))  # fmt: skip
+    console.print(table)
 
 
 @strategy_app.command("show")
@@ -1082,6 +1293,10 @@ def _strategy_stage(
             stage_name, params, {"strategy": strategy.key}, store=artifacts, executor=executor,
             progress=progress, log=progress.echo,
         )  # fmt: skip
+    node = {"key": result.key, "cached": result.cached, "seconds": result.seconds}
+    _ledger(store).record_done(
+        stage_name, {stage_name: node}, "gameforge " + " ".join(sys.argv[1:])
+    )
     return artifacts.open(result.key), strategy
 
 

@@ -15,6 +15,7 @@ import pytest
 
 import tests.toy_stages  # noqa: F401  (registers the toy stages in this process)
 from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts.runs import RunLedger
 from gameforge.flows.runlog import descendants
 from gameforge.stages.runner import run_stage
 from tests.conftest import without_shared_prefect
@@ -86,11 +87,14 @@ def test_a_stopped_run_leaves_no_process_and_a_rerun_resumes_to_the_same_artifac
     proc.send_signal(stop)
     output = proc.communicate(timeout=30)[0]
     assert time.monotonic() - stopped_at < 10
+    record = RunLedger(ArtifactStore(store_root)).get("last")
     if stop == signal.SIGTERM:
         assert proc.returncode == 128 + signal.SIGTERM
         assert "stopped by SIGTERM" in output and len(lines(output)) <= 6, output
+        assert (record.status, record.error) == ("stopped", "stopped by SIGTERM")
     else:  # nothing runs in the process: its children must end by themselves
         assert proc.returncode == -signal.SIGKILL
+        assert (record.status, record.shown_status()) == ("running", "killed")
     # an exited child may sit as a zombie for a moment until init collects it: not left running
     deadline = time.monotonic() + 5
     while (alive := [p for p in children if running(p)]) and time.monotonic() < deadline:
@@ -127,6 +131,8 @@ def test_memory_error_in_a_dask_worker_ends_the_run_in_one_error_line(tmp_path):
     assert len(errors) == 1, failed.stderr
     assert "stage toy-squares" in errors[0] and "MemoryError: chunk 5" in errors[0]
     assert "out of memory" in errors[0]
+    record = RunLedger(ArtifactStore(tmp_path / "store")).get("last")
+    assert record.status == "failed" and "MemoryError: chunk 5" in record.error
 
 
 def test_a_failing_stage_prints_one_line_and_a_log_and_repair_rebuilds_the_corrupted_input(

@@ -1,0 +1,270 @@
+"""Run records: what each run of a flow (or of a single stage, or an import) asked for and got.
+
+A record is one small JSON file, `STORE/runs/<run id>.json`, written when the run starts (status
+`running`, with the keys it plans to produce) and rewritten when it ends (`completed`, `failed`
+or `stopped`, with each node's key, whether it was cached, and its seconds). Records are what
+`gameforge runs` lists and compares, and what `artifacts gc --unreferenced` keeps artifacts for:
+an artifact is referenced when a kept run names it, or it is an input (recursively) of one that
+is.
+
+A run killed by SIGKILL keeps its `running` record, with its pid and host; `runs ls` shows it
+as `killed` once that process is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gameforge.artifacts.store import ArtifactStore, StoreError
+
+RUNS_DIR = "runs"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class RunRecord:
+    """One run: what was asked (flow, preset, overrides, command), what each node got, when."""
+
+    run_id: str
+    flow: str
+    preset: str | None = None
+    overrides: list[str] = field(default_factory=list)
+    command: str = ""
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> key, cached, s
+    status: str = "running"
+    started: str = field(default_factory=_now)
+    finished: str | None = None
+    host: str = field(default_factory=socket.gethostname)
+    pid: int = field(default_factory=os.getpid)
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def artifact_keys(self) -> list[str]:
+        """The artifact keys this run names, in node order."""
+        return [n["key"] for n in self.nodes.values() if n.get("key")]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict."""
+        return dict(self.__dict__)
+
+    def shown_status(self) -> str:
+        """The status, or `killed` for a run recorded as running whose process is gone."""
+        if self.status != "running" or self.host != socket.gethostname():
+            return self.status
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return "killed"
+        except PermissionError:
+            pass
+        return self.status
+
+
+def new_run_id(flow: str) -> str:
+    """A sortable, unique id: '20261125-041503-lhe-league-3fa2'."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{flow}-{uuid.uuid4().hex[:4]}"
+
+
+class RunLedger:
+    """The run records of one store."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
+        self.folder = Path(store.root) / RUNS_DIR
+
+    def write(self, record: RunRecord) -> None:
+        """Write (or rewrite) a record atomically."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{record.run_id}.json"
+        tmp = path.with_suffix(f".tmp-{uuid.uuid4().hex[:8]}")
+        tmp.write_text(json.dumps(record.as_dict(), indent=1, default=str))
+        os.replace(tmp, path)
+
+    def record_done(self, flow: str, nodes: dict[str, dict[str, Any]], command: str) -> None:
+        """Record a finished run of no flow (a single stage, an import) in one write."""
+        record = RunRecord(run_id=new_run_id(flow), flow=flow, command=command)
+        self.finish(record, "completed", nodes=nodes)
+
+    def finish(
+        self,
+        record: RunRecord,
+        status: str,
+        nodes: dict[str, dict[str, Any]] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Rewrite a record with how its run ended."""
+        record.status, record.finished, record.error = status, _now(), error
+        if nodes is not None:
+            record.nodes = nodes
+        self.write(record)
+
+    def all(self) -> list[RunRecord]:
+        """Every readable record, oldest first (an unreadable file is skipped)."""
+        if not self.folder.exists():
+            return []
+        records = []
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                records.append(RunRecord(**json.loads(path.read_text())))
+            except (OSError, ValueError, TypeError):
+                continue
+        return sorted(records, key=lambda r: (r.started, r.run_id))
+
+    def get(self, run_id: str) -> RunRecord:
+        """A record by id or unique prefix; 'last' is the newest, 'last~1' the one before."""
+        records = self.all()
+        back_text = run_id.removeprefix("last").removeprefix("~") or "0"
+        if run_id.startswith("last") and back_text.isdigit():
+            back = int(back_text)
+            if back >= len(records):
+                raise StoreError(f"no run {run_id!r}: the store has {len(records)} runs")
+            return records[-1 - back]
+        matches = [r for r in records if r.run_id.startswith(run_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise StoreError(f"no run {run_id!r} in store {self.store.root}")
+        shown = ", ".join(r.run_id for r in matches[:5])
+        raise StoreError(f"run prefix {run_id!r} is ambiguous: {shown}")
+
+    def kept(self, keep_last: int | None = None) -> list[RunRecord]:
+        """The runs whose artifacts gc keeps: all, or the `keep_last` newest of each flow."""
+        records = self.all()
+        if keep_last is None:
+            return records
+        by_flow: dict[str, list[RunRecord]] = {}
+        for record in records:
+            by_flow.setdefault(record.flow, []).append(record)
+        return [r for runs in by_flow.values() for r in runs[len(runs) - keep_last :]]
+
+    def forget(self, records: list[RunRecord]) -> None:
+        """Delete these records."""
+        for record in records:
+            (self.folder / f"{record.run_id}.json").unlink(missing_ok=True)
+
+
+def referenced(store: ArtifactStore, records: list[RunRecord]) -> set[str]:
+    """Every committed key these runs name, with all their inputs, recursively."""
+    todo = [key for record in records for key in record.artifact_keys()]
+    seen: set[str] = set()
+    while todo:
+        key = todo.pop()
+        if key in seen or not store.exists(key):
+            continue
+        seen.add(key)
+        try:
+            todo.extend(store.open(key).inputs.values())
+        except StoreError as exc:  # its inputs are unknown: removing anything could break it
+            raise StoreError(f"{exc}; repair or remove it before collecting garbage") from None
+    return seen
+
+
+@dataclass
+class Collection:
+    """What `gc --unreferenced` removed (or, on a dry run, would remove)."""
+
+    removed: list[tuple[str, int]] = field(default_factory=list)  # key, bytes
+    forgotten: list[str] = field(default_factory=list)  # run ids no longer kept
+    busy: list[str] = field(default_factory=list)  # keys locked by a live process: left
+
+    @property
+    def freed(self) -> int:
+        """Bytes of the removed artifacts."""
+        return sum(size for _key, size in self.removed)
+
+
+def collect_unreferenced(
+    store: ArtifactStore, keep_last: int | None = None, dry_run: bool = False
+) -> Collection:
+    """Remove complete artifacts that no kept run reaches (see `referenced`); with `keep_last`,
+    also forget each flow's older run records. A store without records is refused: nothing
+    would count as used."""
+    ledger = RunLedger(store)
+    records = ledger.all()
+    if not records:
+        raise StoreError(
+            f"store {store.root} has no run records, so every artifact would count as unused; "
+            "nothing removed"
+        )
+    kept = ledger.kept(keep_last)
+    used = referenced(store, kept)
+    kept_ids = {r.run_id for r in kept}
+    dropped = [r for r in records if r.run_id not in kept_ids]
+    out = Collection(forgotten=[r.run_id for r in dropped])
+    for info in store.entries():
+        if info.status != "complete" or info.key in used:
+            continue
+        if not dry_run:
+            try:
+                with store.lock(info.key, timeout=0):
+                    store.retire(store.object_path(info.key))
+            except StoreError:
+                out.busy.append(info.key)
+                continue
+        out.removed.append((info.key, info.bytes))
+    if not dry_run:
+        ledger.forget(dropped)
+    return out
+
+
+# Lists up to this long are compared element by element; longer ones (per-hand tables, curves)
+# are not headline results.
+SHORT_LIST = 12
+
+
+def headline_values(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A stage summary's plain values by dotted path ('ranking_text', 'table.0.win_rate'); short
+    lists element by element, long lists left out."""
+    out: dict[str, Any] = {}
+    for name, value in summary.items():
+        path = f"{prefix}{name}"
+        if isinstance(value, dict):
+            out.update(headline_values(value, path + "."))
+        elif isinstance(value, list):
+            if len(value) <= SHORT_LIST:
+                out.update(headline_values({str(i): v for i, v in enumerate(value)}, path + "."))
+        else:
+            out[path] = value
+    return out
+
+
+def compare_runs(
+    store: ArtifactStore, a: RunRecord, b: RunRecord, everything: bool = False
+) -> list[dict[str, Any]]:
+    """Rows (node, field, a, b, change) of two runs' results side by side: for each node of
+    either, its key, then each summary value that differs (all of them with `everything`)."""
+    rows: list[dict[str, Any]] = []
+    for name in ("flow", "preset", "overrides"):
+        x, y = getattr(a, name), getattr(b, name)
+        if x != y or everything:
+            rows.append({"node": "(run)", "field": name, "a": x, "b": y, "change": ""})
+    for node in list(dict.fromkeys([*a.nodes, *b.nodes])):
+        keys = [run.nodes.get(node, {}).get("key") for run in (a, b)]
+        rows.append({"node": node, "field": "key", "a": keys[0], "b": keys[1], "change": ""})
+        if keys[0] == keys[1] and not everything:
+            continue  # the same artifact: the same results
+        values = [
+            headline_values(store.open(k).meta.get("summary") or {})
+            if k and store.exists(k)
+            else {}
+            for k in keys
+        ]
+        for name in list(dict.fromkeys([*values[0], *values[1]])):
+            x, y = values[0].get(name), values[1].get(name)
+            if x == y and not everything:
+                continue
+            numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (x, y))
+            change = f"{y - x:+.6g}" if numeric else ""  # type: ignore[operator]
+            rows.append({"node": node, "field": name, "a": x, "b": y, "change": change})
+    return rows
