@@ -42,8 +42,6 @@ from gameforge.engines.blokus.zero import (
     model_from_arrays,
 )
 from gameforge.engines.common.torch_arrays import (
-    optimiser_from_arrays,
-    optimiser_to_arrays,
     pick_device,
     restore_training_state,
     training_state,
@@ -56,7 +54,6 @@ from gameforge.stages.reporting import rate_fields, win_rate_text
 from gameforge.stages.resources import MB, TORCH_WORKING, Footprint, Upstream, nbytes
 
 WEIGHT_PREFIX = "weights."
-OPTIMISER_PREFIX = "optimiser."
 RECORD_FIELDS = ("moves", "game_start", "pi_start", "pi_move", "pi_weight", "scores", "outcome")
 
 
@@ -316,7 +313,7 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
 
 @stage(
     "blokus-train",
-    2,
+    3,
     TrainParams,
     inputs={"games": "blokus-selfplay", "previous": "blokus-train"},
     optional={"previous"},
@@ -326,7 +323,11 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
 def run_train(ctx: StageContext) -> dict[str, Any]:
     """Train BlokusZero on the newest self-play games (SGD, momentum, decay).
 
-    Continue (or start) the network for `steps` SGD steps; checkpoint every few hundred.
+    Continue (or start) the network for `steps` SGD steps; checkpoint every few hundred. Each
+    generation starts its momentum at zero from the previous network's weights (as
+    alpha-zero-general does): the artifact keeps the weights only, half of what weights plus
+    momentum took, and the stored network alone determines the next generation. Momentum still
+    rides in the checkpoints, so a killed stage resumes bit for bit.
     """
     p: TrainParams = ctx.params
     device = pick_device(p.device)
@@ -345,11 +346,6 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     else:
         model = fresh_net(p.config(), p.seed).to(device)
     optimiser = make_optimiser(model, p.lr, p.weight_decay)
-    if prev is not None:
-        optimiser_from_arrays(optimiser, {
-            n[len(OPTIMISER_PREFIX):]: np.asarray(prev[n][...])
-            for n in prev.array_names() if n.startswith(OPTIMISER_PREFIX)
-        })  # fmt: skip
     done = 0
     losses = np.zeros((p.steps, 2), np.float32)
     saved = ctx.writer.load_checkpoint("train")
@@ -379,8 +375,6 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     weights = weights_to_arrays(model)
     ctx.writer.write_arrays({WEIGHT_PREFIX + name: value for name, value in weights.items()})
-    state = optimiser_to_arrays(optimiser)
-    ctx.writer.write_arrays({OPTIMISER_PREFIX + name: np.asarray(v) for name, v in state.items()})
     total = np.array([start_global + p.steps], np.int64)
     ctx.writer.write_arrays({"losses": losses, "steps_total": total})
     tail = losses[-max(1, min(100, p.steps)) :]
@@ -422,7 +416,7 @@ def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
             # weights, gradients and SGD momentum (float32 each)
             "weights+grads+momentum": 3 * weights,
             # a stored array in flight: its encoded copy (written), or its encoded bytes beside
-            # the decoded array (read: the previous network's weights and momentum)
+            # the decoded array (read: the previous network's weights)
             "store reads/writes": dense,
             # a batch: planes, and per sample the policy target, the legality mask, the
             # logits, their masked and log-softmax versions, the loss terms and their grads
@@ -432,7 +426,6 @@ def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
         },
         stored={
             "weights": weights,
-            "optimiser": weights,  # one momentum buffer per parameter
             "losses": nbytes((params.steps, 2), 4),
             # a training checkpoint (weights, momentum) until the commit, after a few hundred
             "checkpoint": 2 * weights if params.steps > params.checkpoint_every else 0,

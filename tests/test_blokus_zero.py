@@ -634,13 +634,15 @@ def test_train_stage_continues_the_previous_network(chain):
     w1 = np.asarray(first["weights.policy.4.weight"][...])
     w2 = np.asarray(second["weights.policy.4.weight"][...])
     assert w1.shape == (N_MOVES, 2 * CELLS) and not np.array_equal(w1, w2)
-    # 6 steps, then 6 more from the saved weights and momentum, equal 12 steps in one go
-    whole = run_stage("blokus-train", {**TRAIN, "steps": 12, "checkpoint_every": 100},
-                      {"games.0": sp}, store=store, **QUIET)  # fmt: skip
-    got = _checksums(store, whole.key)
+    # only the network is stored (a generation starts its momentum afresh), and it alone
+    # determines the next generation: rebuilding the second from the first gives it bit for bit
+    assert not [n for n in second.array_names() if not n.startswith("weights.")
+                and n not in ("losses", "steps_total")]  # fmt: skip
     want = _checksums(store, tr2)
-    weights = [n for n in want if n.startswith(("weights.", "optimiser."))]
-    assert weights and {n: got[n] for n in weights} == {n: want[n] for n in weights}
+    again = run_stage(
+        "blokus-train", second.params, second.inputs, store=store, force=True, **QUIET
+    )
+    assert again.key == tr2 and _checksums(store, tr2) == want
 
 
 def test_eval_stage_reports_every_network(chain):
