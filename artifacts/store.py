@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import zarr
+from zarr.codecs import Crc32cCodec, ZstdCodec
 
 from gameforge.artifacts.keys import artifact_key
 
@@ -52,8 +54,11 @@ class CorruptedArtifact(StoreError):
     """An artifact whose metadata or arrays cannot be read back as written."""
 
     def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"artifact {key} is corrupted: {problem}")
-        self.key = key
+        super().__init__(
+            f"artifact {key} is corrupted: {problem} (`gameforge artifacts repair {key}` "
+            "rebuilds it)"
+        )
+        self.key, self.problem = key, problem
 
 
 def default_root() -> Path:
@@ -111,6 +116,61 @@ class ArtifactInfo:
         }
 
 
+# Every chunk is compressed (zarr's default zstd) and then carries a crc32c of its stored
+# bytes, which zarr checks on every read: a flipped byte fails the read that meets it instead
+# of answering with wrong numbers. Artifacts written before this have no chunk checksums; their
+# reads are unchecked, and `verify` still checks them whole.
+CHUNK_CODECS = (ZstdCodec(level=0), Crc32cCodec())
+
+
+def _checksum_failure(exc: BaseException) -> bool:
+    """True if `exc` (or what it was raised from) is a chunk's crc32c mismatch."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if "checksum do not match" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _checked(method: Any) -> Any:
+    @functools.wraps(method)
+    def read(self: CheckedArray, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            if not _checksum_failure(exc):
+                raise
+            raise CorruptedArtifact(
+                self.artifact_key, f"a chunk of array {self.array_name!r} fails its checksum"
+            ) from None
+
+    return read
+
+
+class CheckedArray(zarr.Array):  # type: ignore[type-arg]
+    """A stored array whose every read names its artifact and array when a chunk is corrupted
+    (one `CorruptedArtifact` line instead of zarr's codec error)."""
+
+    artifact_key: str
+    array_name: str
+
+    @classmethod
+    def wrap(cls, array: zarr.Array, key: str, name: str) -> CheckedArray:
+        """`array` read through the checks, reporting as array `name` of artifact `key`."""
+        checked = cls(array._async_array)
+        checked.artifact_key, checked.array_name = key, name
+        return checked
+
+    __getitem__ = _checked(zarr.Array.__getitem__)
+    __array__ = _checked(zarr.Array.__array__)
+    get_basic_selection = _checked(zarr.Array.get_basic_selection)
+    get_orthogonal_selection = _checked(zarr.Array.get_orthogonal_selection)
+    get_mask_selection = _checked(zarr.Array.get_mask_selection)
+    get_coordinate_selection = _checked(zarr.Array.get_coordinate_selection)
+    get_block_selection = _checked(zarr.Array.get_block_selection)
+
+
 class Artifact:
     """A committed artifact opened read-only."""
 
@@ -124,14 +184,14 @@ class Artifact:
             raise CorruptedArtifact(key, f"cannot read its metadata ({exc})") from exc
 
     def __getitem__(self, name: str) -> zarr.Array:
-        """One array of the artifact."""
+        """One array of the artifact (its reads check each chunk's checksum, where stored)."""
         try:
             node = self.group[name]
         except KeyError:
             names = ", ".join(self.array_names())
             raise StoreError(f"artifact {self.key} has no array {name!r} (has: {names})") from None
         assert isinstance(node, zarr.Array)
-        return node
+        return CheckedArray.wrap(node, self.key, name)
 
     def array_names(self) -> list[str]:
         """Names of the arrays in this artifact."""
@@ -201,7 +261,13 @@ class ArtifactWriter:
             # A layout change means the old partial work cannot be reused.
             self.clear_done(name)
         return self.group.create_array(
-            name, shape=shape, dtype=dtype, chunks=chunks, fill_value=fill_value, overwrite=True
+            name,
+            shape=shape,
+            dtype=dtype,
+            chunks=chunks,
+            fill_value=fill_value,
+            compressors=CHUNK_CODECS,
+            overwrite=True,
         )
 
     def done_chunks(self, name: str) -> set[int]:
@@ -237,6 +303,7 @@ class ArtifactWriter:
                 "dtype": str(array.dtype),
                 "chunks": list(array.chunks),
                 "checksum": array_checksum(array),
+                "chunk_checksums": any(isinstance(c, Crc32cCodec) for c in array.compressors),
             }
         finished = time.time()
         meta = dict(self.meta)

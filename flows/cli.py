@@ -288,6 +288,7 @@ def _run(
     from gameforge.flows.prefect_flow import run_flow
     from gameforge.flows.runlog import Interrupted, RunLog, stop_on_signals
     from gameforge.flows.runtime import STARTUP_TIMEOUT, import_run_libraries
+    from gameforge.stages.runner import failed_at
 
     try:
         from gameforge.flows.specs import get_flow
@@ -348,6 +349,8 @@ def _run(
                     while mending.changed_dependents(echo):
                         results = run_once()
         except _user_errors() as exc:
+            if failed_at(exc) is not None:  # a stage met a corrupted input: a stage failure
+                _stage_failed(exc, runlog, verbose, ledger, record)
             runlog.exception(exc)
             runlog.close()
             ledger.finish(record, "failed", error=str(exc))
@@ -367,17 +370,7 @@ def _run(
             err_console.print("[bold red]error:[/] interrupted; run the same command to resume")
             _end_run(130)
         except Exception as exc:
-            trace = runlog.exception(exc)
-            ledger.finish(record, "failed", error=_describe(exc))
-            if verbose:
-                err_console.print(trace, markup=False, highlight=False)
-            err_console.print(
-                f"[bold red]error:[/] {escape(_with_repair_hint(_describe(exc), exc))}",
-                highlight=False,
-                soft_wrap=True,
-            )
-            err_console.print(f"full traceback: {runlog.path}", highlight=False, soft_wrap=True)
-            _end_run(1)
+            _stage_failed(exc, runlog, verbose, ledger, record)
         ledger.finish(record, "completed", nodes=results)
     table = Table(title=f"{flow} \\[{preset}] in {time.monotonic() - t0:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
@@ -386,6 +379,23 @@ def _run(
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
+
+
+def _stage_failed(
+    exc: BaseException, runlog: Any, verbose: bool, ledger: Any, record: Any
+) -> NoReturn:
+    """End a run that failed inside a stage: one line, the log's path, exit status 1."""
+    trace = runlog.exception(exc)
+    ledger.finish(record, "failed", error=_describe(exc))
+    if verbose:
+        err_console.print(trace, markup=False, highlight=False)
+    err_console.print(
+        f"[bold red]error:[/] {escape(_with_repair_hint(_describe(exc), exc))}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    err_console.print(f"full traceback: {runlog.path}", highlight=False, soft_wrap=True)
+    _end_run(1)
 
 
 def _record_start(
@@ -777,7 +787,14 @@ def artifacts_show(
     console.print("  arrays:")
     for name, info in meta["arrays"].items():
         shape = "x".join(map(str, info["shape"]))
-        console.print(f"    {name}: {info['dtype']} [{shape}] checksum {info['checksum']}")
+        unchecked = (
+            ""
+            if info.get("chunk_checksums")
+            else " (chunks unchecked: written before chunk checksums)"
+        )
+        console.print(
+            f"    {name}: {info['dtype']} [{shape}] checksum {info['checksum']}{unchecked}"
+        )
     if meta.get("summary"):
         console.print("  summary:")
         for line in summary_lines(meta["summary"], "    "):

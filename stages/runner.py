@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore, artifact_key
-from gameforge.artifacts.store import StoreError
+from gameforge.artifacts.store import CorruptedArtifact, StoreError
 from gameforge.stages.base import StageContext, StageError, StageParams
 from gameforge.stages.executor import Executor, InProcessExecutor
 from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
@@ -38,10 +38,10 @@ class FailedAt:
         reason = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
         if isinstance(exc, MemoryError):
             reason += " (out of memory: `gameforge run ... --plan` shows what each stage needs)"
-        message = f"stage {self.label} ({self.key}) failed: {reason}"
+        parts = [] if isinstance(exc, CorruptedArtifact) else [reason]
         for input_key, problem in self.corrupted.items():
-            message += f"; its input {input_key} is corrupted ({problem})"
-        return message
+            parts.append(f"its input {input_key} is corrupted ({problem})")
+        return f"stage {self.label} ({self.key}) failed: " + "; ".join(parts)
 
 
 _FAILED_AT = "gameforge_failed_at"
@@ -226,6 +226,9 @@ def run_stage(
         rss_before = reset_peak_rss()
         try:
             summary = stage.run(ctx)
+        except CorruptedArtifact as exc:  # an input failed a chunk checksum as it was read
+            setattr(exc, _FAILED_AT, FailedAt(shown, key, {exc.key: exc.problem}))
+            raise
         except (StageError, StoreError):
             raise  # already one line for the user
         except Exception as exc:

@@ -122,7 +122,7 @@ def test_artifacts_show_lists_nested_summaries_readably(kuhn_store):
 
 def test_listing_shows_nested_lists_one_item_a_line():
     """A list too long for its line, or of dicts, goes one item a line."""
-    from gameforge.flows.cli import _listing
+    from gameforge.stages.reporting import summary_lines as _listing
 
     rows = [{"net": "net.0", "win_rate": 0.5}]
     assert _listing({"table": rows, "tiers": [["C12"], ["C6", "C8"]]}, "  ") == [
@@ -217,3 +217,30 @@ def test_listing_labels_by_differing_parameters_and_the_stage_family(tmp_path: P
         map(str, [{"game": "toy", "labels": {"n": 10}}, {"game": "toy", "labels": {"n": 20}},
                   {"game": None, "labels": {}}])
     )  # fmt: skip
+
+
+def test_a_flipped_byte_fails_the_read_in_one_line_naming_artifact_and_array(tmp_path):
+    """Every chunk carries a crc32c: `strategy show` on a strategy with one flipped byte stops
+    with one line naming the artifact and the array, instead of answering from it."""
+    store = ArtifactStore(tmp_path / "store")
+    params = {"game": KUHN, "algorithm": "cfr+", "iterations": 10, "evaluations": 0}
+    key = run_stage("cfr", params, store=store, log=quiet).key
+    assert all(a["chunk_checksums"] for a in store.open(key).meta["arrays"].values())
+    folder = store.object_path(key) / "average_strategy" / "c"
+    chunk = next(p for p in sorted(folder.rglob("*")) if p.is_file())
+    data = bytearray(chunk.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    chunk.write_bytes(bytes(data))
+    env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "gameforge.flows.cli", "strategy", "show", key, "--hand", "2c",
+         "--store", str(store.root)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2
+    error = " ".join(done.stderr.split())
+    assert error.startswith(
+        f"error: artifact {key} is corrupted: a chunk of array 'average_strategy'"
+    )
+    assert "Traceback" not in done.stderr and "artifacts repair" in error
+    assert store.verify([key])[key] and "average_strategy" in store.verify([key])[key][0]
