@@ -334,6 +334,7 @@ def _run(
                         parallel_nodes=parallel_nodes,
                         dashboard=dashboard,
                         stored_inputs=stored_inputs,
+                        record=(ledger, record),
                     )
 
                 if not repair:
@@ -407,28 +408,16 @@ def _record_start(
     stored_inputs: list[str] | None,
 ) -> tuple[Any, Any]:
     """Write this run's record (status running, the keys it plans); (the ledger, the record)."""
-    from gameforge.artifacts.runs import RunLedger, RunRecord, new_run_id
     from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.pipeline import plan
+    from gameforge.flows.pipeline import start_record
     from gameforge.flows.specs import get_flow
     from gameforge.flows.specs import stored_inputs as parse_stored
 
     spec = get_flow(flow)
-    artifacts = ArtifactStore(store)
     stored = parse_stored(spec, stored_inputs or [])
-    steps = plan(spec, spec.resolve(preset, overrides), artifacts, only, set(), stored)
-    record = RunRecord(
-        run_id=new_run_id(flow),
-        flow=flow,
-        preset=preset,
-        overrides=list(overrides or []),
-        command="gameforge " + " ".join(sys.argv[1:]),
-        nodes={step.label: {"key": step.key, "planned": step.status} for step in steps},
-        extra={"stored_inputs": list(stored_inputs or [])} if stored_inputs else {},
-    )
-    ledger = RunLedger(artifacts)
-    ledger.write(record)
-    return ledger, record
+    extra = {"stored_inputs": list(stored_inputs)} if stored_inputs else {}
+    command = "gameforge " + " ".join(sys.argv[1:])
+    return start_record(spec, preset, overrides, ArtifactStore(store), only, stored, command, extra)
 
 
 def _temporary_api() -> Any:
@@ -1522,6 +1511,34 @@ def game_info(
         hole, board = definition.num_hole_cards, sum(definition.num_board_cards)
         unordered = count_classes((hole, board), definition.num_ranks, definition.num_suits)[-1]
         console.print(f"last round with the board unordered (river-hs layout): {unordered:,}")
+
+
+@app.command("serve")
+def serve_cmd(
+    store: StoreOpt = Path("store"),
+    dask_address: DaskOpt = None,
+    preset: Annotated[
+        str, typer.Option("--preset", "-p", help="The preset a run uses unless it says another.")
+    ] = "small",
+    name: Annotated[str, typer.Option("--name", help="The deployments' name.")] = "gameforge",
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Flow runs executed at once.")] = 1,
+) -> None:
+    """Serve every flow as a Prefect deployment (FLOW/NAME), so that runs can be started from the
+    Prefect UI or `prefect deployment run`; runs until interrupted. Needs a Prefect server."""
+    from gameforge.flows.runtime import prefect_defaults
+
+    prefect_defaults()
+    if not os.environ.get("PREFECT_API_URL"):
+        _fail("serve needs a Prefect server: `gameforge server start`, or set PREFECT_API_URL")
+    root = str(Path(store).resolve())  # flow runs execute in processes of their own
+    from prefect import serve
+
+    from gameforge.flows.prefect_flow import deployments
+
+    served = deployments(name, preset, root, dask_address)
+    _say(f"serving {len(served)} flows as {', '.join(f'{d.flow_name}/{name}' for d in served)}")
+    _say(f"store {root}; Prefect API {os.environ['PREFECT_API_URL']}")
+    serve(*served, limit=limit, print_starting_message=False)
 
 
 @server_app.command("start")

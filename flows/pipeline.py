@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts.runs import RunLedger, RunRecord, new_run_id
 from gameforge.artifacts.store import StoreError
 from gameforge.flows.specs import FlowSpec, Node, sweep_values
 from gameforge.stages.base import StageError
@@ -260,3 +261,29 @@ def resource_refusal(needs: ResourcePlan, memory_free: int | None, disk_free: in
     if needs.stored > disk_free:
         return f"the run would store up to {human(needs.stored)}; {human(disk_free)} free"
     return None
+
+
+def start_record(
+    spec: FlowSpec,
+    preset: str,
+    overrides: list[str] | None,
+    store: ArtifactStore,
+    only: list[str] | None,
+    stored: dict[str, dict[str, str]],
+    command: str,
+    extra: dict[str, Any] | None = None,
+) -> tuple[RunLedger, RunRecord]:
+    """Write a run's record (status running, the keys it plans); (the ledger, the record)."""
+    steps = plan(spec, spec.resolve(preset, overrides), store, only, set(), stored)
+    record = RunRecord(
+        run_id=new_run_id(spec.name),
+        flow=spec.name,
+        preset=preset,
+        overrides=list(overrides or []),
+        command=command,
+        nodes={step.label: {"key": step.key, "planned": step.status} for step in steps},
+        extra=dict(extra or {}),
+    )
+    ledger = RunLedger(store)
+    ledger.write(record)
+    return ledger, record

@@ -21,6 +21,7 @@ class _Hooks:
 
     progress: Any = None
     echo: Callable[[str], None] | None = None
+    record: Any = None  # (ledger, record) the caller keeps the run in; else the flow keeps one
 
 
 _HOOKS = _Hooks()
@@ -42,11 +43,13 @@ def _prefect_flow(name: str) -> Any:
     prefect_defaults()
     from prefect import flow, get_run_logger, task
     from prefect.cache_policies import NO_CACHE
+    from prefect.runtime import deployment, flow_run
 
     from gameforge.artifacts import ArtifactStore
     from gameforge.flows import specs
-    from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.pipeline import run_plan, start_record
     from gameforge.flows.prefect_report import PrefectProgress, artifact_key, publish_stage
+    from gameforge.flows.runlog import one_line
     from gameforge.flows.runtime import dask_executor
     from gameforge.stages.runner import run_stage
 
@@ -102,23 +105,43 @@ def _prefect_flow(name: str) -> Any:
         spec = specs.get_flow(name)
         params = spec.resolve(preset, overrides)
         stored = specs.stored_inputs(spec, stored_inputs or [])
-        with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:
-            results = run_plan(
-                spec,
-                params,
-                ArtifactStore(store_root),
-                executor=executor,
-                force=set(force or []),
-                only=only,
-                progress=_HOOKS.progress,
-                log=log,
-                run_one=run_one,
-                parallel_nodes=parallel_nodes,
-                stored=stored,
+        store = ArtifactStore(store_root)
+        ledger = record = None
+        if _HOOKS.record is not None:  # the command line keeps the record; add this flow run
+            kept_ledger, kept = _HOOKS.record
+            kept.extra["prefect_flow_run"] = flow_run.get_id()
+            kept_ledger.write(kept)
+        else:  # started from Prefect (a deployment): the run records itself
+            command = f"prefect deployment run {name}/{deployment.name}"
+            extra = {"prefect_flow_run": flow_run.get_id()}
+            ledger, record = start_record(
+                spec, preset, overrides, store, only, stored, command, extra
             )
-        return {
+        try:
+            with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:
+                results = run_plan(
+                    spec,
+                    params,
+                    store,
+                    executor=executor,
+                    force=set(force or []),
+                    only=only,
+                    progress=_HOOKS.progress,
+                    log=log,
+                    run_one=run_one,
+                    parallel_nodes=parallel_nodes,
+                    stored=stored,
+                )
+        except BaseException as exc:
+            if ledger is not None and record is not None:
+                ledger.finish(record, "failed", error=one_line(exc))
+            raise
+        out = {
             s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()
         }
+        if ledger is not None and record is not None:
+            ledger.finish(record, "completed", nodes=out)
+        return out
 
     return gameforge_flow
 
@@ -136,15 +159,19 @@ def run_flow(
     parallel_nodes: int = 1,
     dashboard: bool = False,
     stored_inputs: list[str] | None = None,
+    record: Any = None,
 ) -> dict[str, dict]:
-    """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds."""
+    """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds.
+
+    `record` is the (ledger, run record) the caller keeps: the flow adds its Prefect flow run id.
+    """
     from gameforge.flows import specs
 
     spec = specs.get_flow(name)
     spec.resolve(preset, overrides)  # fail fast on bad presets/overrides, before Prefect starts
     specs.stored_inputs(spec, list(stored_inputs or []))
     flow = _prefect_flow(name).with_options(flow_run_name=f"{name}-{preset}")
-    _HOOKS.progress, _HOOKS.echo = progress, echo
+    _HOOKS.progress, _HOOKS.echo, _HOOKS.record = progress, echo, record
     try:
         return flow(
             preset=preset,
@@ -158,4 +185,47 @@ def run_flow(
             stored_inputs=list(stored_inputs or []),
         )
     finally:
-        _HOOKS.progress, _HOOKS.echo = None, None
+        _HOOKS.progress, _HOOKS.echo, _HOOKS.record = None, None, None
+
+
+ENTRYPOINT_PREFIX = "flow_"
+
+
+def entrypoint(name: str) -> str:
+    """The module path Prefect imports flow `name` from: this module's `flow_<name>` attribute."""
+    return f"{__name__}.{ENTRYPOINT_PREFIX}{name.replace('-', '_')}"
+
+
+def __getattr__(attribute: str) -> Any:
+    """`flow_lhe_abstraction` and so on: the Prefect flows, for deployments' entrypoints."""
+    from gameforge.flows.specs import FLOWS
+
+    if attribute.startswith(ENTRYPOINT_PREFIX):
+        wanted = attribute[len(ENTRYPOINT_PREFIX) :]
+        for name in FLOWS:
+            if name.replace("-", "_") == wanted:
+                return _prefect_flow(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
+
+def deployments(name: str, preset: str, store_root: str, dask_address: str | None) -> list[Any]:
+    """One Prefect deployment per flow, named `name`: its parameters default to `preset`, no
+    overrides, this store and Dask address (a run from the UI may change any of them)."""
+    from prefect.deployments.runner import EntrypointType
+
+    from gameforge.flows.specs import FLOWS
+
+    out = []
+    for flow_name, spec in FLOWS.items():
+        if preset not in spec.presets:
+            continue
+        deployment = _prefect_flow(flow_name).to_deployment(
+            name=name,
+            parameters={"preset": preset, "overrides": [], "store_root": store_root,
+                        "dask_address": dask_address},
+            description=spec.description,
+            entrypoint_type=EntrypointType.MODULE_PATH,
+        )  # fmt: skip
+        deployment.entrypoint = entrypoint(flow_name)
+        out.append(deployment)
+    return out

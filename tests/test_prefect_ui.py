@@ -8,6 +8,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prefect.types.names import raise_on_name_alphanumeric_dashes_only
 
+from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts.runs import RunLedger
 from gameforge.flows.prefect_report import artifact_key, stage_markdown, summary_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,12 +98,10 @@ async def _what_prefect_holds(store_root: str) -> dict:
         LogFilterTaskRunId,
     )
 
+    record = RunLedger(ArtifactStore(store_root)).get("last")
     async with get_client() as client:
-        runs = [
-            r for r in await client.read_flow_runs() if r.parameters.get("store_root") == store_root
-        ]
-        assert len(runs) == 1, [r.name for r in runs]
-        run = runs[0]
+        run = await client.read_flow_run(record.extra["prefect_flow_run"])
+        assert run.parameters["store_root"] == store_root
         logs = {}
         for task_run in await client.read_task_runs():
             if task_run.flow_run_id != run.id:
@@ -144,3 +145,47 @@ def test_a_run_shows_its_logs_summaries_and_progress_in_prefect(tmp_path):
     assert kind == "markdown" and "squares: `toy-squares-" in text
     kind, value = held["artifacts"]["toy-toy-squares-progress"]
     assert kind == "progress" and float(value) == 100.0
+
+
+def test_serve_runs_a_flow_triggered_through_the_prefect_api(tmp_path):
+    """`gameforge serve` registers every flow as a deployment; lhe-abstraction triggered at the
+    tiny preset through the API completes, records itself, and makes the CLI's keys."""
+    if not os.environ.get("PREFECT_API_URL"):
+        pytest.skip("needs the session's Prefect server")
+    from prefect.deployments import run_deployment
+    from prefect.exceptions import ObjectNotFound
+
+    from gameforge.flows.pipeline import plan_keys
+    from gameforge.flows.specs import get_flow
+
+    store_root = tmp_path / "store"
+    name = f"test-{os.getpid()}"
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "gameforge.flows.cli", "serve", "--store", str(store_root),
+         "--preset", "small", "--name", name],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        run = None
+        for _ in range(120):  # until the deployment is registered
+            try:
+                run = run_deployment(
+                    f"lhe-abstraction/{name}", parameters={"preset": "tiny"}, timeout=900
+                )
+                break
+            except ObjectNotFound:  # not registered yet
+                assert serve.poll() is None, serve.stdout.read() if serve.stdout else ""
+                time.sleep(1)
+        assert run is not None and run.state is not None
+        assert run.state.is_completed(), run.state
+    finally:
+        serve.terminate()
+        output = serve.communicate(timeout=60)[0]
+    assert f"lhe-abstraction/{name}" in output
+    record = RunLedger(ArtifactStore(store_root)).get("last")
+    assert record.status == "completed" and record.preset == "tiny"
+    spec = get_flow("lhe-abstraction")
+    assert {n: v["key"] for n, v in record.nodes.items()} == plan_keys(
+        spec, spec.resolve("tiny", [])
+    )
+    assert all(ArtifactStore(store_root).exists(k) for k in record.artifact_keys())
