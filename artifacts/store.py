@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import functools
 import hashlib
 import json
 import os
@@ -31,13 +30,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import zarr
-from zarr.codecs import Crc32cCodec, ZstdCodec
 
 from gameforge.artifacts.keys import artifact_key
+
+if TYPE_CHECKING:  # zarr is imported where arrays are touched: listings need only JSON
+    import zarr
 
 META_ATTR = "gameforge"
 DATA_DIR = "data"
@@ -116,72 +116,30 @@ class ArtifactInfo:
         }
 
 
-# Every chunk is compressed (zarr's default zstd) and then carries a crc32c of its stored
-# bytes, which zarr checks on every read: a flipped byte fails the read that meets it instead
-# of answering with wrong numbers. Artifacts written before this have no chunk checksums; their
-# reads are unchecked, and `verify` still checks them whole.
-CHUNK_CODECS = (ZstdCodec(level=0), Crc32cCodec())
-
-
-def _checksum_failure(exc: BaseException) -> bool:
-    """True if `exc` (or what it was raised from) is a chunk's crc32c mismatch."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if "checksum do not match" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _checked(method: Any) -> Any:
-    @functools.wraps(method)
-    def read(self: CheckedArray, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except Exception as exc:
-            if not _checksum_failure(exc):
-                raise
-            raise CorruptedArtifact(
-                self.artifact_key, f"a chunk of array {self.array_name!r} fails its checksum"
-            ) from None
-
-    return read
-
-
-class CheckedArray(zarr.Array):  # type: ignore[type-arg]
-    """A stored array whose every read names its artifact and array when a chunk is corrupted
-    (one `CorruptedArtifact` line instead of zarr's codec error)."""
-
-    artifact_key: str
-    array_name: str
-
-    @classmethod
-    def wrap(cls, array: zarr.Array, key: str, name: str) -> CheckedArray:
-        """`array` read through the checks, reporting as array `name` of artifact `key`."""
-        checked = cls(array._async_array)
-        checked.artifact_key, checked.array_name = key, name
-        return checked
-
-    __getitem__ = _checked(zarr.Array.__getitem__)
-    __array__ = _checked(zarr.Array.__array__)
-    get_basic_selection = _checked(zarr.Array.get_basic_selection)
-    get_orthogonal_selection = _checked(zarr.Array.get_orthogonal_selection)
-    get_mask_selection = _checked(zarr.Array.get_mask_selection)
-    get_coordinate_selection = _checked(zarr.Array.get_coordinate_selection)
-    get_block_selection = _checked(zarr.Array.get_block_selection)
-
-
 class Artifact:
     """A committed artifact opened read-only."""
 
     def __init__(self, key: str, path: Path):
         self.key = key
         self.path = path
-        try:
-            self.group = zarr.open_group(str(path), mode="r")
-            self.meta: dict[str, Any] = dict(self.group.attrs[META_ATTR])  # type: ignore[arg-type]
-        except Exception as exc:  # zarr raises several types for a damaged group
+        try:  # the group's zarr.json holds the metadata: read without importing zarr
+            document = json.loads((path / "zarr.json").read_text())
+            self.meta: dict[str, Any] = dict(document["attributes"][META_ATTR])
+        except Exception as exc:  # unreadable, not JSON, or without gameforge's metadata
             raise CorruptedArtifact(key, f"cannot read its metadata ({exc})") from exc
+        self._group: zarr.Group | None = None
+
+    @property
+    def group(self) -> zarr.Group:
+        """The artifact's Zarr group, opened read-only on first use."""
+        if self._group is None:
+            import zarr
+
+            try:
+                self._group = zarr.open_group(str(self.path), mode="r")
+            except Exception as exc:  # zarr raises several types for a damaged group
+                raise CorruptedArtifact(self.key, f"cannot open its arrays ({exc})") from exc
+        return self._group
 
     def __getitem__(self, name: str) -> zarr.Array:
         """One array of the artifact (its reads check each chunk's checksum, where stored)."""
@@ -190,6 +148,10 @@ class Artifact:
         except KeyError:
             names = ", ".join(self.array_names())
             raise StoreError(f"artifact {self.key} has no array {name!r} (has: {names})") from None
+        import zarr
+
+        from gameforge.artifacts.checked import CheckedArray
+
         assert isinstance(node, zarr.Array)
         return CheckedArray.wrap(node, self.key, name)
 
@@ -224,6 +186,8 @@ class ArtifactWriter:
         self.started = time.time()
         self.resumed = self.path.exists()
         (self.path / DONE_DIR).mkdir(parents=True, exist_ok=True)
+        import zarr
+
         self.group = zarr.open_group(str(self.path / DATA_DIR), mode="a")
 
     def write_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
@@ -236,8 +200,8 @@ class ArtifactWriter:
     def __getitem__(self, name: str) -> zarr.Array:
         """One array written so far."""
         node = self.group[name]
-        assert isinstance(node, zarr.Array)
-        return node
+        assert not hasattr(node, "members")  # an array, not a group
+        return node  # type: ignore[return-value]
 
     def array(
         self,
@@ -248,9 +212,10 @@ class ArtifactWriter:
         fill_value: Any = 0,
     ) -> zarr.Array:
         """Create the array, or reopen it on resume when its shape, dtype and chunks agree."""
+        from gameforge.artifacts.checked import CHUNK_CODECS
+
         if name in self.group:
-            existing = self.group[name]
-            assert isinstance(existing, zarr.Array)
+            existing = self[name]
             same = (
                 tuple(existing.shape) == tuple(shape)
                 and np.dtype(existing.dtype) == np.dtype(dtype)
@@ -297,13 +262,15 @@ class ArtifactWriter:
     def commit(self, summary: dict[str, Any] | None = None) -> Artifact:
         """Record checksums and lineage, then atomically move the artifact into `objects/`."""
         arrays = {}
+        from gameforge.artifacts.checked import has_chunk_checksums
+
         for name, array in sorted(self.group.arrays()):
             arrays[name] = {
                 "shape": list(array.shape),
                 "dtype": str(array.dtype),
                 "chunks": list(array.chunks),
                 "checksum": array_checksum(array),
-                "chunk_checksums": any(isinstance(c, Crc32cCodec) for c in array.compressors),
+                "chunk_checksums": has_chunk_checksums(array),
             }
         finished = time.time()
         meta = dict(self.meta)
@@ -343,6 +310,8 @@ def write_chunk(partial_path: str, name: str, chunk_id: int, data: np.ndarray) -
     Called by chunk tasks, possibly in other processes: each task owns whole chunks, and the
     marker is written only after the data, so a killed task leaves its chunk unrecorded.
     """
+    import zarr
+
     array = zarr.open_array(str(Path(partial_path) / DATA_DIR / name), mode="r+")
     step = array.chunks[0]
     start = chunk_id * step

@@ -282,6 +282,7 @@ def _run(
 ) -> None:
     import time
 
+    t_start = time.monotonic()
     if dry_run:
         _print_plan(flow, preset, overrides, store, force, only, stored_inputs, parallel_nodes)
         return
@@ -299,9 +300,19 @@ def _run(
         stored = parse_stored(spec, stored_inputs or [])
         if not force_resources:
             _check_resources(spec, params, store, only, force, stored, parallel_nodes)
+        ledger, record = _record_start(flow, preset, overrides, store, only, stored_inputs, force)
+        if not repair and all(node["planned"] == "cached" for node in record.nodes.values()):
+            # nothing to compute: no flow run, no cluster (a run record all the same)
+            done = {
+                n: {"key": v["key"], "cached": True, "seconds": 0.0}
+                for n, v in record.nodes.items()
+            }
+            ledger.finish(record, "completed", nodes=done)
+            _print_results(flow, preset, done, time.monotonic() - t_start)
+            _say(f"every stage cached: no Prefect flow run started (run {record.run_id})")
+            return
         api = _temporary_api()
         import_run_libraries()  # Prefect and Dask set up their log handlers on import
-        ledger, record = _record_start(flow, preset, overrides, store, only, stored_inputs)
     except _user_errors() as exc:
         _fail(str(exc))
     t0 = time.monotonic()
@@ -373,7 +384,12 @@ def _run(
         except Exception as exc:
             _stage_failed(exc, runlog, verbose, ledger, record)
         ledger.finish(record, "completed", nodes=results)
-    table = Table(title=f"{flow} \\[{preset}] in {time.monotonic() - t0:.1f} s")
+    _print_results(flow, preset, results, time.monotonic() - t0)
+
+
+def _print_results(flow: str, preset: str, results: dict[str, dict], seconds: float) -> None:
+    """The table a run ends with: each node's key, cached or computed, and its seconds."""
+    table = Table(title=f"{flow} \\[{preset}] in {seconds:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
         table.add_column(column)
     for stage, result in results.items():
@@ -406,6 +422,7 @@ def _record_start(
     store: Path,
     only: list[str] | None,
     stored_inputs: list[str] | None,
+    force: list[str],
 ) -> tuple[Any, Any]:
     """Write this run's record (status running, the keys it plans); (the ledger, the record)."""
     from gameforge.artifacts.store import ArtifactStore
@@ -417,7 +434,9 @@ def _record_start(
     stored = parse_stored(spec, stored_inputs or [])
     extra = {"stored_inputs": list(stored_inputs)} if stored_inputs else {}
     command = "gameforge " + " ".join(sys.argv[1:])
-    return start_record(spec, preset, overrides, ArtifactStore(store), only, stored, command, extra)
+    return start_record(
+        spec, preset, overrides, ArtifactStore(store), only, stored, command, extra, set(force)
+    )
 
 
 def _temporary_api() -> Any:

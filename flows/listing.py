@@ -34,12 +34,16 @@ class _Known:
     stage: str
     params: dict[str, Any]
     inputs: dict[str, str] = field(default_factory=dict)
+    label_params: list[str] | None = None  # as recorded at commit (None: before they were)
 
 
-def _declared(stage: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The stage's declared label parameters among `params` (none for an unknown stage)."""
-    try:
-        return get_stage(stage).labels(params)
+def _declared(known: _Known) -> dict[str, Any]:
+    """The stage's declared label parameters among the artifact's parameters: as recorded in
+    the artifact, else as its stage declares them now (none for an unknown stage)."""
+    if known.label_params is not None:
+        return {n: known.params[n] for n in known.label_params if n in known.params}
+    try:  # imports the stage's module, which a recorded list spares a listing
+        return get_stage(known.stage).labels(known.params)
     except StageError:  # a stage this checkout does not know
         return {}
 
@@ -63,7 +67,10 @@ class _Lineage:
             try:
                 art = self.store.open(key)
                 single = {n: k for n, k in art.inputs.items() if "." not in n}
-                self.known[key] = _Known(art.stage, art.params, dict(sorted(single.items())))
+                labels = art.meta.get("label_params")
+                self.known[key] = _Known(
+                    art.stage, art.params, dict(sorted(single.items())), labels
+                )
             except StoreError:
                 self.known[key] = None
         return self.known[key]
@@ -93,7 +100,7 @@ class _Lineage:
             above = self.get(upstream)
             if above is None:
                 continue
-            for name, v in _declared(above.stage, above.params).items():
+            for name, v in _declared(above).items():
                 out.setdefault(f"{above.stage}.{name}", v)
             for name, v in self.inherited(upstream).items():
                 out.setdefault(name, v)
@@ -111,14 +118,14 @@ def describe(store: ArtifactStore, infos: list[ArtifactInfo]) -> list[dict[str, 
         if got is not None:
             by_stage.setdefault(got.stage, {})[info.key] = got
     labels: dict[str, dict[str, Any]] = {}
-    for stage, siblings in by_stage.items():
+    for siblings in by_stage.values():
         names = set().union(*(s.params for s in siblings.values())) - NOT_LABELS
         varying = sorted(
             n for n in names if len({_value(s.params.get(n)) for s in siblings.values()}) > 1
         )
         own: dict[str, dict[str, Any]] = {}
         for key, s in siblings.items():
-            own[key] = _declared(stage, s.params)
+            own[key] = _declared(s)
             own[key].update({n: s.params[n] for n in varying if n in s.params})
         alike: dict[str, list[str]] = {}
         for key in siblings:

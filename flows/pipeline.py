@@ -272,9 +272,11 @@ def start_record(
     stored: dict[str, dict[str, str]],
     command: str,
     extra: dict[str, Any] | None = None,
+    force: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[RunLedger, RunRecord]:
-    """Write a run's record (status running, the keys it plans); (the ledger, the record)."""
-    steps = plan(spec, spec.resolve(preset, overrides), store, only, set(), stored)
+    """Write a run's record (status running, the keys it plans and how: cached, computes ...);
+    (the ledger, the record)."""
+    steps = plan(spec, spec.resolve(preset, overrides), store, only, set(force), stored)
     record = RunRecord(
         run_id=new_run_id(spec.name),
         flow=spec.name,

@@ -115,7 +115,7 @@ def _prefect_flow(name: str) -> Any:
             command = f"prefect deployment run {name}/{deployment.name}"
             extra = {"prefect_flow_run": flow_run.get_id()}
             ledger, record = start_record(
-                spec, preset, overrides, store, only, stored, command, extra
+                spec, preset, overrides, store, only, stored, command, extra, set(force or [])
             )
         try:
             with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:

@@ -206,6 +206,7 @@ def run_stage(
         extra_meta={
             "code_version": code_version(),
             "description": stage.description,
+            "label_params": list(stage.label_params),
             "execution": params.execution_params(),
         },
         force=force,
