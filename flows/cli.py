@@ -1541,6 +1541,14 @@ def serve_cmd(
     ] = "small",
     name: Annotated[str, typer.Option("--name", help="The deployments' name.")] = "gameforge",
     limit: Annotated[int, typer.Option("--limit", min=1, help="Flow runs executed at once.")] = 1,
+    pool: Annotated[
+        str | None,
+        typer.Option(
+            "--pool",
+            help="Register the deployments with this work pool and return: its workers "
+            "(`prefect worker start --pool NAME`) run them instead of this process.",
+        ),
+    ] = None,
 ) -> None:
     """Serve every flow as a Prefect deployment (FLOW/NAME), so that runs can be started from the
     Prefect UI or `prefect deployment run`; runs until interrupted. Needs a Prefect server."""
@@ -1555,7 +1563,13 @@ def serve_cmd(
     from gameforge.flows.prefect_flow import deployments
 
     served = deployments(name, preset, root, dask_address)
-    _say(f"serving {len(served)} flows as {', '.join(f'{d.flow_name}/{name}' for d in served)}")
+    names = ", ".join(f"{d.flow_name}/{name}" for d in served)
+    if pool is not None:
+        for deployment in served:
+            deployment.apply(work_pool_name=pool)
+        _say(f"registered {len(served)} deployments with work pool {pool}: {names}")
+        return
+    _say(f"serving {len(served)} flows as {names}")
     _say(f"store {root}; Prefect API {os.environ['PREFECT_API_URL']}")
     serve(*served, limit=limit, print_starting_message=False)
 
