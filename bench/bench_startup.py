@@ -53,14 +53,12 @@ def wall(binary: str, args: tuple[str, ...], folder: Path, env: dict | None = No
     return time.perf_counter() - t0
 
 
-def with_server(b: str, folder: Path) -> dict[str, str]:
-    """Start a Prefect server (through B) in a scratch home, fill the store; the environment."""
-    env = {**os.environ, "PREFECT_HOME": str(folder / "prefect")}
+def fill_store_with_a_server(b: str, folder: Path, env: dict[str, str]) -> None:
+    """Start a Prefect server (through B) in the scratch home of `env`; fill the store."""
     env.pop("PREFECT_API_URL", None)
     subprocess.run([b, "server", "start", "--port", "4299"], env=env, check=True,
                    capture_output=True)  # fmt: skip
     wall(b, SERVER_COMMANDS[0], folder, env)  # computes every stage once
-    return env
 
 
 def main() -> None:
@@ -71,10 +69,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--server", action="store_true", help="time SERVER_COMMANDS")
     args = parser.parse_args()
+    args.a, args.b = str(Path(args.a).absolute()), str(Path(args.b).absolute())
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        env = with_server(args.b, folder) if args.server else None
+        server_env = {**os.environ, "PREFECT_HOME": str(folder / "prefect")}
+        env = server_env if args.server else None
         try:
+            if args.server:
+                fill_store_with_a_server(args.b, folder, server_env)
             print("| command | A median s | B median s | A/B median |")
             print("|---|---:|---:|---:|")
             for command in SERVER_COMMANDS if args.server else COMMANDS:
@@ -87,8 +89,8 @@ def main() -> None:
                 ratio = statistics.median(p[0] / p[1] for p in pairs)
                 print(f"| `gameforge {' '.join(command)}` | {a:.2f} | {b:.2f} | {ratio:.2f}x |")
         finally:
-            if env is not None:
-                subprocess.run([args.b, "server", "stop"], env=env, capture_output=True)
+            if args.server:
+                subprocess.run([args.b, "server", "stop"], env=server_env, capture_output=True)
 
 
 if __name__ == "__main__":
