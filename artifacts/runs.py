@@ -188,11 +188,11 @@ def collect_unreferenced(
     store: ArtifactStore, keep_last: int | None = None, dry_run: bool = False
 ) -> Collection:
     """Remove complete artifacts that no kept run reaches (see `referenced`); with `keep_last`,
-    also forget each flow's older run records. A store without records is refused: nothing
-    would count as used."""
+    also forget each flow's older run records. A store without records is refused (nothing
+    would count as used), except for a dry run, which lists everything."""
     ledger = RunLedger(store)
     records = ledger.all()
-    if not records:
+    if not records and not dry_run:
         raise StoreError(
             f"store {store.root} has no run records, so every artifact would count as unused; "
             "nothing removed"

@@ -446,7 +446,9 @@ def _temporary_api() -> Any:
     from gameforge.flows.server import TemporaryApi
 
     prefect_defaults()
-    return None if os.environ.get("PREFECT_API_URL") else TemporaryApi()
+    if os.environ.get("PREFECT_API_URL") or "prefect" in sys.modules:
+        return None  # a server; or Prefect already read its settings (the CLI called in-process)
+    return TemporaryApi()
 
 
 def _check_resources(
@@ -1066,6 +1068,8 @@ def artifacts_gc(
         done = collect_unreferenced(artifacts, keep_last, dry_run)
     except StoreError as exc:
         _fail(str(exc))
+    if dry_run and not _ledger(store).all():
+        console.print("no run records in this store: every artifact counts as unreferenced")
     for run_id in done.forgotten:
         console.print(f"{'would forget' if dry_run else 'forgot'} run {run_id}", highlight=False)
     for key, size in done.removed:

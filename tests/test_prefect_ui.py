@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from prefect.types.names import raise_on_name_alphanumeric_dashes_only
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.artifacts.runs import RunLedger
@@ -24,8 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 TOY_CLI = [sys.executable, str(ROOT / "tests" / "toy_flow_cli.py")]
 
 
+@settings(deadline=None)  # the first example imports Prefect
 @given(flow=st.text(min_size=1, max_size=30), label=st.text(min_size=1, max_size=40))
 def test_artifact_keys_follow_prefects_rule(flow, label):
+    from prefect.types.names import raise_on_name_alphanumeric_dashes_only
+
     key = artifact_key(flow, label, "progress")
     assert raise_on_name_alphanumeric_dashes_only(key) == key
 
@@ -87,6 +89,14 @@ def test_the_markdown_summary_names_key_inputs_parameters_and_result():
     assert "cache hit" in stage_markdown(meta, cached=True, seconds=0.0)
 
 
+def session_api():  # noqa: ANN201
+    """Prefect's client settings pointed at the session's server: this process may have read
+    its settings before the server started (at collection), or from another test's context."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    return temporary_settings(updates={PREFECT_API_URL: os.environ["PREFECT_API_URL"]})
+
+
 async def _what_prefect_holds(store_root: str) -> dict:
     """The flow run that used `store_root`: its parameters, each task run's log lines, and its
     artifacts by key."""
@@ -130,7 +140,8 @@ def test_a_run_shows_its_logs_summaries_and_progress_in_prefect(tmp_path):
     done = subprocess.run(run, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "COLUMNS": "100"})  # fmt: skip
     assert done.returncode == 0, done.stderr
-    held = asyncio.run(_what_prefect_holds(store_root))
+    with session_api():
+        held = asyncio.run(_what_prefect_holds(store_root))
     assert held["state"] == "Completed"
     assert "progress" not in held["parameters"] and "echo" not in held["parameters"]
     squares = held["logs"]["toy-squares"]
@@ -169,9 +180,10 @@ def test_serve_runs_a_flow_triggered_through_the_prefect_api(tmp_path):
         run = None
         for _ in range(120):  # until the deployment is registered
             try:
-                run = run_deployment(
-                    f"lhe-abstraction/{name}", parameters={"preset": "tiny"}, timeout=900
-                )
+                with session_api():
+                    run = run_deployment(
+                        f"lhe-abstraction/{name}", parameters={"preset": "tiny"}, timeout=900
+                    )
                 break
             except ObjectNotFound:  # not registered yet
                 assert serve.poll() is None, serve.stdout.read() if serve.stdout else ""
