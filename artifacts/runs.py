@@ -22,13 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gameforge.artifacts.store import ArtifactStore, StoreError
+from gameforge.artifacts.store import ArtifactStore, StoreError, utc_now
 
 RUNS_DIR = "runs"
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -42,7 +38,7 @@ class RunRecord:
     command: str = ""
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> key, cached, s
     status: str = "running"
-    started: str = field(default_factory=_now)
+    started: str = field(default_factory=utc_now)
     finished: str | None = None
     host: str = field(default_factory=socket.gethostname)
     pid: int = field(default_factory=os.getpid)
@@ -104,7 +100,7 @@ class RunLedger:
         error: str | None = None,
     ) -> None:
         """Rewrite a record with how its run ended."""
-        record.status, record.finished, record.error = status, _now(), error
+        record.status, record.finished, record.error = status, utc_now(), error
         if nodes is not None:
             record.nodes = nodes
         self.write(record)

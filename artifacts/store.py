@@ -66,7 +66,8 @@ def default_root() -> Path:
     return Path(os.environ.get("GAMEFORGE_STORE", DEFAULT_STORE))
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """The current UTC time, ISO 8601 to the second (what the store records)."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
@@ -278,7 +279,7 @@ class ArtifactWriter:
             {
                 "key": self.key,
                 "created": datetime.fromtimestamp(self.started, UTC).isoformat(timespec="seconds"),
-                "finished": _now(),
+                "finished": utc_now(),
                 "duration_s": round(finished - self.started, 3),
                 "host": socket.gethostname(),
                 "resumed": self.resumed,

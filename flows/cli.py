@@ -292,15 +292,21 @@ def _run(
     from gameforge.stages.runner import failed_at
 
     try:
+        from gameforge.artifacts.store import ArtifactStore
+        from gameforge.flows.pipeline import plan, start_record
         from gameforge.flows.specs import get_flow
         from gameforge.flows.specs import stored_inputs as parse_stored
 
         spec = get_flow(flow)
         params = spec.resolve(preset, overrides)  # bad input is refused before the store is touched
         stored = parse_stored(spec, stored_inputs or [])
+        artifacts = ArtifactStore(store)
+        steps = plan(spec, params, artifacts, only, set(force), stored)
         if not force_resources:
-            _check_resources(spec, params, store, only, force, stored, parallel_nodes)
-        ledger, record = _record_start(flow, preset, overrides, store, only, stored_inputs, force)
+            _check_resources(steps, store, parallel_nodes)
+        extra = {"stored_inputs": list(stored_inputs)} if stored_inputs else {}
+        command = "gameforge " + " ".join(sys.argv[1:])
+        ledger, record = start_record(spec, preset, overrides, artifacts, steps, command, extra)
         if not repair and all(node["planned"] == "cached" for node in record.nodes.values()):
             # nothing to compute: no flow run, no cluster (a run record all the same)
             done = {
@@ -351,11 +357,15 @@ def _run(
                 if not repair:
                     results = run_once()
                 else:
-                    from gameforge.artifacts.store import ArtifactStore
                     from gameforge.flows.repair import Repair
 
-                    keys = _plan_keys(flow, preset, overrides, store, only, stored_inputs)
-                    mending = Repair(ArtifactStore(store), within=set(keys))
+                    # every artifact the run would use or make, stored inputs included
+                    keys = [step.key for step in steps]
+                    keys += [
+                        artifacts.resolve(k) for node in stored.values() for k in node.values()
+                    ]
+                    keys = list(dict.fromkeys(keys))
+                    mending = Repair(artifacts, within=set(keys))
                     mending.check(keys, echo)
                     results = run_once()
                     while mending.changed_dependents(echo):
@@ -415,30 +425,6 @@ def _stage_failed(
     _end_run(1)
 
 
-def _record_start(
-    flow: str,
-    preset: str,
-    overrides: list[str] | None,
-    store: Path,
-    only: list[str] | None,
-    stored_inputs: list[str] | None,
-    force: list[str],
-) -> tuple[Any, Any]:
-    """Write this run's record (status running, the keys it plans); (the ledger, the record)."""
-    from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.pipeline import start_record
-    from gameforge.flows.specs import get_flow
-    from gameforge.flows.specs import stored_inputs as parse_stored
-
-    spec = get_flow(flow)
-    stored = parse_stored(spec, stored_inputs or [])
-    extra = {"stored_inputs": list(stored_inputs)} if stored_inputs else {}
-    command = "gameforge " + " ".join(sys.argv[1:])
-    return start_record(
-        spec, preset, overrides, ArtifactStore(store), only, stored, command, extra, set(force)
-    )
-
-
 def _temporary_api() -> Any:
     """This run's own Prefect API when no server is running (None when one is): started now,
     before Prefect is imported, so that it boots while the run sets up."""
@@ -451,21 +437,11 @@ def _temporary_api() -> Any:
     return TemporaryApi()
 
 
-def _check_resources(
-    spec: Any,
-    params: dict[str, dict],
-    store: Path,
-    only: list[str] | None,
-    force: list[str],
-    stored: dict[str, dict[str, str]],
-    parallel_nodes: int,
-) -> None:
+def _check_resources(steps: list[Any], store: Path, parallel_nodes: int) -> None:
     """Refuse, in one line, a run whose estimated memory or stored bytes do not fit."""
-    from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.pipeline import plan, resource_plan, resource_refusal
+    from gameforge.flows.pipeline import resource_plan, resource_refusal
     from gameforge.stages.resources import available_memory, free_disk
 
-    steps = plan(spec, params, ArtifactStore(store), only, set(force), stored)
     refusal = resource_refusal(
         resource_plan(steps, parallel_nodes), available_memory(), free_disk(store)
     )
@@ -492,29 +468,6 @@ def _with_repair_hint(line: str, exc: BaseException) -> str:
     if not corrupted:
         return line
     return line + "; rerun with --repair to move it to the trash and rebuild it"
-
-
-def _plan_keys(
-    flow: str,
-    preset: str,
-    overrides: list[str] | None,
-    store: Path,
-    only: list[str] | None,
-    stored_inputs: list[str] | None,
-) -> list[str]:
-    """Keys of every artifact a run would use or make, stored inputs included."""
-    from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.pipeline import plan
-    from gameforge.flows.specs import get_flow
-    from gameforge.flows.specs import stored_inputs as parse_stored
-
-    spec = get_flow(flow)
-    params = spec.resolve(preset, overrides)
-    artifacts = ArtifactStore(store)
-    stored = parse_stored(spec, stored_inputs or [])
-    keys = [step.key for step in plan(spec, params, artifacts, only, set(), stored)]
-    keys += [artifacts.resolve(k) for node in stored.values() for k in node.values()]
-    return list(dict.fromkeys(keys))
 
 
 def _print_plan(

@@ -268,15 +268,12 @@ def start_record(
     preset: str,
     overrides: list[str] | None,
     store: ArtifactStore,
-    only: list[str] | None,
-    stored: dict[str, dict[str, str]],
+    steps: list[PlannedStep],
     command: str,
     extra: dict[str, Any] | None = None,
-    force: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[RunLedger, RunRecord]:
-    """Write a run's record (status running, the keys it plans and how: cached, computes ...);
-    (the ledger, the record)."""
-    steps = plan(spec, spec.resolve(preset, overrides), store, only, set(force), stored)
+    """Write a run's record (status running, each planned step's key and how: cached,
+    computes ...); (the ledger, the record)."""
     record = RunRecord(
         run_id=new_run_id(spec.name),
         flow=spec.name,

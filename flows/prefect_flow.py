@@ -38,6 +38,17 @@ def send_run_logs_to_prefect() -> None:
         logger.propagate = False
 
 
+def _logged_and_echoed(logger: Any) -> Callable[[str], None]:
+    """A line to a run logger (the Prefect UI) and to the caller's terminal, if any."""
+
+    def log(message: str) -> None:
+        logger.info(message)
+        if _HOOKS.echo is not None:
+            _HOOKS.echo(message)
+
+    return log
+
+
 @cache
 def _prefect_flow(name: str) -> Any:
     prefect_defaults()
@@ -47,7 +58,7 @@ def _prefect_flow(name: str) -> Any:
 
     from gameforge.artifacts import ArtifactStore
     from gameforge.flows import specs
-    from gameforge.flows.pipeline import run_plan, start_record
+    from gameforge.flows.pipeline import plan, run_plan, start_record
     from gameforge.flows.prefect_report import PrefectProgress, artifact_key, publish_stage
     from gameforge.flows.runlog import one_line
     from gameforge.flows.runtime import dask_executor
@@ -60,12 +71,7 @@ def _prefect_flow(name: str) -> Any:
         logger = get_run_logger()
         label = kwargs.get("label") or stage
 
-        def log(message: str) -> None:
-            logger.info(message)
-            if _HOOKS.echo is not None:
-                _HOOKS.echo(message)
-
-        kwargs["log"] = log
+        kwargs["log"] = _logged_and_echoed(logger)
         kwargs["progress"] = PrefectProgress(
             _HOOKS.progress, logger.info, artifact_key(name, label, "progress"), logger.warning
         )
@@ -95,13 +101,7 @@ def _prefect_flow(name: str) -> Any:
         dashboard: bool = False,
         stored_inputs: list[str] | None = None,
     ) -> dict[str, dict]:
-        logger = get_run_logger()
-
-        def log(message: str) -> None:
-            logger.info(message)
-            if _HOOKS.echo is not None:
-                _HOOKS.echo(message)
-
+        log = _logged_and_echoed(get_run_logger())
         spec = specs.get_flow(name)
         params = spec.resolve(preset, overrides)
         stored = specs.stored_inputs(spec, stored_inputs or [])
@@ -114,9 +114,8 @@ def _prefect_flow(name: str) -> Any:
         else:  # started from Prefect (a deployment): the run records itself
             command = f"prefect deployment run {name}/{deployment.name}"
             extra = {"prefect_flow_run": flow_run.get_id()}
-            ledger, record = start_record(
-                spec, preset, overrides, store, only, stored, command, extra, set(force or [])
-            )
+            steps = plan(spec, params, store, only, set(force or []), stored)
+            ledger, record = start_record(spec, preset, overrides, store, steps, command, extra)
         try:
             with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:
                 results = run_plan(
