@@ -19,7 +19,6 @@ import socket
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts.store import ArtifactStore, StoreError, utc_now
@@ -77,15 +76,12 @@ class RunLedger:
 
     def __init__(self, store: ArtifactStore) -> None:
         self.store = store
-        self.folder = Path(store.root) / RUNS_DIR
+        self.files = store.files
 
     def write(self, record: RunRecord) -> None:
         """Write (or rewrite) a record atomically."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{record.run_id}.json"
-        tmp = path.with_suffix(f".tmp-{uuid.uuid4().hex[:8]}")
-        tmp.write_text(json.dumps(record.as_dict(), indent=1, default=str))
-        os.replace(tmp, path)
+        data = json.dumps(record.as_dict(), indent=1, default=str).encode()
+        self.files.write(f"{RUNS_DIR}/{record.run_id}.json", data)
 
     def record_done(self, flow: str, nodes: dict[str, dict[str, Any]], command: str) -> None:
         """Record a finished run of no flow (a single stage, an import) in one write."""
@@ -107,12 +103,12 @@ class RunLedger:
 
     def all(self) -> list[RunRecord]:
         """Every readable record, oldest first (an unreadable file is skipped)."""
-        if not self.folder.exists():
-            return []
         records = []
-        for path in sorted(self.folder.glob("*.json")):
+        for name in self.files.listdir(RUNS_DIR):
+            if not name.endswith(".json"):
+                continue
             try:
-                records.append(RunRecord(**json.loads(path.read_text())))
+                records.append(RunRecord(**json.loads(self.files.read_bytes(f"{RUNS_DIR}/{name}"))))
             except (OSError, ValueError, TypeError):
                 continue
         return sorted(records, key=lambda r: (r.started, r.run_id))
@@ -130,7 +126,7 @@ class RunLedger:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise StoreError(f"no run {run_id!r} in store {self.store.root}")
+            raise StoreError(f"no run {run_id!r} in store {self.store.location}")
         shown = ", ".join(r.run_id for r in matches[:5])
         raise StoreError(f"run prefix {run_id!r} is ambiguous: {shown}")
 
@@ -147,7 +143,7 @@ class RunLedger:
     def forget(self, records: list[RunRecord]) -> None:
         """Delete these records."""
         for record in records:
-            (self.folder / f"{record.run_id}.json").unlink(missing_ok=True)
+            self.files.remove(f"{RUNS_DIR}/{record.run_id}.json")
 
 
 def referenced(store: ArtifactStore, records: list[RunRecord]) -> set[str]:
@@ -190,7 +186,7 @@ def collect_unreferenced(
     records = ledger.all()
     if not records and not dry_run:
         raise StoreError(
-            f"store {store.root} has no run records, so every artifact would count as unused; "
+            f"store {store.location} has no run records, so every artifact would count as unused; "
             "nothing removed"
         )
     kept = ledger.kept(keep_last)
@@ -201,13 +197,9 @@ def collect_unreferenced(
     for info in store.entries():
         if info.status != "complete" or info.key in used:
             continue
-        if not dry_run:
-            try:
-                with store.lock(info.key, timeout=0):
-                    store.retire(store.object_path(info.key))
-            except StoreError:
-                out.busy.append(info.key)
-                continue
+        if not dry_run and not store.remove_unlocked(info.key):
+            out.busy.append(info.key)
+            continue
         out.removed.append((info.key, info.bytes))
     if not dry_run:
         ledger.forget(dropped)

@@ -1,31 +1,34 @@
 """The artifact store: content-addressed Zarr groups with atomic commit and chunk-level resume.
 
-Layout under the store root:
+The store is a local directory or any fsspec URL (`s3://bucket/prefix`, `gs://...`; see
+`files`). Layout under its root:
 
-    objects/<key>/      committed artifacts (Zarr v3 groups); only complete ones ever appear here
-    partial/<key>/      a build in progress: Zarr group in `data/`, finished chunks in `done/`,
-                        resumable state of iterative work in `checkpoints/`
-    locks/<key>.lock    flock held by the one process building <key>
-    trash/              removals are renamed here first, then deleted
+    objects/<key>/      artifacts (Zarr v3 groups), built in place; the group's own `zarr.json`,
+                        which carries gameforge's metadata, is written last and is the commit
+    partial/<key>/      a build's bookkeeping: finished chunks in `done/`, resumable state of
+                        iterative work in `checkpoints/`
+    locks/<key>         the one writer of <key>: a flock (local) or lease files (object store)
+    runs/               run records (see `runs`)
+    trash/              local removals are renamed here first, then deleted
 
-A writer builds in `partial/<key>`, records each finished chunk with a marker file (a chunk equal
-to the fill value is never written by Zarr, so chunk files cannot tell completeness), then writes
-checksums and lineage and renames `data/` into `objects/<key>` — one atomic rename. A killed
-writer leaves only `partial/`, which the next writer resumes from and `gc` removes.
+A writer holds the key's lock, creates each array under `objects/<key>/` and records each
+finished chunk with a marker (a chunk equal to the fill value is never written by Zarr, so
+chunk files cannot tell completeness). It commits by computing checksums and creating the
+group's `zarr.json` only if absent, atomically (a hard link locally, a conditional PUT on an
+object store). Readers require that file, so they see a whole artifact or none, and no key can
+be committed twice. A killed writer leaves its arrays and markers, which the next writer resumes
+from and `gc` removes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
+import io
 import json
 import os
-import shutil
 import socket
 import time
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,15 +37,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gameforge.artifacts.files import (
+    LockLost,
+    LockTimeout,
+    OnWait,
+    StorageUnavailable,
+    StoreFiles,
+)
 from gameforge.artifacts.keys import artifact_key
 
 if TYPE_CHECKING:  # zarr is imported where arrays are touched: listings need only JSON
     import zarr
 
 META_ATTR = "gameforge"
-DATA_DIR = "data"
+GROUP_FILE = "zarr.json"
+OBJECTS, PARTIAL, LOCKS = "objects", "partial", "locks"
 DONE_DIR = "done"
 CHECKPOINT_DIR = "checkpoints"
+LEGACY_DATA_DIR = "data"  # where builds lived before they moved in place (never resumed)
 DEFAULT_STORE = "store"
 
 
@@ -61,23 +73,14 @@ class CorruptedArtifact(StoreError):
         self.key, self.problem = key, problem
 
 
-def default_root() -> Path:
-    """The store root: $GAMEFORGE_STORE, else ./store."""
-    return Path(os.environ.get("GAMEFORGE_STORE", DEFAULT_STORE))
+def default_root() -> str:
+    """The store: $GAMEFORGE_STORE (a path or an fsspec URL), else ./store."""
+    return os.environ.get("GAMEFORGE_STORE", DEFAULT_STORE)
 
 
 def utc_now() -> str:
     """The current UTC time, ISO 8601 to the second (what the store records)."""
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _dir_bytes(path: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.stat(os.path.join(dirpath, name)).st_size
-    return total
 
 
 def array_checksum(array: zarr.Array) -> str:
@@ -92,6 +95,20 @@ def array_checksum(array: zarr.Array) -> str:
         block = np.ascontiguousarray(array[start : start + step])
         digest.update(block.tobytes())
     return digest.hexdigest()
+
+
+def _json_default(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def group_document(meta: dict[str, Any]) -> bytes:
+    """The bytes of a committed artifact's `zarr.json`: a Zarr v3 group carrying `meta`."""
+    document = {
+        "zarr_format": 3,
+        "node_type": "group",
+        "attributes": {META_ATTR: meta},
+    }
+    return json.dumps(document, indent=2, default=_json_default).encode()
 
 
 @dataclass(frozen=True)
@@ -117,14 +134,44 @@ class ArtifactInfo:
         }
 
 
+@dataclass(frozen=True)
+class Build:
+    """Where chunk tasks write one artifact under construction (picklable, for Dask workers)."""
+
+    store: str  # the store's location: a local path or a URL
+    key: str
+
+    @property
+    def files(self) -> StoreFiles:
+        """The store's files."""
+        return StoreFiles(self.store)
+
+    def array_url(self, name: str) -> str:
+        """The address of one array of the artifact (for zarr)."""
+        return self.files.url(f"{OBJECTS}/{self.key}/{name}")
+
+    def refuse_if_committed(self) -> None:
+        """Raise if the artifact was committed meanwhile: a writer that lost its lock to
+        another, which finished, must not write into the published artifact."""
+        if self.files.exists(f"{OBJECTS}/{self.key}/{GROUP_FILE}"):
+            raise StoreError(f"{self.key} was committed by another writer meanwhile; kept theirs")
+
+    def done_dir(self, name: str) -> str:
+        """Store-relative folder of the finished-chunk markers of array `name`."""
+        return f"{PARTIAL}/{self.key}/{DONE_DIR}/{name}"
+
+
 class Artifact:
     """A committed artifact opened read-only."""
 
-    def __init__(self, key: str, path: Path):
+    def __init__(self, store: ArtifactStore, key: str):
+        self.store = store
         self.key = key
-        self.path = path
+        files, rel = store.files, f"{OBJECTS}/{key}"
+        self.url = files.url(rel)  # a local path or a URL: what zarr opens, also elsewhere
+        self._files, self._rel = files, rel
         try:  # the group's zarr.json holds the metadata: read without importing zarr
-            document = json.loads((path / "zarr.json").read_text())
+            document = json.loads(files.read_bytes(f"{rel}/{GROUP_FILE}"))
             self.meta: dict[str, Any] = dict(document["attributes"][META_ATTR])
         except Exception as exc:  # unreadable, not JSON, or without gameforge's metadata
             raise CorruptedArtifact(key, f"cannot read its metadata ({exc})") from exc
@@ -137,10 +184,14 @@ class Artifact:
             import zarr
 
             try:
-                self._group = zarr.open_group(str(self.path), mode="r")
+                self._group = zarr.open_group(self.url, mode="r")
             except Exception as exc:  # zarr raises several types for a damaged group
                 raise CorruptedArtifact(self.key, f"cannot open its arrays ({exc})") from exc
         return self._group
+
+    def array_url(self, name: str) -> str:
+        """The address of one array (for zarr in a worker process)."""
+        return self._files.url(f"{self._rel}/{name}")
 
     def __getitem__(self, name: str) -> zarr.Array:
         """One array of the artifact (its reads check each chunk's checksum, where stored)."""
@@ -160,6 +211,10 @@ class Artifact:
         """Names of the arrays in this artifact."""
         return sorted(name for name, _ in self.group.arrays())
 
+    def bytes(self) -> int:
+        """Bytes the artifact takes in the store."""
+        return self._files.size(self._rel)
+
     @property
     def stage(self) -> str:
         """The stage that produced this artifact."""
@@ -177,19 +232,46 @@ class Artifact:
 
 
 class ArtifactWriter:
-    """Builds one artifact in `partial/<key>` under the key's lock; `commit()` publishes it."""
+    """Builds one artifact in place under the key's lock; `commit()` publishes it."""
 
-    def __init__(self, store: ArtifactStore, key: str, meta: dict[str, Any]):
+    def __init__(
+        self, store: ArtifactStore, key: str, meta: dict[str, Any], held: Any = None
+    ) -> None:
         self.store = store
         self.key = key
-        self.path = store.partial_path(key)
+        self.build = Build(store.location, key)
         self.meta = dict(meta)
         self.started = time.time()
-        self.resumed = self.path.exists()
-        (self.path / DONE_DIR).mkdir(parents=True, exist_ok=True)
-        import zarr
+        self._held = held
+        files = store.files
+        self._partial = f"{PARTIAL}/{key}"
+        self._data = f"{OBJECTS}/{key}"
+        if files.exists(f"{self._partial}/{LEGACY_DATA_DIR}"):
+            # a build from before in-place builds: its chunk markers describe other files
+            files.remove_tree(self._partial)
+        self.resumed = bool(self.array_names()) or files.exists(self._partial)
 
-        self.group = zarr.open_group(str(self.path / DATA_DIR), mode="a")
+    def array_url(self, name: str) -> str:
+        """The address of one array being written (for zarr in a worker process)."""
+        return self.build.array_url(name)
+
+    def array_names(self) -> list[str]:
+        """Names of the arrays created so far."""
+        files = self.store.files
+        return [
+            name
+            for name in files.listdir(self._data)
+            if files.exists(f"{self._data}/{name}/{GROUP_FILE}")
+        ]
+
+    def has_array(self, name: str) -> bool:
+        """True if array `name` was created (by this or an earlier, killed writer)."""
+        return self.store.files.exists(f"{self._data}/{name}/{GROUP_FILE}")
+
+    def delete_array(self, name: str) -> None:
+        """Drop an array the result does not keep (scratch work) and its chunk records."""
+        self.store.files.purge(f"{self._data}/{name}")
+        self.clear_done(name)
 
     def write_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Write each array whole, as one chunk: tables, curves, weights and other small results."""
@@ -200,9 +282,9 @@ class ArtifactWriter:
 
     def __getitem__(self, name: str) -> zarr.Array:
         """One array written so far."""
-        node = self.group[name]
-        assert not hasattr(node, "members")  # an array, not a group
-        return node  # type: ignore[return-value]
+        import zarr
+
+        return zarr.open_array(self.array_url(name), mode="r+")
 
     def array(
         self,
@@ -213,9 +295,12 @@ class ArtifactWriter:
         fill_value: Any = 0,
     ) -> zarr.Array:
         """Create the array, or reopen it on resume when its shape, dtype and chunks agree."""
+        import zarr
+
         from gameforge.artifacts.checked import CHUNK_CODECS
 
-        if name in self.group:
+        self.build.refuse_if_committed()
+        if self.has_array(name):
             existing = self[name]
             same = (
                 tuple(existing.shape) == tuple(shape)
@@ -226,8 +311,8 @@ class ArtifactWriter:
                 return existing
             # A layout change means the old partial work cannot be reused.
             self.clear_done(name)
-        return self.group.create_array(
-            name,
+        return zarr.create_array(
+            self.array_url(name),
             shape=shape,
             dtype=dtype,
             chunks=chunks,
@@ -238,34 +323,34 @@ class ArtifactWriter:
 
     def done_chunks(self, name: str) -> set[int]:
         """Chunk ids of `name` recorded as finished (by this or an earlier, killed writer)."""
-        return done_chunks(str(self.path), name)
+        return done_chunks(self.build, name)
 
     def save_checkpoint(self, name: str, arrays: dict[str, np.ndarray]) -> None:
         """Atomically save resumable state (e.g. k-means) next to the partial artifact."""
-        folder = self.path / CHECKPOINT_DIR
-        folder.mkdir(exist_ok=True)
-        tmp = folder / f"{name}.tmp-{uuid.uuid4().hex[:8]}.npz"
-        np.savez(tmp, **arrays)  # type: ignore[arg-type]
-        os.replace(tmp, folder / f"{name}.npz")
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)  # type: ignore[arg-type]
+        self.store.files.write(f"{self._partial}/{CHECKPOINT_DIR}/{name}.npz", buffer.getvalue())
 
     def load_checkpoint(self, name: str) -> dict[str, np.ndarray] | None:
         """State saved by `save_checkpoint` (by this or a killed writer), or None."""
-        path = self.path / CHECKPOINT_DIR / f"{name}.npz"
-        if not path.exists():
+        try:
+            data = self.store.files.read_bytes(f"{self._partial}/{CHECKPOINT_DIR}/{name}.npz")
+        except FileNotFoundError:
             return None
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
+            return {k: saved[k] for k in saved.files}
 
     def clear_done(self, name: str) -> None:
         """Forget finished-chunk records of one array."""
-        shutil.rmtree(self.path / DONE_DIR / name, ignore_errors=True)
+        self.store.files.remove_tree(self.build.done_dir(name))
 
     def commit(self, summary: dict[str, Any] | None = None) -> Artifact:
-        """Record checksums and lineage, then atomically move the artifact into `objects/`."""
-        arrays = {}
+        """Record checksums and lineage in the group's zarr.json, created last: the commit."""
         from gameforge.artifacts.checked import has_chunk_checksums
 
-        for name, array in sorted(self.group.arrays()):
+        arrays = {}
+        for name in sorted(self.array_names()):
+            array = self[name]
             arrays[name] = {
                 "shape": list(array.shape),
                 "dtype": str(array.dtype),
@@ -287,113 +372,132 @@ class ArtifactWriter:
                 "summary": summary or {},
             }
         )
-        self.group.attrs[META_ATTR] = meta
-        final = self.store.object_path(self.key)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        if final.exists():  # only under --force: retire the old copy first
-            self.store.retire(final)
-        os.rename(self.path / DATA_DIR, final)
-        self.store.retire(self.path)
-        return Artifact(self.key, final)
+        try:
+            if self._held is not None:  # a writer whose lease lapsed must not commit
+                self._held.check()
+        except LockLost as exc:
+            raise StoreError(str(exc)) from None
+        if not self.store.files.create(f"{self._data}/{GROUP_FILE}", group_document(meta)):
+            raise StoreError(f"{self.key} was committed by another writer meanwhile; kept theirs")
+        self.store.files.remove_tree(self._partial)
+        return self.store.open(self.key)
 
 
-def done_chunks(partial_path: str, name: str) -> set[int]:
-    """Finished chunk ids of array `name` in a partial artifact."""
-    folder = Path(partial_path) / DONE_DIR / name
-    if not folder.exists():
-        return set()
-    return {int(p.name) for p in folder.iterdir() if p.name.isdigit()}
+def done_chunks(build: Build, name: str) -> set[int]:
+    """Finished chunk ids of array `name` of an artifact being built."""
+    return {int(n) for n in build.files.listdir(build.done_dir(name)) if n.isdigit()}
 
 
-def write_chunk(partial_path: str, name: str, chunk_id: int, data: np.ndarray) -> None:
+def write_chunk(build: Build, name: str, chunk_id: int, data: np.ndarray) -> None:
     """Write rows of chunk `chunk_id` (along axis 0) of an array, then record it as finished.
 
-    Called by chunk tasks, possibly in other processes: each task owns whole chunks, and the
-    marker is written only after the data, so a killed task leaves its chunk unrecorded.
+    Called by chunk tasks, possibly in other processes or machines: each task owns whole chunks,
+    and the marker is written only after the data, so a killed task leaves its chunk unrecorded.
     """
     import zarr
 
-    array = zarr.open_array(str(Path(partial_path) / DATA_DIR / name), mode="r+")
+    build.refuse_if_committed()
+    array = zarr.open_array(build.array_url(name), mode="r+")
     step = array.chunks[0]
     start = chunk_id * step
     array[start : start + data.shape[0]] = data
-    mark_chunk_done(partial_path, name, chunk_id)
+    mark_chunk_done(build, name, chunk_id)
 
 
-def mark_chunk_done(partial_path: str, name: str, chunk_id: int) -> None:
+def mark_chunk_done(build: Build, name: str, chunk_id: int) -> None:
     """Record chunk `chunk_id` of array `name` as finished."""
-    folder = Path(partial_path) / DONE_DIR / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / str(chunk_id)).touch()
+    build.files.touch(f"{build.done_dir(name)}/{chunk_id}")
 
 
 class ArtifactStore:
-    """A directory of content-addressed artifacts (see the module docstring for the layout)."""
+    """Content-addressed artifacts under a local directory or an fsspec URL (see above)."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None):
-        self.root = Path(root) if root is not None else default_root()
+        location = os.fspath(root) if root is not None else default_root()
+        try:
+            self.files = StoreFiles(location)
+            self.files.check_reachable()
+        except StorageUnavailable as exc:
+            raise StoreError(str(exc)) from None
+        self.location = self.files.location
+        self.remote = self.files.remote
 
-    # -- paths ---------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"ArtifactStore({self.location!r})"
+
+    # -- local paths (a local store only: tests and tools that touch files) -------------------
+    @property
+    def root(self) -> Path:
+        """The root folder of a local store."""
+        if self.remote:
+            raise StoreError(f"store {self.location} is not a local folder")
+        return Path(self.location)
+
     def object_path(self, key: str) -> Path:
-        """Where a committed artifact lives."""
-        return self.root / "objects" / key
+        """Where a committed artifact lives in a local store."""
+        return self.root / OBJECTS / key
 
     def partial_path(self, key: str) -> Path:
-        """Where an artifact is built."""
-        return self.root / "partial" / key
-
-    def lock_path(self, key: str) -> Path:
-        """The lock file of a key."""
-        return self.root / "locks" / f"{key}.lock"
+        """Where a local build keeps its chunk markers and checkpoints."""
+        return self.root / PARTIAL / key
 
     # -- reading -------------------------------------------------------------------------------
     def exists(self, key: str) -> bool:
         """True if a committed artifact has this key (one metadata read)."""
-        return (self.object_path(key) / "zarr.json").is_file()
+        return self.files.exists(f"{OBJECTS}/{key}/{GROUP_FILE}")
+
+    def building_now(self, key: str) -> bool:
+        """True if `key` has a build started and not committed (running or killed)."""
+        return self.files.exists(f"{PARTIAL}/{key}") or (
+            bool(self.files.listdir(f"{OBJECTS}/{key}")) and not self.exists(key)
+        )
+
+    def has_files(self, key: str) -> bool:
+        """True if anything is stored under `objects/<key>` (committed or not)."""
+        return bool(self.files.listdir(f"{OBJECTS}/{key}"))
 
     def open(self, key: str) -> Artifact:
         """Open a committed artifact read-only; a unique key prefix is accepted."""
-        full = self.resolve(key)
-        return Artifact(full, self.object_path(full))
+        return Artifact(self, self.resolve(key))
 
     def resolve(self, key: str) -> str:
         """The full key for a key or a unique prefix of one."""
         if self.exists(key):
             return key
-        objects = self.root / "objects"
-        matches = sorted(p.name for p in objects.iterdir()) if objects.exists() else []
-        matches = [m for m in matches if m.startswith(key)]
+        matches = [m for m in self.files.listdir(OBJECTS) if m.startswith(key)]
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise StoreError(f"no artifact {key!r} in store {self.root}")
+            raise StoreError(f"no artifact {key!r} in store {self.location}")
         raise StoreError(f"key prefix {key!r} is ambiguous: {', '.join(matches[:5])}")
 
     def keys(self) -> list[str]:
         """Keys of all committed artifacts."""
-        objects = self.root / "objects"
-        if not objects.exists():
-            return []
-        return sorted(p.name for p in objects.iterdir() if (p / "zarr.json").is_file())
+        return [k for k in self.files.listdir(OBJECTS) if self.exists(k)]
 
     def entries(self) -> list[ArtifactInfo]:
         """Every committed and partial artifact."""
         infos = []
-        for key in self.keys():
-            path = self.object_path(key)
+        committed = self.keys()
+        for key in committed:
+            rel = f"{OBJECTS}/{key}"
             try:
                 meta = self.open(key).meta
                 stage, created = meta.get("stage", "?"), meta.get("created")
             except StoreError:
                 stage, created = "?", None
-            infos.append(ArtifactInfo(key, stage, "complete", _dir_bytes(path), created, str(path)))
-        partial = self.root / "partial"
-        if partial.exists():
-            for path in sorted(partial.iterdir()):
-                stage = path.name.rsplit("-", 1)[0]
-                infos.append(
-                    ArtifactInfo(path.name, stage, "partial", _dir_bytes(path), None, str(path))
-                )
+            size = self.files.size(rel)
+            infos.append(ArtifactInfo(key, stage, "complete", size, created, self.files.url(rel)))
+        started = set(self.files.listdir(PARTIAL)) | (
+            set(self.files.listdir(OBJECTS)) - set(committed)
+        )
+        for key in sorted(started):
+            size = self.files.size(f"{PARTIAL}/{key}")
+            if key not in committed:
+                size += self.files.size(f"{OBJECTS}/{key}")
+            stage = key.rsplit("-", 1)[0]
+            where = self.files.url(f"{OBJECTS}/{key}")
+            infos.append(ArtifactInfo(key, stage, "partial", size, None, where))
         return infos
 
     def dependents(self, key: str) -> list[str]:
@@ -436,74 +540,59 @@ class ArtifactStore:
             "inputs": inputs,
             **(extra_meta or {}),
         }
-        with self.lock(key, on_wait=on_wait, timeout=wait_timeout):
+        with self.lock(key, on_wait=on_wait, timeout=wait_timeout) as held:
             if self.exists(key) and not force:
                 yield None
                 return
             if force:
-                self.retire(self.partial_path(key))
-            yield ArtifactWriter(self, key, meta)
+                self._discard(key)
+            yield ArtifactWriter(self, key, meta, held)
 
     @contextlib.contextmanager
-    def lock(self, key: str, on_wait: Any = None, timeout: float | None = None) -> Iterator[None]:
-        """Exclusive per-key lock across processes (flock: released if the holder dies)."""
-        path = self.lock_path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                handle.seek(0)
-                holder = handle.read().strip() or "another process"
-                if on_wait is not None:
-                    on_wait(key, holder)
-                self._wait_lock(handle, key, holder, timeout)
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
-            handle.flush()
-            try:
-                yield
-            finally:
-                handle.seek(0)
-                handle.truncate()
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def lock(self, key: str, on_wait: OnWait = None, timeout: float | None = None) -> Iterator[Any]:
+        """Exclusive per-key lock across processes (and machines, on an object store)."""
+        try:
+            with self.files.lock(f"{LOCKS}/{key}", on_wait=on_wait, timeout=timeout) as held:
+                yield held
+        except LockTimeout as exc:
+            raise StoreError(
+                f"{key} is being built by {exc.holder}; gave up waiting after {timeout or 0:.0f} s"
+            ) from None
 
-    @staticmethod
-    def _wait_lock(handle: Any, key: str, holder: str, timeout: float | None) -> None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except OSError:
-                if deadline is not None and time.monotonic() > deadline:
-                    raise StoreError(
-                        f"{key} is being built by {holder}; gave up waiting after {timeout:.0f} s"
-                    ) from None
-                time.sleep(0.2)
+    def _discard(self, key: str) -> None:
+        """Remove an artifact (committed or not) and its build state; caller holds the lock."""
+        self.files.remove_tree(f"{OBJECTS}/{key}", first=GROUP_FILE)
+        self.files.remove_tree(f"{PARTIAL}/{key}")
 
-    def retire(self, path: Path) -> None:
-        """Make a directory vanish atomically (rename into trash/), then delete it."""
-        if not path.exists():
-            return
-        trash = self.root / "trash"
-        trash.mkdir(parents=True, exist_ok=True)
-        target = trash / f"{path.name}-{uuid.uuid4().hex[:8]}"
-        os.rename(path, target)
-        shutil.rmtree(target, ignore_errors=True)
+    def install(self, key: str, folder: Path) -> None:
+        """Publish a checked local copy of an artifact (an import); caller holds the key's lock.
 
-    def quarantine(self, key: str) -> Path:
-        """Move a (corrupted) artifact into trash/ for inspection; `gc` deletes it later."""
+        Every file is written first and the group's zarr.json last, created only if absent.
+        """
+        rel = f"{OBJECTS}/{key}"
+        self.files.remove_tree(rel)  # leftovers of a killed build or import of the same key
+        names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+        for name in names:
+            if name != GROUP_FILE:
+                self.files.write(f"{rel}/{name}", (folder / name).read_bytes())
+        if not self.files.create(f"{rel}/{GROUP_FILE}", (folder / GROUP_FILE).read_bytes()):
+            raise StoreError(f"{key} was committed by another writer meanwhile; kept theirs")
+
+    def quarantine(self, key: str) -> str:
+        """Set a (corrupted) artifact aside: locally into trash/ for inspection, which `gc`
+        empties later; on an object store it is deleted. Returns where it went."""
         full = self.resolve(key)
         with self.lock(full, timeout=0):
+            if self.remote:
+                self._discard(full)
+                return "deleted"
+            import uuid
+
             trash = self.root / "trash"
             trash.mkdir(parents=True, exist_ok=True)
             target = trash / f"{full}-{uuid.uuid4().hex[:8]}"
             os.rename(self.object_path(full), target)
-        return target
+        return str(target)
 
     # -- maintenance ---------------------------------------------------------------------------
     def remove(self, key: str, force: bool = False) -> str:
@@ -515,26 +604,35 @@ class ArtifactStore:
                 f"{full} is an input of {', '.join(users)}; remove those first or use --force"
             )
         with self.lock(full, timeout=0):
-            self.retire(self.object_path(full))
+            self._discard(full)
         return full
 
+    def remove_unlocked(self, key: str) -> bool:
+        """Delete a committed artifact unless a writer holds its key; False if one does."""
+        try:
+            with self.lock(key, timeout=0):
+                self._discard(key)
+        except StoreError:
+            return False
+        return True
+
     def gc(self) -> list[str]:
-        """Remove partial artifacts no live process is building, and leftover trash."""
+        """Remove builds no live process is working on, and leftover trash."""
         removed = []
-        partial = self.root / "partial"
-        if partial.exists():
-            for path in sorted(partial.iterdir()):
-                try:
-                    with self.lock(path.name, timeout=0):
-                        self.retire(path)
-                        removed.append(path.name)
-                except StoreError:
-                    continue  # a live writer holds it
-        trash = self.root / "trash"
-        if trash.exists():
-            for path in trash.iterdir():
-                shutil.rmtree(path, ignore_errors=True)
-                removed.append(f"trash/{path.name}")
+        committed = set(self.keys())
+        started = set(self.files.listdir(PARTIAL)) | (set(self.files.listdir(OBJECTS)) - committed)
+        for key in sorted(started):
+            try:
+                with self.lock(key, timeout=0):
+                    if key not in committed:
+                        self.files.remove_tree(f"{OBJECTS}/{key}")
+                    self.files.remove_tree(f"{PARTIAL}/{key}")
+                    removed.append(key)
+            except StoreError:
+                continue  # a live writer holds it
+        for name in self.files.listdir("trash"):
+            self.files.purge(f"trash/{name}")
+            removed.append(f"trash/{name}")
         return removed
 
     def verify(self, keys: list[str] | None = None) -> dict[str, list[str]]:
@@ -562,8 +660,8 @@ class ArtifactStore:
         """Lineage and metadata of an artifact, with its inputs' stages."""
         artifact = self.open(key)
         meta = dict(artifact.meta)
-        meta["path"] = str(artifact.path)
-        meta["bytes"] = _dir_bytes(artifact.path)
+        meta["path"] = artifact.url
+        meta["bytes"] = artifact.bytes()
         meta["dependents"] = self.dependents(artifact.key)
         return meta
 

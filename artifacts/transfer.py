@@ -3,8 +3,9 @@
 An export is one tar file per artifact, `<key>.gameforge.tar`: `manifest.json` (format, key,
 and the artifact's full lineage metadata with per-array checksums) plus the Zarr group under
 `<key>/`. Chunks are already compressed by Zarr (zstd), so the tar itself is not. Import checks
-that the key matches the recorded stage, version, parameters and inputs, extracts into the
-store's `partial/` area, re-verifies every checksum, and only then renames into `objects/`.
+that the key matches the recorded stage, version, parameters and inputs, extracts into a local
+temporary folder, re-verifies every checksum, and only then publishes it into the store, the
+group's `zarr.json` last (the store's commit, on a local disk and on an object store alike).
 """
 
 from __future__ import annotations
@@ -14,12 +15,19 @@ import json
 import re
 import shutil
 import tarfile
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts.keys import KEY_HASH_CHARS, artifact_key
-from gameforge.artifacts.store import META_ATTR, ArtifactStore, StoreError, array_checksum
+from gameforge.artifacts.store import (
+    META_ATTR,
+    OBJECTS,
+    ArtifactStore,
+    StoreError,
+    array_checksum,
+)
 
 FORMAT = "gameforge-artifact/1"
 SUFFIX = ".gameforge.tar"
@@ -100,7 +108,13 @@ def export_artifacts(
             info = tarfile.TarInfo("manifest.json")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-            tar.add(artifact.path, arcname=key)
+            files = store.files
+            folder = f"{OBJECTS}/{key}"
+            for name in files.files_under(folder):
+                data = files.read_bytes(f"{folder}/{name}")
+                info = tarfile.TarInfo(f"{key}/{name}")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
         partial.rename(target)  # a half-written export never carries the final name
         written.append(target)
     return written
@@ -120,7 +134,7 @@ def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str,
                 results.append((key, "already present"))
                 continue
             with store.lock(key):
-                staging = store.root / "partial" / f"{key}.import-{uuid.uuid4().hex[:8]}"
+                staging = Path(tempfile.mkdtemp(prefix=f"{key}.import-"))
                 try:
                     try:
                         members = [m for m in tar.getmembers() if m.name.split("/")[0] == key]
@@ -130,8 +144,7 @@ def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str,
                             f"{path}: cannot extract ({_first_line(exc)}); nothing imported"
                         ) from None
                     _verify_extracted(staging / key, meta, path)
-                    store.object_path(key).parent.mkdir(parents=True, exist_ok=True)
-                    (staging / key).rename(store.object_path(key))
+                    store.install(key, staging / key)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
             results.append((key, "imported"))

@@ -43,8 +43,12 @@ console = Console()
 err_console = Console(stderr=True)
 
 StoreOpt = Annotated[
-    Path,
-    typer.Option("--store", envvar="GAMEFORGE_STORE", help="Artifact store root directory."),
+    str,
+    typer.Option(
+        "--store",
+        envvar="GAMEFORGE_STORE",
+        help="Artifact store: a folder, or an fsspec URL such as s3://bucket/prefix.",
+    ),
 ]
 PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="tiny, small or paper.")]
 SetOpt = Annotated[
@@ -268,7 +272,7 @@ def _run(
     flow: str,
     preset: str,
     overrides: list[str] | None,
-    store: Path,
+    store: str,
     dask_address: str | None,
     force: list[str],
     only: list[str] | None = None,
@@ -437,7 +441,7 @@ def _temporary_api() -> Any:
     return TemporaryApi()
 
 
-def _check_resources(steps: list[Any], store: Path, parallel_nodes: int) -> None:
+def _check_resources(steps: list[Any], store: str, parallel_nodes: int) -> None:
     """Refuse, in one line, a run whose estimated memory or stored bytes do not fit."""
     from gameforge.flows.pipeline import resource_plan, resource_refusal
     from gameforge.stages.resources import available_memory, free_disk
@@ -474,7 +478,7 @@ def _print_plan(
     flow: str,
     preset: str,
     overrides: list[str] | None,
-    store: Path,
+    store: str,
     force: list[str],
     only: list[str] | None,
     stored_inputs: list[str] | None,
@@ -521,7 +525,8 @@ def _print_plan(
         f"resources: memory ~{human(needs.memory)} at the peak"
         + (f" ({needs.hungriest.label})" if needs.hungriest else "")
         + f", {human(memory_free) if memory_free is not None else 'unknown'} available; "
-        f"stores up to {human(needs.stored)}, {human(disk_free)} free"
+        f"stores up to {human(needs.stored)}, "
+        + (f"{human(disk_free)} free" if disk_free is not None else "on an object store")
         + (f"; not estimated: {', '.join(needs.unestimated)}" if needs.unestimated else "")
     )
     refusal = resource_refusal(needs, memory_free, disk_free)
@@ -550,7 +555,7 @@ def run_cmd(
     flow: Annotated[str, typer.Argument(help="Flow name (see `gameforge flows`).")],
     preset: PresetOpt = "small",
     overrides: SetOpt = None,
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     dask_address: DaskOpt = None,
     force: Annotated[
         list[str] | None, typer.Option("--force", help="Recompute this stage (repeatable).")
@@ -602,7 +607,7 @@ def stage_run_cmd(
     stage: Annotated[str, typer.Argument(help="Stage name (see `gameforge stage list`).")],
     preset: PresetOpt = "small",
     overrides: SetOpt = None,
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     dask_address: DaskOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute even if cached.")] = False,
     dashboard: DashboardOpt = False,
@@ -671,7 +676,7 @@ def _param_default(name: str, info: Any) -> str:
 
 @artifacts_app.command("ls")
 def artifacts_ls(
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
 ) -> None:
     """List artifacts by game: key, the parameters that tell it from its siblings, status
@@ -722,7 +727,7 @@ def artifacts_ls(
 @artifacts_app.command("show")
 def artifacts_show(
     key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     as_json: Annotated[bool, typer.Option("--json", help="Raw metadata as JSON.")] = False,
 ) -> None:
     """Explain an artifact: its stage, parameters, inputs, arrays and lineage."""
@@ -793,7 +798,7 @@ def artifacts_plot(
     key: Annotated[
         str | None, typer.Argument(help="Artifact key (a unique prefix will do); or --all.")
     ] = None,
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     out: Annotated[
         Path | None,
         typer.Option("--out", help="PNG path (default KEY.png); with --all a folder (gallery)."),
@@ -860,7 +865,7 @@ def _plot_gallery(store: Any, out: Path) -> None:
 def artifacts_export(
     keys: Annotated[list[str], typer.Argument(help="Artifact keys (unique prefixes will do).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for the export files.")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     with_inputs: Annotated[
         bool, typer.Option("--with-inputs", help="Also export every upstream artifact.")
     ] = False,
@@ -880,7 +885,7 @@ def artifacts_export(
 @artifacts_app.command("import")
 def artifacts_import(
     files: Annotated[list[Path], typer.Argument(help="Files written by `artifacts export`.")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
 ) -> None:
     """Import exported artifacts, verifying their keys and checksums first."""
     from gameforge.artifacts.store import ArtifactStore
@@ -902,7 +907,7 @@ def artifacts_import(
 @artifacts_app.command("verify")
 def artifacts_verify(
     keys: Annotated[list[str] | None, typer.Argument(help="Keys to check (default: all).")] = None,
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
 ) -> None:
     """Re-check every array's checksum; exit 1 naming any corrupted artifact."""
     from gameforge.artifacts.store import ArtifactStore
@@ -922,7 +927,7 @@ def artifacts_verify(
 @artifacts_app.command("repair")
 def artifacts_repair(
     key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Rebuild it even if its checksums match.")
     ] = False,
@@ -964,7 +969,7 @@ def artifacts_repair(
 @artifacts_app.command("rm")
 def artifacts_rm(
     key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     force: Annotated[bool, typer.Option("--force", help="Remove even if others use it.")] = False,
 ) -> None:
     """Remove an artifact; refuses while other artifacts depend on it, unless --force."""
@@ -979,7 +984,7 @@ def artifacts_rm(
 
 @artifacts_app.command("gc")
 def artifacts_gc(
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     unreferenced: Annotated[
         bool,
         typer.Option(
@@ -1037,14 +1042,14 @@ def artifacts_gc(
     )
 
 
-def _ledger(store: Path) -> Any:
+def _ledger(store: str) -> Any:
     from gameforge.artifacts.runs import RunLedger
     from gameforge.artifacts.store import ArtifactStore
 
     return RunLedger(ArtifactStore(store))
 
 
-def _get_run(store: Path, run_id: str) -> Any:
+def _get_run(store: str, run_id: str) -> Any:
     from gameforge.artifacts.store import StoreError
 
     try:
@@ -1063,7 +1068,7 @@ def _seconds_between(start: str, end: str | None) -> str:
 
 @runs_app.command("ls")
 def runs_ls(
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
 ) -> None:
     """List recorded runs, oldest first (the id starts with the UTC start time): flow, preset,
@@ -1092,7 +1097,7 @@ def runs_ls(
 @runs_app.command("show")
 def runs_show(
     run_id: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     as_json: Annotated[bool, typer.Option("--json", help="The record as JSON.")] = False,
 ) -> None:
     """One run: what it asked for, each node's artifact, and how it ended."""
@@ -1125,7 +1130,7 @@ def runs_show(
 def runs_compare(
     first: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
     second: Annotated[str, typer.Argument(help="The other run.")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     everything: Annotated[
         bool, typer.Option("--all", help="Every value, not only those that differ.")
     ] = False,
@@ -1169,7 +1174,7 @@ def strategy_show(
     history: Annotated[
         str, typer.Option("--history", help="Betting so far: f/c/r, rounds split by '/'.")
     ] = "",
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
 ) -> None:
     """Print the average strategy's action probabilities at one decision point."""
     from rich.table import Table
@@ -1218,7 +1223,7 @@ def play_cmd(
             "fork: highest, Leduc Q-A of h, s) or auto (found from the dealer's cards).",
         ),
     ] = "auto",
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
 ) -> None:
     """Play a match at an ACPC dealer with a solved strategy (ACPC protocol 2.0.0)."""
     from dataclasses import replace
@@ -1258,7 +1263,7 @@ def play_cmd(
 
 
 def _strategy_stage(
-    stage_name: str, key: str, values: dict[str, Any], store: Path, dask_address: str | None
+    stage_name: str, key: str, values: dict[str, Any], store: str, dask_address: str | None
 ) -> tuple[Any, Any]:
     """Run (or find) a stage whose one input is a stored strategy; (its artifact, the strategy)."""
     from gameforge.artifacts.store import ArtifactStore
@@ -1289,7 +1294,7 @@ def strategy_lbr(
         int, typer.Option("--deals", help="Deals, each played from both seats.")
     ] = 2000,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
 ) -> None:
     """Local best response against a strategy (stage `lbr`, stored): a one-sided 95% lower
     bound of its exploitability, in mbb/g (none when the bound is at or below 0)."""
@@ -1316,7 +1321,7 @@ def strategy_lbr(
 @strategy_app.command("br")
 def strategy_br(
     key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     dask_address: DaskOpt = None,
 ) -> None:
     """Exact best response in the real game (stage `best-response`, stored, resumable): the
@@ -1491,7 +1496,7 @@ def game_info(
 
 @app.command("serve")
 def serve_cmd(
-    store: StoreOpt = Path("store"),
+    store: StoreOpt = "store",
     dask_address: DaskOpt = None,
     preset: Annotated[
         str, typer.Option("--preset", "-p", help="The preset a run uses unless it says another.")
@@ -1514,7 +1519,12 @@ def serve_cmd(
     prefect_defaults()
     if not os.environ.get("PREFECT_API_URL"):
         _fail("serve needs a Prefect server: `gameforge server start`, or set PREFECT_API_URL")
-    root = str(Path(store).resolve())  # flow runs execute in processes of their own
+    from gameforge.artifacts.files import is_remote
+    from gameforge.artifacts.store import ArtifactStore
+
+    root = ArtifactStore(store).location  # flow runs execute in processes of their own
+    if not is_remote(root):
+        root = str(Path(root).resolve())
     from prefect import serve
 
     from gameforge.flows.prefect_flow import deployments
@@ -1594,7 +1604,13 @@ def main() -> None:
     """Entry point of the `gameforge` script."""
     global _END_PROCESS
     _END_PROCESS = True
-    app()
+    try:
+        app()
+    except _user_errors() as exc:  # one a command did not phrase itself (a bad --store, say)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -193,7 +193,7 @@ def plan(
             status = "recomputes"
         elif store.exists(key):
             status = "cached"
-        elif store.partial_path(key).exists():
+        elif store.building_now(key):
             status = "resumes"
         else:
             status = "computes"
@@ -247,7 +247,9 @@ def resource_plan(steps: list[PlannedStep], parallel_nodes: int = 1) -> Resource
     )
 
 
-def resource_refusal(needs: ResourcePlan, memory_free: int | None, disk_free: int) -> str | None:
+def resource_refusal(
+    needs: ResourcePlan, memory_free: int | None, disk_free: int | None
+) -> str | None:
     """One line saying why the plan does not fit (memory or disk), or None if it fits."""
     from gameforge.stages.resources import human
 
@@ -258,7 +260,7 @@ def resource_refusal(needs: ResourcePlan, memory_free: int | None, disk_free: in
             f"stage {step.label} ({step.key}) needs about {human(needs.memory)} of memory "
             f"({arrays}); {human(memory_free)} available"
         )
-    if needs.stored > disk_free:
+    if disk_free is not None and needs.stored > disk_free:
         return f"the run would store up to {human(needs.stored)}; {human(disk_free)} free"
     return None
 

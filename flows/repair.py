@@ -26,7 +26,7 @@ class Repair:
 
     def check(self, keys: list[str], log: Callable[[str], None]) -> list[str]:
         """Verify the stored artifacts among `keys`; quarantine the corrupted ones."""
-        present = [k for k in dict.fromkeys(keys) if self.store.object_path(k).exists()]
+        present = [k for k in dict.fromkeys(keys) if self.store.has_files(k)]
         report = self.store.verify(present)
         bad = [key for key, problems in report.items() if problems]
         for key in bad:

@@ -50,12 +50,23 @@ def _loggers() -> list[logging.Logger]:
     return found
 
 
+def log_folder(store: str | Path) -> Path:
+    """Where a run's log file goes: `logs/` in a local store; for an object store, which
+    cannot append, a local folder ($GAMEFORGE_LOGS, else ~/.cache/gameforge/logs)."""
+    from gameforge.artifacts.files import is_remote
+
+    if not is_remote(store):
+        return Path(store) / "logs"
+    default = Path.home() / ".cache" / "gameforge" / "logs"
+    return Path(os.environ.get("GAMEFORGE_LOGS", default))
+
+
 class RunLog:
     """The log file of one run; while open, errors logged by libraries go there, not to stderr."""
 
-    def __init__(self, store: Path, name: str, verbose: bool = False) -> None:
+    def __init__(self, store: str | Path, name: str, verbose: bool = False) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        self.path = Path(store) / "logs" / f"{stamp}-{name}-{os.getpid()}.log"
+        self.path = log_folder(store) / f"{stamp}-{name}-{os.getpid()}.log"
         self.verbose = verbose
         self._file: TextIO | None = None
         self._handler: logging.Handler | None = None

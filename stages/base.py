@@ -68,17 +68,17 @@ class StageContext:
         args: Sequence[Any] = (),
         desc: str = "",
     ) -> int:
-        """Run ``fn(partial_path, array, chunk_id, *args)`` for every chunk not yet finished.
+        """Run ``fn(build, array, chunk_id, *args)`` for every chunk not yet finished.
 
         `fn` must be a module-level function (it may run in a Dask worker) that writes its whole
         chunk with `artifacts.write_chunk`. Returns the number of chunks computed now.
         """
-        path = str(self.writer.path)
-        done = done_chunks(path, array)
+        build = self.writer.build
+        done = done_chunks(build, array)
         todo = [c for c in range(n_chunks) if c not in done]
         if done:
             self.log(f"resuming {array}: {len(done)} of {n_chunks} chunks already finished")
-        items = [(path, array, c, *args) for c in todo]
+        items = [(build, array, c, *args) for c in todo]
         self.executor.map(fn, items, desc=desc or array, progress=self.progress)
         return len(todo)
 

@@ -13,13 +13,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field, field_validator
 
-from gameforge.artifacts import Artifact, write_chunk
+from gameforge.artifacts import Artifact, ArtifactStore, Build, write_chunk
 from gameforge.engines.hearts.actions import N_ACTIONS, N_PERCEPTION, card_features
 from gameforge.engines.hearts.agents import MONTE_CARLO
 from gameforge.engines.hearts.falcon import FalconParams
@@ -78,7 +77,7 @@ class LogsParams(RuleParams):
         return self.games_per_chunk or max(1, min(500, -(-self.games // 64)))
 
 
-def log_chunk(path: str, array: str, chunk: int, p: dict[str, Any]) -> None:
+def log_chunk(build: Build, array: str, chunk: int, p: dict[str, Any]) -> None:
     """Play and log one chunk of games (a Dask task)."""
     first = chunk * p["games_per_chunk"]
     n = min(p["games_per_chunk"], p["games"] - first)  # the payload carries chunk_games()
@@ -100,9 +99,9 @@ def log_chunk(path: str, array: str, chunk: int, p: dict[str, Any]) -> None:
         features[i, :5] = one
     features[:, 5:] = log[:, 5:]
     meta = np.stack([4 * trick + position, label, seat], axis=1).astype(np.int16)
-    write_chunk(path, "meta", chunk, meta)
-    write_chunk(path, "points", chunk, points.astype(np.int16))
-    write_chunk(path, array, chunk, features)
+    write_chunk(build, "meta", chunk, meta)
+    write_chunk(build, "points", chunk, points.astype(np.int16))
+    write_chunk(build, array, chunk, features)
 
 
 @stage("hearts-logs", 1, LogsParams, labels=("games",))
@@ -244,7 +243,7 @@ def run_svr(ctx: StageContext) -> dict[str, Any]:
     params = p.model_dump()
 
     def fit_batch(start: int, stop: int, _bar: object) -> list[dict[str, Any]]:
-        items = [(str(logs.path), g, params) for g in range(start, stop)]
+        items = [(logs.url, g, params) for g in range(start, stop)]
         return ctx.executor.map(fit_group, items, desc="")
 
     batches = ctx.run_batches(
@@ -428,7 +427,7 @@ def run_falcon(ctx: StageContext) -> dict[str, Any]:
     bar.advance(done)
     w = ctx.writer
     for c in checkpoints:
-        if c < done or (c == done and f"nodes_{c}" in w.group):
+        if c < done or (c == done and w.has_array(f"nodes_{c}")):
             continue  # written before a kill: the partial artifact keeps it
         while done < c:
             n = min(c - done, 1000)
@@ -582,9 +581,9 @@ def ranks_to_100(points: np.ndarray, seats: np.ndarray, matches: int) -> np.ndar
     return np.array(out)
 
 
-def eval_snapshot(path: str, key: str, checkpoint: int, p: dict[str, Any]) -> list[float]:
+def eval_snapshot(store: str, key: str, checkpoint: int, p: dict[str, Any]) -> list[float]:
     """Penalty ratios of one snapshot vs rule-based and vs Monte Carlo agents (a Dask task)."""
-    art = Artifact(key, Path(path))
+    art = ArtifactStore(store).open(key)
     lp = art.params
     weights, nodes = load_snapshot(art, checkpoint, lp["capacity"])
     out = []
@@ -600,9 +599,9 @@ RANK_DEALS_FIRST = 16  # deals per match played before checking which matches ar
 RANK_DEALS_MOST = 40  # deals per match at most (a match to 100 points lasts about 10-15)
 
 
-def rank_final(path: str, key: str, p: dict[str, Any]) -> list[tuple[int, float, int]]:
+def rank_final(store: str, key: str, p: dict[str, Any]) -> list[tuple[int, float, int]]:
     """Mean rank of a learner's last snapshot in games to 100 points, per opponent kind."""
-    art = Artifact(key, Path(path))
+    art = ArtifactStore(store).open(key)
     lp = art.params
     final = int(np.asarray(art["checkpoints"][:])[-1])
     weights, nodes = load_snapshot(art, final, lp["capacity"])
@@ -656,7 +655,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         lp = art.params
         labels.append(f"{lp['actions']}{'+svr' if lp['svr'] else ''} seed {lp['seed']}")
         for c in np.asarray(art["checkpoints"][:]):
-            items.append((li, str(art.path), art.key, int(c)))
+            items.append((li, ctx.writer.store.location, art.key, int(c)))
 
     def eval_batch(start: int, stop: int, _bar: ProgressTask) -> list[tuple[float, float]]:
         jobs = [(path, key, c, payload) for _li, path, key, c in items[start:stop]]
@@ -673,7 +672,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
     rows = [(li, c, rb, mc) for (li, _p, _k, c), (rb, mc) in zip(items, results)]
     rank_rows: list[tuple[int, int, float, int]] = []
     if p.rank_matches:
-        jobs = [(str(ctx.inputs[n].path), ctx.inputs[n].key, payload) for n in names]
+        jobs = [(ctx.writer.store.location, ctx.inputs[n].key, payload) for n in names]
 
         def rank_batch(
             start: int, stop: int, _bar: ProgressTask

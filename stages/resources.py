@@ -81,9 +81,14 @@ def available_memory() -> int | None:
     return int(pages * os.sysconf("SC_PAGE_SIZE")) if pages else None
 
 
-def free_disk(path: Path) -> int:
-    """Free bytes on the filesystem that holds `path` (or its nearest existing parent)."""
-    path = Path(path).resolve()
+def free_disk(store: str | Path) -> int | None:
+    """Free bytes on the filesystem that holds a local store (or its nearest existing parent);
+    None for an object store, whose free space is not ours to know."""
+    from gameforge.artifacts.files import is_remote
+
+    if is_remote(store):
+        return None
+    path = Path(store).resolve()
     while not path.exists():
         path = path.parent
     return shutil.disk_usage(path).free

@@ -137,3 +137,44 @@ def server_port(tmp_path, monkeypatch) -> int:
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     return port
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A real S3-compatible server (moto) on 127.0.0.1 for the session, its variables in
+    os.environ (so commands and Dask workers the tests start reach it), and a bucket."""
+    from tests.cluster_helpers import S3Server
+
+    server = S3Server(tmp_path_factory.mktemp("s3") / "moto.log")
+    saved = {k: os.environ.get(k) for k in [*server.env, "AWS_PROFILE"]}
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.update(server.env)
+    try:
+        server.create_bucket()
+        yield server
+    finally:
+        server.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture
+def s3_store(s3_server, request):
+    """An empty artifact store on the S3 server, under a prefix of this test's own."""
+    import re
+    import uuid
+
+    from gameforge.artifacts import ArtifactStore
+
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:40]
+    return ArtifactStore(s3_server.url(f"{name}-{uuid.uuid4().hex[:6]}"))
+
+
+@pytest.fixture(params=["local", "s3"])
+def any_store(request):
+    """An empty store in a temporary folder, or under a fresh prefix of the S3 server: the
+    store's guarantees are the same on both."""
+    return request.getfixturevalue("store" if request.param == "local" else "s3_store")

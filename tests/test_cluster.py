@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,59 +10,9 @@ from gameforge.artifacts import ArtifactStore
 from gameforge.flows.runtime import TLS_ENV, ClusterError, dask_executor
 from gameforge.stages.executor import DaskExecutor
 from gameforge.stages.runner import run_stage
+from tests.cluster_helpers import start_cluster, stop_all
 
 PARAMS = {"game": "holdem6.limit.2p.reverse_blinds", "boards_per_chunk": 128}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_cluster(
-    tmp_path: Path, protocol: str = "tcp", tls: list[str] = ()
-) -> tuple[str, list[subprocess.Popen]]:
-    """A `dask scheduler` and two single-thread `dask worker` processes, all on 127.0.0.1."""
-    bindir = Path(sys.executable).parent
-    port = _free_port()
-    address = f"{protocol}://127.0.0.1:{port}"
-    env = dict(os.environ, NUMBA_NUM_THREADS="1")
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    scheduler = [str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port)]
-    scheduler += ["--protocol", protocol, "--dashboard-address", "127.0.0.1:0", *tls]
-    procs = [
-        subprocess.Popen(
-            scheduler,
-            stdout=open(logs / "scheduler.log", "w"),  # noqa: SIM115 (closed with the process)
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    ]
-    time.sleep(1.0)
-    for i in range(2):
-        worker = [str(bindir / "dask"), "worker", address, "--host", "127.0.0.1"]
-        worker += ["--nworkers", "1", "--nthreads", "1", "--no-dashboard", "--name", f"w{i}"]
-        procs.append(
-            subprocess.Popen(
-                worker + list(tls),
-                stdout=open(logs / f"worker{i}.log", "w"),  # noqa: SIM115
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        )
-    return address, procs
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    for proc in reversed(procs):
-        proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _same_artifact_as_in_process(tmp_path: Path, address: str) -> None:
@@ -89,14 +34,14 @@ def _same_artifact_as_in_process(tmp_path: Path, address: str) -> None:
 
 @pytest.mark.cluster
 def test_stage_through_real_cluster_equals_in_process(tmp_path):
-    address, procs = _start_cluster(tmp_path)
+    address, procs = start_cluster(tmp_path)
     try:
         _same_artifact_as_in_process(tmp_path, address)
         logs = tmp_path / "logs"
         worker_logs = "".join((logs / f"worker{i}.log").read_text() for i in range(2))
         assert "Starting established connection" in worker_logs or "Registered to" in worker_logs
     finally:
-        _stop(procs)
+        stop_all(procs)
 
 
 def _make_certificates(directory: Path) -> dict[str, Path]:
@@ -159,7 +104,7 @@ def test_stage_through_a_tls_cluster_equals_in_process(tmp_path, monkeypatch):
     files = _make_certificates(tmp_path)
     tls = ["--tls-ca-file", str(files["ca"]), "--tls-cert", str(files["cert"])]
     tls += ["--tls-key", str(files["key"])]
-    address, procs = _start_cluster(tmp_path, "tls", tls)
+    address, procs = start_cluster(tmp_path, "tls", tls)
     try:
         for env in TLS_ENV.values():
             monkeypatch.delenv(env, raising=False)
@@ -170,4 +115,4 @@ def test_stage_through_a_tls_cluster_equals_in_process(tmp_path, monkeypatch):
         monkeypatch.setenv("GAMEFORGE_TLS_KEY", str(files["key"]))
         _same_artifact_as_in_process(tmp_path, address)
     finally:
-        _stop(procs)
+        stop_all(procs)

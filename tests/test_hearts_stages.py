@@ -266,7 +266,7 @@ def test_rank_matches_play_only_the_deals_they_need(chain, monkeypatch, first):
     art = store.open(run.key)
     p = {**stage.EvalParams(sims=10, rank_matches=6, seed=4).model_dump(),
          "options": stage.EvalParams().options().tolist()}  # fmt: skip
-    got = stage.rank_final(str(art.path), art.key, p)
+    got = stage.rank_final(str(store.root), art.key, p)
     weights, nodes = stage.load_snapshot(art, 200, art.params["capacity"])
     for (opp, mean, n), kind in zip(got, (RULE_BASED, MONTE_CARLO), strict=True):
         points, seats = stage.evaluate(weights, nodes, art.params, kind, 40 * 6, 5, 10,

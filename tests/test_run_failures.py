@@ -20,9 +20,8 @@ from gameforge.flows.runlog import descendants
 from gameforge.stages.runner import run_stage
 from tests.conftest import without_shared_prefect
 from tests.poker_helpers import quiet
+from tests.toy_flow_cli import TOY_CLI
 
-ROOT = Path(__file__).resolve().parents[1]
-TOY_CLI = [sys.executable, str(ROOT / "tests" / "toy_flow_cli.py")]
 CLI = [sys.executable, "-m", "gameforge.flows.cli"]
 
 

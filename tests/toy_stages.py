@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from gameforge.artifacts import write_chunk
+from gameforge.artifacts import Build, write_chunk
 from gameforge.stages.base import Stage, StageContext, StageParams
 from gameforge.stages.registry import register
 
@@ -32,7 +32,7 @@ class SquaresParams(StageParams):
 
 
 def squares_chunk(
-    path: str, array: str, chunk_id: int, n: int, chunk: int, delay: float, fail: int = -1
+    build: Build, array: str, chunk_id: int, n: int, chunk: int, delay: float, fail: int = -1
 ) -> None:
     """Chunk task: squares of a slice of 0..n-1."""
     time.sleep(delay)
@@ -40,7 +40,7 @@ def squares_chunk(
         raise MemoryError(f"chunk {chunk_id} could not allocate")
     start = chunk_id * chunk
     values = np.arange(start, min(start + chunk, n), dtype=np.int64)
-    write_chunk(path, array, chunk_id, values * values)
+    write_chunk(build, array, chunk_id, values * values)
 
 
 def run_squares(ctx: StageContext) -> dict:

@@ -238,8 +238,5 @@ def readable_log_axis(axis) -> None:  # type: ignore[no-untyped-def]
 
 
 def store_of(artifact: Artifact):  # type: ignore[no-untyped-def]
-    """The store an artifact was opened from (objects/KEY under the store root): for figures
-    that draw an artifact's inputs beside it."""
-    from gameforge.artifacts import ArtifactStore
-
-    return ArtifactStore(artifact.path.parent.parent)
+    """The store an artifact was opened from: for figures that draw its inputs beside it."""
+    return artifact.store

@@ -90,13 +90,13 @@ def _drawn(
     (matplotlib draws on one core, and a store's figures are independent)."""
     if workers <= 1 or len(jobs) <= 1:
         for key, png in jobs:
-            yield _draw(str(store.root), key, str(png))
+            yield _draw(store.location, key, str(png))
         return
     # spawn: forking a process that may hold zarr's and Dask's threads is not safe
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
     try:
         futures: list[Future[tuple[str | None, str | None]]] = [
-            pool.submit(_draw, str(store.root), key, str(png)) for key, png in jobs
+            pool.submit(_draw, store.location, key, str(png)) for key, png in jobs
         ]
         for future in futures:
             yield future.result()

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from gameforge.artifacts import Artifact, ArtifactStore, write_chunk
+from gameforge.artifacts import Artifact, ArtifactStore, Build, write_chunk
 from gameforge.engines.common.stats import Z_TWO_SIDED_95, one_sided_lower_bound
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.best_response import BestResponse
@@ -59,7 +59,7 @@ _ENGINES_LOCK = threading.Lock()
 def engine_for(store: ArtifactStore, artifact: Artifact) -> BestResponse:
     """A best-response engine for a stored strategy, built once per process (chunk tasks on
     the same worker share the strategy and bucket tables in memory)."""
-    cache_key = (str(store.root), artifact.key)
+    cache_key = (store.location, artifact.key)
     with _ENGINES_LOCK:
         if cache_key not in _ENGINES:
             _ENGINES.clear()  # one strategy at a time: each holds GBs at the paper's scale
@@ -78,7 +78,7 @@ def engine_for(store: ArtifactStore, artifact: Artifact) -> BestResponse:
 
 
 def compute_chunk(
-    partial_path: str, array: str, chunk_id: int, store_root: str, cfr_key: str, per_chunk: int
+    build: Build, array: str, chunk_id: int, store_root: str, cfr_key: str, per_chunk: int
 ) -> None:
     """Chunk task: class sums of the values under canonical boards [chunk_id * per_chunk, ...)."""
     store = ArtifactStore(store_root)
@@ -86,7 +86,7 @@ def compute_chunk(
     _, entry_reach = br.top_reach()
     boards = br.boards.cards[chunk_id * per_chunk : (chunk_id + 1) * per_chunk]
     sums = np.stack([br.class_sums(br.board_values(board, entry_reach)) for board in boards])
-    write_chunk(partial_path, array, chunk_id, sums)
+    write_chunk(build, array, chunk_id, sums)
 
 
 @stage(
@@ -115,7 +115,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         compute_chunk,
         SUMS,
         ceil(n_boards / per_chunk),
-        args=(str(store.root), strategy.key, per_chunk),
+        args=(store.location, strategy.key, per_chunk),
         desc=f"best response: {n_boards:,} canonical boards",
     )
     sums = np.asarray(ctx.writer[SUMS][:])

@@ -15,7 +15,7 @@ import numpy as np
 import zarr
 from pydantic import Field
 
-from gameforge.artifacts import write_chunk
+from gameforge.artifacts import Build, write_chunk
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.hsd import hsd_counts
 from gameforge.engines.poker.isomorphism import HandIndexer
@@ -94,7 +94,7 @@ def cached_array(path: str) -> np.ndarray:
 
 
 def compute_chunk(
-    partial_path: str,
+    build: Build,
     array: str,
     chunk_id: int,
     game: GameDef,
@@ -122,7 +122,7 @@ def compute_chunk(
         bins,
         count_dtype(max_count),
     )
-    write_chunk(partial_path, array, chunk_id, counts)
+    write_chunk(build, array, chunk_id, counts)
 
 
 @stage(
@@ -137,7 +137,7 @@ def run(ctx: StageContext) -> dict:
     game = params.game_def()
     board_layout(game)  # same hand-shape limits as river-hs
     river_hs = ctx.inputs["river_hs"]
-    hs_path = str(river_hs.path / HS_ARRAY)
+    hs_path = river_hs.array_url(HS_ARRAY)
     denominator = int(river_hs.meta["summary"]["hs_denominator"])
     summary: dict = {"bins": params.bins, "rounds": {}}
     for round_ in hsd_rounds(game, params.rounds):

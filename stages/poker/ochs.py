@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from gameforge.artifacts import write_chunk
+from gameforge.artifacts import Build, write_chunk
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.ochs import board_ochs
 from gameforge.stages.base import StageContext
@@ -59,7 +59,7 @@ def hole_cluster_table(game: GameDef, clusters: np.ndarray) -> np.ndarray:
 
 
 def compute_board_chunk(
-    partial_path: str,
+    build: Build,
     array: str,
     chunk_id: int,
     game: GameDef,
@@ -70,7 +70,7 @@ def compute_board_chunk(
     """Chunk task: OCHS of every hole combination on a range of canonical boards."""
     hole, boards, tables = chunk_boards(game, chunk_id, per_chunk)
     values = board_ochs(boards, game.deck_size, hole, table, k, tables)
-    write_chunk(partial_path, array, chunk_id, np.rint(values * SCALE).astype(np.uint16))
+    write_chunk(build, array, chunk_id, np.rint(values * SCALE).astype(np.uint16))
 
 
 @stage(
@@ -108,7 +108,7 @@ def run(ctx: StageContext) -> dict:
     rows_per_chunk = min(RESULT_CHUNK_ROWS, n_hands)
     result = ctx.writer.array(RESULT, (n_hands, k), np.uint16, chunks=(rows_per_chunk, k))
     result[:] = values
-    del ctx.writer.group[BY_BOARD]
+    ctx.writer.delete_array(BY_BOARD)
     return {
         "hands": int(n_hands),
         "k": k,

@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import os
 from math import ceil, comb
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
 
-from gameforge.artifacts import write_chunk
-from gameforge.artifacts.store import DATA_DIR
+from gameforge.artifacts import Build, write_chunk
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.potential import (
     PotentialState,
@@ -82,7 +80,7 @@ def next_indexer(game: GameDef, round_: int):  # type: ignore[no-untyped-def]
 
 
 def compute_chunk(
-    partial_path: str,
+    build: Build,
     array: str,
     chunk_id: int,
     game: GameDef,
@@ -102,7 +100,7 @@ def compute_chunk(
         following.rounds - 1,
         cached_array(table_path),
     )
-    write_chunk(partial_path, array, chunk_id, ids)
+    write_chunk(build, array, chunk_id, ids)
 
 
 def _features(ctx: StageContext, game: GameDef, round_: int, table_path: str, next_k: int) -> str:
@@ -187,14 +185,13 @@ def run(ctx: StageContext) -> dict:
     if not 1 <= params.first_round < last:
         raise StageError(f"potential-buckets: first_round must be in 1..{last - 1}")
     river = ctx.inputs["ochs_buckets"]
-    table_path = str(river.path / f"bucket_round{last}")
+    table_path = river.array_url(f"bucket_round{last}")
     next_k = int(river.params["k"])
     river_centroids = np.asarray(river[f"centroids_round{last}"][:], dtype=np.float64)
     ground = ground_from_centroids(river_centroids)
     # River buckets are points (OCHS centroids) with Euclidean ground distances: an embedding
     # whose mean gives exact lower bounds of the EMD for pruning (Kantorovich-Rubinstein).
     embedding: np.ndarray | None = river_centroids
-    data = Path(ctx.writer.path) / DATA_DIR
     threads = os.cpu_count() or 1
     summary: dict[str, Any] = {
         "k": params.k,
@@ -257,7 +254,7 @@ def run(ctx: StageContext) -> dict:
         if round_ > params.first_round:
             # The round before is described over these buckets, compared by their centroids.
             ground = ground_from_histograms(centroids, ground, threads)
-            table_path = str(data / table)
+            table_path = ctx.writer.array_url(table)
             next_k = params.k
             if embedding is not None:
                 # Each new bucket's mean embedding: every ground distance just computed (greedy

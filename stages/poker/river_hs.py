@@ -18,7 +18,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from gameforge.artifacts import Artifact, write_chunk
+from gameforge.artifacts import Artifact, Build, write_chunk
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.evaluator import EvalTables, get_tables
 from gameforge.engines.poker.hand_strength import board_hs_counts, opponent_hands, scatter_to_hands
@@ -141,13 +141,11 @@ def chunk_boards(
 
 
 def compute_board_chunk(
-    partial_path: str, array: str, chunk_id: int, game: GameDef, boards_per_chunk: int
+    build: Build, array: str, chunk_id: int, game: GameDef, boards_per_chunk: int
 ) -> None:
     """Chunk task: HS counts of every hole combination on a range of canonical boards."""
     hole, boards, tables = chunk_boards(game, chunk_id, boards_per_chunk)
-    write_chunk(
-        partial_path, array, chunk_id, board_hs_counts(boards, game.deck_size, hole, tables)
-    )
+    write_chunk(build, array, chunk_id, board_hs_counts(boards, game.deck_size, hole, tables))
 
 
 @stage("river-hs", 1, RiverHSParams)
@@ -178,7 +176,7 @@ def run(ctx: StageContext) -> dict:
 
     result = ctx.writer.array(RESULT, (n_hands,), np.uint16, chunks=(min(RESULT_CHUNK, n_hands),))
     result[:] = counts
-    del ctx.writer.group[BY_BOARD]
+    ctx.writer.delete_array(BY_BOARD)
     opponents = opponent_hands(game.deck_size, board, hole)
     return {
         "hands": int(n_hands),
