@@ -188,8 +188,14 @@ class StoreFiles:
             os.link(tmp, path)  # fails if the name exists; the full bytes appear at once
         except FileExistsError:
             return False
+        except OSError as exc:  # a filesystem without hard links: check, then rename
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV):
+                raise
+            if path.exists():
+                return False
+            os.replace(tmp, path)
         finally:
-            tmp.unlink()
+            tmp.unlink(missing_ok=True)
         return True
 
     def touch(self, rel: str) -> None:

@@ -580,19 +580,19 @@ class ArtifactStore:
 
     def quarantine(self, key: str) -> str:
         """Set a (corrupted) artifact aside: locally into trash/ for inspection, which `gc`
-        empties later; on an object store it is deleted. Returns where it went."""
+        empties later; on an object store it is deleted. Says which, for the log."""
         full = self.resolve(key)
         with self.lock(full, timeout=0):
             if self.remote:
                 self._discard(full)
-                return "deleted"
+                return "deleted (an object store keeps no trash)"
             import uuid
 
             trash = self.root / "trash"
             trash.mkdir(parents=True, exist_ok=True)
             target = trash / f"{full}-{uuid.uuid4().hex[:8]}"
             os.rename(self.object_path(full), target)
-        return str(target)
+        return f"moved to {target}"
 
     # -- maintenance ---------------------------------------------------------------------------
     def remove(self, key: str, force: bool = False) -> str:

@@ -57,9 +57,9 @@ class Repair:
     def move(self, key: str, log: Callable[[str], None], why: str) -> None:
         """Quarantine one artifact, keeping its metadata (if readable) for the rebuild."""
         before = _meta(self.store, key)
-        where = self.store.quarantine(key)
+        went = self.store.quarantine(key)
         self.quarantined[key] = before
-        log(f"repair: {key} {why}; moved to {where}, it will be rebuilt")
+        log(f"repair: {key} {why}; {went}, it will be rebuilt")
 
     def rebuild(self, key: str, rebuild_one: Callable[[dict[str, Any]], str]) -> None:
         """Rebuild a quarantined artifact from its recorded stage, parameters and inputs."""

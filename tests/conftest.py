@@ -33,6 +33,15 @@ def without_shared_prefect(env: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def restore_environ(saved: dict[str, str | None]) -> None:
+    """Put environment variables back as `saved` has them (None: unset)."""
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_prefect_api(tmp_path_factory):
     """One Prefect server for the session's flow runs, in a Prefect home of its own.
@@ -62,11 +71,7 @@ def shared_prefect_api(tmp_path_factory):
         os.environ.pop("PREFECT_API_URL", None)
         os.environ.pop(OWN_PREFECT_HOME, None)
         server.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        restore_environ(saved)
 
 
 @pytest.fixture
@@ -154,11 +159,7 @@ def s3_server(tmp_path_factory):
         yield server
     finally:
         server.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        restore_environ(saved)
 
 
 @pytest.fixture

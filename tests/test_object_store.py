@@ -24,7 +24,7 @@ from gameforge.artifacts.files import LEASE_ENV
 from gameforge.stages.runner import run_stage
 from tests import toy_stages
 from tests.cluster_helpers import start_cluster, stop_all
-from tests.toy_flow_cli import TOY_CLI
+from tests.toy_stages import TOY_CLI
 
 GAMEFORGE = str(Path(sys.executable).parent / "gameforge")
 
@@ -186,3 +186,10 @@ def test_a_bad_store_url_fails_in_one_line(tmp_path, s3_server, store_url, messa
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_file_url_is_a_local_folder(tmp_path):
+    store = ArtifactStore(f"file://{tmp_path}/store")
+    assert not store.remote and store.location == str(tmp_path / "store")
+    first = run_stage("toy-squares", {"n": 30}, store=store, log=lambda _m: None)
+    assert (tmp_path / "store" / "objects" / first.key / "zarr.json").is_file()

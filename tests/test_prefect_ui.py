@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,9 +17,7 @@ from hypothesis import strategies as st
 from gameforge.artifacts import ArtifactStore
 from gameforge.artifacts.runs import RunLedger
 from gameforge.flows.prefect_report import artifact_key, stage_markdown, summary_table
-
-ROOT = Path(__file__).resolve().parents[1]
-TOY_CLI = [sys.executable, str(ROOT / "tests" / "toy_flow_cli.py")]
+from tests.toy_stages import TOY_CLI
 
 
 @settings(deadline=None)  # the first example imports Prefect

@@ -20,7 +20,7 @@ from gameforge.flows.runlog import descendants
 from gameforge.stages.runner import run_stage
 from tests.conftest import without_shared_prefect
 from tests.poker_helpers import quiet
-from tests.toy_flow_cli import TOY_CLI
+from tests.toy_stages import TOY_CLI
 
 CLI = [sys.executable, "-m", "gameforge.flows.cli"]
 

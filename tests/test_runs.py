@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -21,9 +19,7 @@ from gameforge.artifacts.runs import (
 )
 from gameforge.stages.runner import run_stage
 from tests.poker_helpers import quiet
-
-ROOT = Path(__file__).resolve().parents[1]
-TOY_CLI = [sys.executable, str(ROOT / "tests" / "toy_flow_cli.py")]
+from tests.toy_stages import TOY_CLI
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

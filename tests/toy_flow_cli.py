@@ -11,8 +11,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-TOY_CLI = [sys.executable, str(Path(__file__).resolve())]  # the command, for tests to start
-
 import tests.toy_stages  # noqa: E402, F401  (registers the toy stages)
 from gameforge.flows import cli  # noqa: E402
 from gameforge.flows.specs import FLOWS, FlowSpec, Node  # noqa: E402

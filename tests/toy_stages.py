@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from math import ceil
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -19,6 +20,9 @@ from gameforge.stages.base import Stage, StageContext, StageParams
 from gameforge.stages.registry import register
 
 N_CHUNKS = 40
+
+# `gameforge` with flow `toy` (these stages) added, as a command for tests to start
+TOY_CLI = [sys.executable, str(Path(__file__).with_name("toy_flow_cli.py"))]
 
 
 class SquaresParams(StageParams):
