@@ -23,6 +23,7 @@ from and `gc` removes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # zarr is imported where arrays are touched: listings need on
 
 META_ATTR = "gameforge"
 GROUP_FILE = "zarr.json"
-OBJECTS, PARTIAL, LOCKS = "objects", "partial", "locks"
+OBJECTS, PARTIAL, LOCKS, TRUST = "objects", "partial", "locks", "trust"
 DONE_DIR = "done"
 CHECKPOINT_DIR = "checkpoints"
 LEGACY_DATA_DIR = "data"  # where builds lived before they moved in place (never resumed)
@@ -76,6 +77,34 @@ class CorruptedArtifact(StoreError):
 def default_root() -> str:
     """The store: $GAMEFORGE_STORE (a path or an fsspec URL), else ./store."""
     return os.environ.get("GAMEFORGE_STORE", DEFAULT_STORE)
+
+
+@functools.cache
+def gameforge_version() -> str:
+    """The installed gameforge package's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gameforge")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def untrusted_line(key: str) -> str:
+    """Why an imported artifact is not used, and the two ways on (one line)."""
+    return (
+        f"artifact {key} was imported and is not trusted yet, so nothing uses it: "
+        f"`gameforge artifacts trust {key}` vouches for its source, or "
+        f"`gameforge artifacts check {key} --recompute` verifies it by recomputing"
+    )
+
+
+class Untrusted(StoreError):
+    """An imported artifact that a run would use before anyone trusted it."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(untrusted_line(key))
+        self.key = key
 
 
 def utc_now() -> str:
@@ -242,6 +271,7 @@ class ArtifactWriter:
         self.build = Build(store.location, key)
         self.meta = dict(meta)
         self.started = time.time()
+        self._cpu_started = time.process_time()
         self._held = held
         files = store.files
         self._partial = f"{PARTIAL}/{key}"
@@ -370,6 +400,19 @@ class ArtifactWriter:
                 "resumed": self.resumed,
                 "arrays": arrays,
                 "summary": summary or {},
+                "provenance": {
+                    "kind": "built",
+                    "gameforge_version": gameforge_version(),
+                    "code_version": self.meta.get("code_version"),
+                    "host": socket.gethostname(),
+                    "started": datetime.fromtimestamp(self.started, UTC).isoformat(
+                        timespec="seconds"
+                    ),
+                    "finished": utc_now(),
+                    "wall_s": round(finished - self.started, 3),
+                    # this process's threads (a local Dask cluster's too), not other processes'
+                    "cpu_s": round(time.process_time() - self._cpu_started, 3),
+                },
             }
         )
         try:
@@ -514,6 +557,33 @@ class ArtifactStore:
                 found.append(other)
         return found
 
+    # -- trust ---------------------------------------------------------------------------------
+    def trust_record(self, key: str) -> dict[str, Any] | None:
+        """How an artifact came to be trusted (vouched for, or recomputed), or None."""
+        try:
+            return dict(json.loads(self.files.read_bytes(f"{TRUST}/{key}.json")))
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def trusted(self, key: str) -> bool:
+        """True unless the artifact was imported and nobody has trusted it since (artifacts
+        from before provenance was recorded count as built here)."""
+        provenance = self.open(key).meta.get("provenance") or {}
+        return provenance.get("kind") != "imported" or self.trust_record(key) is not None
+
+    def require_trusted(self, key: str) -> None:
+        """Raise Untrusted (one line, the two ways on) for an untrusted import."""
+        if not self.trusted(key):
+            raise Untrusted(key)
+
+    def trust(self, key: str, how: str, **detail: Any) -> dict[str, Any]:
+        """Record that `key` is trusted: `how` is "vouched" or "recomputed"; returns the record."""
+        full = self.resolve(key)
+        record = {"key": full, "how": how, "when": utc_now(), "host": socket.gethostname()}
+        record.update(detail)
+        self.files.write(f"{TRUST}/{full}.json", json.dumps(record, indent=1).encode())
+        return record
+
     # -- writing -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def building(
@@ -560,9 +630,11 @@ class ArtifactStore:
             ) from None
 
     def _discard(self, key: str) -> None:
-        """Remove an artifact (committed or not) and its build state; caller holds the lock."""
+        """Remove an artifact (committed or not), its build state and any trust in it (a later
+        import of the same key starts untrusted); the caller holds the lock."""
         self.files.remove_tree(f"{OBJECTS}/{key}", first=GROUP_FILE)
         self.files.remove_tree(f"{PARTIAL}/{key}")
+        self.files.remove(f"{TRUST}/{key}.json")
 
     def install(self, key: str, folder: Path) -> None:
         """Publish a checked local copy of an artifact (an import); caller holds the key's lock.
@@ -592,6 +664,7 @@ class ArtifactStore:
             trash.mkdir(parents=True, exist_ok=True)
             target = trash / f"{full}-{uuid.uuid4().hex[:8]}"
             os.rename(self.object_path(full), target)
+            self.files.remove(f"{TRUST}/{full}.json")
         return f"moved to {target}"
 
     # -- maintenance ---------------------------------------------------------------------------

@@ -10,10 +10,12 @@ group's `zarr.json` last (the store's commit, on a local disk and on an object s
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
 import shutil
+import socket
 import tarfile
 import tempfile
 import uuid
@@ -22,11 +24,15 @@ from typing import Any
 
 from gameforge.artifacts.keys import KEY_HASH_CHARS, artifact_key
 from gameforge.artifacts.store import (
+    GROUP_FILE,
     META_ATTR,
     OBJECTS,
     ArtifactStore,
     StoreError,
     array_checksum,
+    gameforge_version,
+    group_document,
+    utc_now,
 )
 
 FORMAT = "gameforge-artifact/1"
@@ -120,8 +126,11 @@ def export_artifacts(
     return written
 
 
-def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str, str]]:
-    """Import exported tars; returns (key, "imported" | "already present") per file."""
+def import_artifacts(
+    store: ArtifactStore, paths: list[Path], trust: bool = False
+) -> list[tuple[str, str]]:
+    """Import exported tars, untrusted unless `trust` (the user vouches for their source);
+    returns (key, "imported" | "already present") per file."""
     results = []
     for path in paths:
         try:
@@ -144,11 +153,33 @@ def import_artifacts(store: ArtifactStore, paths: list[Path]) -> list[tuple[str,
                             f"{path}: cannot extract ({_first_line(exc)}); nothing imported"
                         ) from None
                     _verify_extracted(staging / key, meta, path)
+                    imported = {**meta, "provenance": _import_provenance(path, meta)}
+                    (staging / key / GROUP_FILE).write_bytes(group_document(imported))
                     store.install(key, staging / key)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
+            if trust:
+                store.trust(key, "vouched", source=str(path))
             results.append((key, "imported"))
     return results
+
+
+def _import_provenance(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """Where an imported artifact came from: the file's sha256, when, here, and the exporter's
+    own provenance (None for an export made before provenance was recorded)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {
+        "kind": "imported",
+        "file": Path(path).name,
+        "sha256": digest.hexdigest(),
+        "imported": utc_now(),
+        "host": socket.gethostname(),
+        "gameforge_version": gameforge_version(),
+        "exported": meta.get("provenance"),
+    }
 
 
 def _verify_extracted(group_path: Path, meta: dict, source: Path) -> None:

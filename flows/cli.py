@@ -743,8 +743,8 @@ def artifacts_show(
         sys.stdout.write(dumps(meta) + "\n")
         return
     console.print(f"[bold]{meta['key']}[/]  stage {meta['stage']} v{meta['version']}")
-    console.print(f"  built {meta['created']} -> {meta['finished']} ({meta['duration_s']} s)")
-    console.print(f"  on {meta['host']}, code {meta.get('code_version', '?')}")
+    for line in _provenance_lines(meta, artifacts.trust_record(meta["key"])):
+        _say(line)
     console.print(f"  path {meta['path']} ({_human(meta['bytes'])})")
     console.print("  parameters:")
     for name, value in meta["params"].items():
@@ -791,6 +791,55 @@ def artifacts_show(
             )
     if meta["dependents"]:
         console.print("  used by: " + ", ".join(meta["dependents"]))
+
+
+def _built_line(provenance: dict[str, Any]) -> str:
+    return (
+        f"built {provenance.get('started')} -> {provenance.get('finished')} "
+        f"(wall {provenance.get('wall_s')} s, CPU {provenance.get('cpu_s')} s) on "
+        f"{provenance.get('host')}, gameforge {provenance.get('gameforge_version')}, "
+        f"code {provenance.get('code_version')}"
+    )
+
+
+def _provenance_lines(meta: dict[str, Any], trust: dict[str, Any] | None) -> list[str]:
+    """Where an artifact came from (built here or imported) and whether it is trusted."""
+    provenance = meta.get("provenance")
+    if not provenance:
+        return [
+            f"  built {meta.get('created')} -> {meta.get('finished')} ({meta.get('duration_s')} s) "
+            f"on {meta.get('host')}, code {meta.get('code_version', '?')} "
+            "(before provenance was recorded)"
+        ]
+    if provenance.get("kind") != "imported":
+        lines = ["  " + _built_line(provenance)]
+    else:
+        exported = provenance.get("exported")
+        source = _built_line(exported) if exported else "made before provenance was recorded"
+        if exported and exported.get("kind") == "imported":
+            source = f"itself imported from {exported.get('file')} ({exported.get('sha256')})"
+        lines = [
+            f"  imported {provenance.get('imported')} on {provenance.get('host')} from "
+            f"{provenance.get('file')} (sha256 {provenance.get('sha256')})",
+            f"    the exporter's copy: {source}",
+        ]
+        if trust is None:
+            key = meta["key"]
+            lines.append(
+                f"  trust: none yet, so no run uses it (`gameforge artifacts trust {key}`, or "
+                f"`gameforge artifacts check {key} --recompute`)"
+            )
+    if trust is not None:
+        how = "vouched for" if trust.get("how") == "vouched" else "verified by recomputing"
+        detail = ""
+        if trust.get("how") == "recomputed":
+            compared = trust.get("chunks") or {}
+            detail = "; ".join(
+                f"{name} chunks {', '.join(map(str, ids))}" for name, ids in compared.items()
+            ) or ("whole: " + ", ".join(trust.get("arrays") or []))
+            detail = f" ({detail}" + (f", seed {trust['seed']})" if trust.get("seed") else ")")
+        lines.append(f"  trust: {how} {trust.get('when')} on {trust.get('host')}{detail}")
+    return lines
 
 
 @artifacts_app.command("plot")
@@ -886,17 +935,31 @@ def artifacts_export(
 def artifacts_import(
     files: Annotated[list[Path], typer.Argument(help="Files written by `artifacts export`.")],
     store: StoreOpt = "store",
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help="Vouch for the files' source (one you control): runs use them at once.",
+        ),
+    ] = False,
 ) -> None:
-    """Import exported artifacts, verifying their keys and checksums first."""
+    """Import exported artifacts, verifying their keys and checksums first. They stay untrusted,
+    used by no run, until `artifacts trust` or `artifacts check --recompute` (or --trust)."""
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.artifacts.transfer import import_artifacts
 
     try:
-        results = import_artifacts(ArtifactStore(store), files)
+        results = import_artifacts(ArtifactStore(store), files, trust=trust)
     except _user_errors() as exc:
         _fail(str(exc))
     for key, status in results:
         console.print(f"{status}: {key}")
+    fresh = [key for key, status in results if status == "imported"]
+    if fresh and not trust:
+        _say(
+            f"{len(fresh)} imported untrusted: no run uses them until `gameforge artifacts trust "
+            "KEY` (you vouch for the source) or `gameforge artifacts check KEY --recompute`"
+        )
     # the imported artifacts count as used until a gc that keeps fewer runs forgets this one
     nodes = {
         key: {"key": key, "cached": status != "imported", "seconds": 0.0} for key, status in results
@@ -922,6 +985,90 @@ def artifacts_verify(
     console.print(f"{len(report) - len(bad)} ok, {len(bad)} corrupted")
     if bad:
         raise typer.Exit(1)
+
+
+@artifacts_app.command("trust")
+def artifacts_trust(
+    keys: Annotated[list[str], typer.Argument(help="Imported artifacts you vouch for.")],
+    store: StoreOpt = "store",
+    note: Annotated[str, typer.Option("--note", help="Why, kept in the record.")] = "",
+) -> None:
+    """Vouch for imported artifacts, so that runs use them; the record says who, when, why."""
+    from gameforge.artifacts.store import ArtifactStore
+
+    artifacts = ArtifactStore(store)
+    try:
+        for key in keys:
+            full = artifacts.resolve(key)
+            if artifacts.trusted(full) and artifacts.trust_record(full) is None:
+                _say(f"{full} was built here: trusted already")
+                continue
+            artifacts.trust(full, "vouched", **({"note": note} if note else {}))
+            _say(f"trusted {full} (vouched for; `artifacts show` lists it)")
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+@artifacts_app.command("check")
+def artifacts_check(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    recompute: Annotated[
+        bool,
+        typer.Option("--recompute", help="Rebuild it from its recorded recipe and compare."),
+    ] = False,
+    chunks: Annotated[
+        int, typer.Option("--chunks", min=1, help="Chunks of a chunked stage to recompute.")
+    ] = 3,
+    whole: Annotated[bool, typer.Option("--all", help="Recompute the whole artifact.")] = False,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Which chunks (default: a fresh seed, printed).")
+    ] = None,
+    store: StoreOpt = "store",
+) -> None:
+    """Rebuild an artifact from its recorded stage, parameters and inputs in a scratch area and
+    compare it bit for bit: N seeded chunks of a chunked stage, or the whole artifact. A pass
+    marks it verified (an import becomes trusted); a difference names the array, chunk and
+    index, and exits 1. Runs on this machine; the store is not written but for the record."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.runtime import dask_executor, import_run_libraries
+    from gameforge.stages.recompute import recompute_check
+    from gameforge.stages.runner import failed_at
+
+    if not recompute:
+        _fail("check needs --recompute (`gameforge artifacts verify KEY` checks the checksums)")
+    artifacts = ArtifactStore(store)
+    try:
+        import_run_libraries()
+        with (
+            RichProgress() if console.is_terminal else PlainProgress() as progress,
+            dask_executor(None, log=progress.echo) as executor,
+        ):
+            report = recompute_check(
+                artifacts, key, chunks, whole, seed, executor, progress, progress.echo
+            )
+    except _user_errors() as exc:
+        _fail(str(exc))
+    except Exception as exc:
+        where = failed_at(exc)
+        _fail(where.line(exc) if where is not None else _describe(exc))
+    for name, ids in report.chunks.items():
+        _say(f"compared {name}: chunks {', '.join(map(str, ids))} (seed {report.seed})")
+    if report.arrays:
+        _say(
+            f"compared whole: {', '.join(report.arrays)}"
+            + (f" ({report.note})" if report.note else "")
+        )
+    if report.tolerance is not None:
+        tol = report.tolerance
+        _say(f"within rtol {tol.rtol:g}, atol {tol.atol:g}: {tol.reason}")
+    if not report.passed:
+        for mismatch in report.mismatches:
+            err_console.print(
+                f"[bold red]differs:[/] {escape(mismatch.line())}", highlight=False, soft_wrap=True
+            )
+        _fail(f"{report.key} is not what its recipe computes ({report.seconds:.1f} s)")
+    artifacts.trust(report.key, "recomputed", **report.as_dict())
+    _say(f"verified {report.key}: what its recipe computes ({report.seconds:.1f} s); recorded")
 
 
 @artifacts_app.command("repair")

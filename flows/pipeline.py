@@ -188,10 +188,14 @@ def plan(
         stage_params = stage.make_params(values)
         # upstream keys of this plan need not exist yet; stored inputs may be prefixes
         full = {n: k if k in planned else store.resolve(k) for n, k in inputs.items()}
+        for input_key in full.values():
+            if input_key not in planned:  # given from the store (--input)
+                store.require_trusted(input_key)
         key = stage_key(stage_name, stage_params, full)
         if force:
             status = "recomputes"
         elif store.exists(key):
+            store.require_trusted(key)  # a run stops before any work, the store untouched
             status = "cached"
         elif store.building_now(key):
             status = "resumes"

@@ -45,6 +45,19 @@ def numbered(names: Iterable[str], base: str) -> list[str]:
     return sorted(found, key=lambda n: int(n[len(prefix) :]))
 
 
+@dataclass(frozen=True)
+class Nondeterminism:
+    """Why a stage's output is not bit-reproducible, and the tolerance its values keep."""
+
+    reason: str
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict for reports."""
+        return {"reason": self.reason, "rtol": self.rtol, "atol": self.atol}
+
+
 @dataclass
 class StageContext:
     """What a stage's run function gets: parameters, opened inputs, the writer and an executor."""
@@ -160,6 +173,9 @@ class Stage:
     # Memory peak and stored bytes from the parameters and the inputs' recorded parameters
     # (stages/resources.py); None: not estimated.
     footprint: Callable[[Any, dict[str, dict[str, Any]]], Footprint] | None = None
+    # None: the stage's output is bit-reproducible from its recipe (a recompute check compares
+    # bit for bit); else why it is not, and the tolerance a recompute check allows.
+    nondeterminism: Nondeterminism | None = None
 
     def declared(self, input_name: str) -> str | None:
         """The declared input a given input name fills (`players.3` fills `players`), or None."""

@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from gameforge.stages.base import Stage, StageContext, StageError, StageParams
+from gameforge.stages.base import Nondeterminism, Stage, StageContext, StageError, StageParams
 from gameforge.stages.resources import Footprint
 
 RunFn = Callable[[StageContext], dict[str, Any]]
@@ -58,10 +58,12 @@ def stage(
     many: Iterable[str] = (),
     check_inputs: Callable[[Any, dict[str, Any]], None] | None = None,
     labels: tuple[str, ...] = (),
+    nondeterminism: Nondeterminism | None = None,
 ) -> Callable[[RunFn], RunFn]:
     """Declare the decorated run function as stage `name`; its docstring's first line is the
     stage's description. `optional` and `many` name inputs that may be left out, or that take
-    `name.0`, `name.1`, ...; `labels` names the parameters that tell its artifacts apart."""
+    `name.0`, `name.1`, ...; `labels` names the parameters that tell its artifacts apart;
+    `nondeterminism` says why its output is not bit-reproducible and the tolerance it keeps."""
 
     def declare(run: RunFn) -> RunFn:
         description = (run.__doc__ or "").strip().partition("\n")[0]
@@ -77,6 +79,7 @@ def stage(
                 many_inputs=frozenset(many),
                 check_inputs=check_inputs,
                 label_params=tuple(labels),
+                nondeterminism=nondeterminism,
             )
         )
         return run

@@ -177,6 +177,8 @@ def run_stage(
     store = store or ArtifactStore()
     opened = {input_name: store.open(key) for input_name, key in inputs.items()}
     inputs = {input_name: artifact.key for input_name, artifact in opened.items()}  # full keys
+    for artifact in opened.values():
+        store.require_trusted(artifact.key)
     for input_name, artifact in opened.items():
         if not stage.accepts(input_name, artifact.stage):
             raise StageError(
@@ -192,6 +194,7 @@ def run_stage(
     t0 = time.monotonic()
     key = stage_key(name, params, inputs)
     if store.exists(key) and not force:
+        store.require_trusted(key)  # an import is no cache hit until trusted
         log(f"{shown}: cache hit {key}, skipped")
         return StageRun(name, key, True, time.monotonic() - t0)
 

@@ -242,7 +242,10 @@ def test_export_import_round_trip_with_lineage(tmp_path, any_store):
         other.open(down.key)["doubled"][:].tobytes() == store.open(down.key)["doubled"][:].tobytes()
     )
     assert other.dependents(up.key) == [down.key]
-    # The importer's store reuses it: a cache hit, no recomputation.
+    # Imports serve no run until trusted; then the importer's store reuses them: a cache hit.
+    with pytest.raises(StoreError, match="not trusted yet"):
+        run_stage("toy-squares", {"n": 300}, store=other, log=_quiet)
+    other.trust(up.key, "vouched")
     again = run_stage("toy-squares", {"n": 300}, store=other, log=_quiet)
     assert again.cached
 

@@ -1,0 +1,235 @@
+"""Recompute checks: rebuild a stored artifact from its recorded recipe and compare, bit for bit.
+
+The recipe is what the artifact's lineage records: its stage (at the same version), content and
+execution parameters, and input artifacts. The rebuild goes to a scratch store of its own, so
+the store is never written (except the trust record of an artifact that passes). A chunked
+stage is checked on a seeded sample of the chunks of its first chunked pass, computed alone
+and compared with the stored chunks, unless the whole artifact is asked for; a stage without
+chunked work, or whose chunked pass is scratch the artifact does not keep, is rebuilt whole.
+A stage that declares `nondeterminism` is compared within its declared tolerance.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gameforge.artifacts import Artifact, ArtifactStore, ArtifactWriter
+from gameforge.stages.base import Nondeterminism, StageContext, StageError
+from gameforge.stages.executor import Executor, InProcessExecutor
+from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
+from gameforge.stages.registry import get_stage
+
+DEFAULT_CHUNKS = 3
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """The first difference found in one array."""
+
+    array: str
+    chunk: int
+    index: tuple[int, ...]
+    stored: Any
+    recomputed: Any
+
+    def line(self) -> str:
+        """One line naming the array, the chunk and the first differing index."""
+        where = ", ".join(str(i) for i in self.index)
+        return (
+            f"{self.array}: chunk {self.chunk} differs first at [{where}]: "
+            f"stored {self.stored!r}, recomputed {self.recomputed!r}"
+        )
+
+
+@dataclass
+class CheckReport:
+    """What a recompute check compared and found."""
+
+    key: str
+    stage: str
+    mode: str  # "sampled chunks" or "whole artifact"
+    seed: int | None
+    chunks: dict[str, list[int]] = field(default_factory=dict)  # array -> chunk ids compared
+    arrays: list[str] = field(default_factory=list)  # arrays compared whole
+    mismatches: list[Mismatch] = field(default_factory=list)
+    tolerance: Nondeterminism | None = None
+    seconds: float = 0.0
+    note: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """True if every compared value agreed (within the stage's tolerance, if it has one)."""
+        return not self.mismatches
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict for the trust record and JSON output."""
+        return {
+            "mode": self.mode,
+            "seed": self.seed,
+            "chunks": self.chunks,
+            "arrays": self.arrays,
+            "seconds": round(self.seconds, 2),
+            "tolerance": None if self.tolerance is None else self.tolerance.as_dict(),
+        }
+
+
+class _SampleDone(Exception):
+    """Raised out of the stage once its sampled chunks are computed: the rest is not needed."""
+
+
+@dataclass
+class _SamplingContext(StageContext):
+    """A stage context whose first chunked pass over a stored array computes only a sample."""
+
+    stored: Artifact | None = None
+    sample: int = DEFAULT_CHUNKS
+    seed: int = 0
+    sampled: dict[str, list[int]] = field(default_factory=dict)
+
+    def run_chunks(
+        self,
+        fn: Callable[..., Any],
+        array: str,
+        n_chunks: int,
+        args: Sequence[Any] = (),
+        desc: str = "",
+    ) -> int:
+        """Compute a seeded sample of the chunks, then stop the stage (see the module)."""
+        if self.stored is None or array not in self.stored.meta.get("arrays", {}):
+            return super().run_chunks(fn, array, n_chunks, args, desc)
+        rng = np.random.default_rng(self.seed)
+        ids = sorted(int(c) for c in rng.choice(n_chunks, min(self.sample, n_chunks), False))
+        items = [(self.writer.build, array, c, *args) for c in ids]
+        self.executor.map(fn, items, desc=desc or array, progress=self.progress)
+        self.sampled[array] = ids
+        raise _SampleDone
+
+
+def _first_difference(
+    stored: np.ndarray, recomputed: np.ndarray, tolerance: Nondeterminism | None
+) -> tuple[int, ...] | None:
+    """Index of the first element that differs (NaN equals NaN), or None; same shapes."""
+    if np.issubdtype(stored.dtype, np.floating):
+        both_nan = np.isnan(stored) & np.isnan(recomputed)
+        if tolerance is not None:
+            close = np.isclose(stored, recomputed, rtol=tolerance.rtol, atol=tolerance.atol)
+        else:
+            close = stored == recomputed
+        same = close | both_nan
+    else:
+        same = stored == recomputed
+    if bool(np.all(same)):
+        return None
+    flat = int(np.flatnonzero(~np.asarray(same).reshape(-1))[0])
+    return tuple(int(i) for i in np.unravel_index(flat, stored.shape))
+
+
+def _compare_rows(
+    report: CheckReport, name: str, stored: Any, recomputed: Any, chunk_ids: Sequence[int] | None
+) -> None:
+    """Compare chunk rows (axis 0) of one array; record its first mismatch, if any."""
+    if tuple(stored.shape) != tuple(recomputed.shape):
+        shapes = (f"shape {tuple(stored.shape)}", f"shape {tuple(recomputed.shape)}")
+        report.mismatches.append(Mismatch(name, 0, (), *shapes))
+        return
+    step = int(stored.chunks[0]) if stored.ndim else 1
+    n_chunks = -(-int(stored.shape[0]) // step) if stored.ndim else 1
+    for chunk in chunk_ids if chunk_ids is not None else range(n_chunks):
+        rows = slice(chunk * step, (chunk + 1) * step) if stored.ndim else ...
+        a, b = np.asarray(stored[rows]), np.asarray(recomputed[rows])
+        local = _first_difference(a, b, report.tolerance)
+        if local is None:
+            continue
+        index = (local[0] + chunk * step, *local[1:]) if stored.ndim else local
+        report.mismatches.append(Mismatch(name, chunk, index, _plain(a[local]), _plain(b[local])))
+        return
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def recompute_check(
+    store: ArtifactStore,
+    key: str,
+    chunks: int = DEFAULT_CHUNKS,
+    whole: bool = False,
+    seed: int | None = None,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    log: Callable[[str], None] = print,
+) -> CheckReport:
+    """Rebuild `key` from its recorded recipe in a scratch store and compare (see the module)."""
+    t0 = time.monotonic()
+    artifact = store.open(key)
+    stage = get_stage(artifact.stage)
+    if int(artifact.meta.get("version", -1)) != stage.version:
+        raise StageError(
+            f"{artifact.key} was built by {stage.name} version {artifact.meta.get('version')}; "
+            f"this code has version {stage.version}, which cannot rebuild it"
+        )
+    opened = {name: store.open(k) for name, k in artifact.inputs.items()}
+    for input_artifact in opened.values():
+        store.require_trusted(input_artifact.key)  # check inputs first: trust runs downstream
+    recorded = {**artifact.params, **artifact.meta.get("execution", {})}
+    fields = stage.params_model.model_fields  # computed fields (a game's digest) are derived
+    params = stage.make_params({k: v for k, v in recorded.items() if k in fields})
+    if params.key_params() != artifact.params:
+        raise StageError(
+            f"{artifact.key}: its recorded parameters no longer give the same recipe here "
+            "(a game definition changed?), so it cannot be recomputed"
+        )
+    if seed is None:
+        seed = int(np.random.default_rng().integers(0, 2**31))
+    sampled = not whole
+    report = CheckReport(
+        artifact.key,
+        stage.name,
+        "sampled chunks" if sampled else "whole artifact",
+        seed if sampled else None,
+        tolerance=stage.nondeterminism,
+    )
+    scratch_root = tempfile.mkdtemp(prefix="gameforge-check-")
+    try:
+        scratch = ArtifactStore(scratch_root)
+        writer = ArtifactWriter(scratch, artifact.key, dict(artifact.meta))
+        ctx = _SamplingContext(
+            params=params,
+            inputs=opened,
+            writer=writer,
+            executor=executor or InProcessExecutor(),
+            progress=LabelledProgress(progress, "check") if progress else NullProgress(),
+            log=log,
+            stored=artifact if sampled else None,
+            sample=chunks,
+            seed=seed,
+        )
+        with contextlib.suppress(_SampleDone):  # the sample is computed; the rest is not needed
+            stage.run(ctx)
+        if ctx.sampled:
+            report.chunks = dict(ctx.sampled)
+            for name, ids in ctx.sampled.items():
+                _compare_rows(report, name, artifact[name], writer[name], ids)
+        else:
+            if sampled:
+                report.mode, report.seed = "whole artifact", None
+                report.note = "no chunked pass over a stored array: rebuilt whole"
+            rebuilt = set(writer.array_names())
+            for name in sorted(artifact.meta.get("arrays", {})):
+                report.arrays.append(name)
+                if name not in rebuilt:
+                    report.mismatches.append(Mismatch(name, 0, (), "present", "missing"))
+                    continue
+                _compare_rows(report, name, artifact[name], writer[name], None)
+    finally:
+        shutil.rmtree(scratch_root, ignore_errors=True)
+    report.seconds = time.monotonic() - t0
+    return report
