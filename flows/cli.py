@@ -971,11 +971,24 @@ def artifacts_import(
 def artifacts_verify(
     keys: Annotated[list[str] | None, typer.Argument(help="Keys to check (default: all).")] = None,
     store: StoreOpt = "store",
+    recompute: Annotated[
+        bool,
+        typer.Option(
+            "--recompute",
+            help="Also recompute a sample of the artifacts built by other code than this.",
+        ),
+    ] = False,
+    sample: Annotated[
+        int, typer.Option("--sample", min=1, help="Artifacts per stage to recompute.")
+    ] = 1,
 ) -> None:
-    """Re-check every array's checksum; exit 1 naming any corrupted artifact."""
+    """Re-check every array's checksum; exit 1 naming any corrupted artifact. --recompute also
+    rebuilds a sample of the artifacts whose recorded code version is not this one and compares
+    them bit for bit: a stage changed without a version bump fails, named."""
     from gameforge.artifacts.store import ArtifactStore
 
-    report = ArtifactStore(store).verify(keys or None)
+    artifacts = ArtifactStore(store)
+    report = artifacts.verify(keys or None)
     bad = {k: v for k, v in report.items() if v}
     for key, problems in report.items():
         if problems:
@@ -985,6 +998,35 @@ def artifacts_verify(
     console.print(f"{len(report) - len(bad)} ok, {len(bad)} corrupted")
     if bad:
         raise typer.Exit(1)
+    if recompute:
+        _recompute_other_code(artifacts, list(report), sample)
+
+
+def _recompute_other_code(artifacts: Any, keys: list[str], per_stage: int) -> None:
+    """Recompute checks of up to `per_stage` artifacts of each stage that other code built."""
+    from gameforge.stages.runner import code_version
+
+    running = code_version()
+    chosen: dict[str, list[str]] = {}
+    for key in keys:
+        meta = artifacts.open(key).meta
+        if meta.get("code_version") != running and artifacts.trusted(key):
+            picked = chosen.setdefault(meta["stage"], [])
+            if len(picked) < per_stage:
+                picked.append(key)
+    sampled = [key for picked in chosen.values() for key in picked]
+    if not sampled:
+        _say(f"every artifact was built by this code ({running}): nothing to recompute")
+        return
+    _say(f"recomputing {len(sampled)} artifacts built by other code than {running}")
+    reports = _recompute_checks(artifacts, sampled, 3, False, None)
+    failed = sorted({r.stage for r in reports if not r.passed})
+    if failed:
+        _fail(
+            f"{', '.join(failed)}: output changed at the same stage version (bump the version, "
+            "see docs/architecture.md)"
+        )
+    _say(f"{len(reports)} recomputed, all equal")
 
 
 @artifacts_app.command("trust")
@@ -1030,45 +1072,66 @@ def artifacts_check(
     marks it verified (an import becomes trusted); a difference names the array, chunk and
     index, and exits 1. Runs on this machine; the store is not written but for the record."""
     from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.runtime import dask_executor, import_run_libraries
-    from gameforge.stages.recompute import recompute_check
-    from gameforge.stages.runner import failed_at
 
     if not recompute:
         _fail("check needs --recompute (`gameforge artifacts verify KEY` checks the checksums)")
     artifacts = ArtifactStore(store)
+    [report] = _recompute_checks(artifacts, [key], chunks, whole, seed)
+    if not report.passed:
+        _fail(f"{report.key} is not what its recipe computes ({report.seconds:.1f} s)")
+
+
+def _recompute_checks(
+    artifacts: Any, keys: list[str], chunks: int, whole: bool, seed: int | None
+) -> list[Any]:
+    """Recompute checks of `keys` on this machine, each reported as it ends; a pass recorded."""
+    from gameforge.flows.runtime import dask_executor, import_run_libraries
+    from gameforge.stages.recompute import recompute_check
+    from gameforge.stages.runner import failed_at
+
+    reports = []
     try:
         import_run_libraries()
         with (
             RichProgress() if console.is_terminal else PlainProgress() as progress,
             dask_executor(None, log=progress.echo) as executor,
         ):
-            report = recompute_check(
-                artifacts, key, chunks, whole, seed, executor, progress, progress.echo
-            )
+            for key in keys:
+                report = recompute_check(
+                    artifacts, key, chunks, whole, seed, executor, progress, progress.echo
+                )
+                _report_check(report)
+                if report.passed:
+                    artifacts.trust(report.key, "recomputed", **report.as_dict())
+                reports.append(report)
     except _user_errors() as exc:
         _fail(str(exc))
     except Exception as exc:
         where = failed_at(exc)
         _fail(where.line(exc) if where is not None else _describe(exc))
+    return reports
+
+
+def _report_check(report: Any) -> None:
+    """What a recompute check compared, and its verdict."""
     for name, ids in report.chunks.items():
-        _say(f"compared {name}: chunks {', '.join(map(str, ids))} (seed {report.seed})")
-    if report.arrays:
         _say(
-            f"compared whole: {', '.join(report.arrays)}"
-            + (f" ({report.note})" if report.note else "")
+            f"{report.key}: compared {name} chunks {', '.join(map(str, ids))} (seed {report.seed})"
         )
+    if report.arrays:
+        note = f" ({report.note})" if report.note else ""
+        _say(f"{report.key}: compared whole {', '.join(report.arrays)}{note}")
     if report.tolerance is not None:
         tol = report.tolerance
-        _say(f"within rtol {tol.rtol:g}, atol {tol.atol:g}: {tol.reason}")
-    if not report.passed:
-        for mismatch in report.mismatches:
-            err_console.print(
-                f"[bold red]differs:[/] {escape(mismatch.line())}", highlight=False, soft_wrap=True
-            )
-        _fail(f"{report.key} is not what its recipe computes ({report.seconds:.1f} s)")
-    artifacts.trust(report.key, "recomputed", **report.as_dict())
-    _say(f"verified {report.key}: what its recipe computes ({report.seconds:.1f} s); recorded")
+        _say(f"{report.key}: within rtol {tol.rtol:g}, atol {tol.atol:g}: {tol.reason}")
+    for mismatch in report.mismatches:
+        err_console.print(
+            f"[bold red]differs:[/] {report.key} {escape(mismatch.line())}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if report.passed:
+        _say(f"verified {report.key}: what its recipe computes ({report.seconds:.1f} s); recorded")
 
 
 @artifacts_app.command("repair")

@@ -128,3 +128,29 @@ def test_the_trust_record_goes_with_the_artifact(tmp_path):
     assert not store.trusted(built.key)
     assert run_stage("toy-squares", {"n": 300}, store=source, log=_quiet).cached  # built: trusted
     assert source.open(built.key).meta["provenance"]["kind"] == "built"
+
+
+def test_verify_recompute_catches_output_changed_without_a_version_bump(tmp_path):
+    """An artifact recorded by other code, whose output differs from what this code computes
+    at the same stage version: `verify --recompute` names the stage; this code's own artifacts
+    are not recomputed."""
+    import zarr
+
+    store = ArtifactStore(tmp_path / "store")
+    old = run_stage("toy-squares", {"n": 400, "chunk": 100}, store=store, log=_quiet)
+    run_stage("toy-squares", {"n": 300, "chunk": 100}, store=store, log=_quiet)
+    folder = store.object_path(old.key)
+    squares = zarr.open_array(str(folder / "squares"), mode="r+")
+    squares[:] = squares[:] + 1  # what the older code computed
+    document = json.loads((folder / GROUP_FILE).read_text())
+    meta = document["attributes"][META_ATTR]
+    meta["arrays"]["squares"]["checksum"] = array_checksum(squares)
+    meta["code_version"] = "0.0.1+older"
+    (folder / GROUP_FILE).write_text(json.dumps(document))
+
+    result = _toy("artifacts", "verify", "--recompute", "--store", str(store.root))
+    assert "2 ok, 0 corrupted" in result.stdout
+    assert "recomputing 1 artifacts built by other code" in result.stdout
+    assert f"{old.key} squares: chunk" in result.stderr
+    assert result.returncode == 2
+    assert "toy-squares: output changed at the same stage version" in result.stderr

@@ -1,0 +1,64 @@
+"""Every stage a flow runs is deterministic: two builds of every flow's (reduced) tiny preset,
+one chunk after another in this process and one on Dask's threaded local cluster, give the
+same keys and the same array checksums; and a recompute check passes on every artifact.
+
+Slow (about ten minutes on two cores): `make test-slow`, which CI runs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from gameforge.artifacts import ArtifactStore
+from gameforge.flows.runtime import dask_executor
+from gameforge.stages.executor import InProcessExecutor
+from gameforge.stages.recompute import recompute_check
+from gameforge.stages.registry import get_stage
+from tests.tiny_runs import build_tiny_store, quiet
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def two_builds(tmp_path_factory) -> tuple[ArtifactStore, ArtifactStore]:
+    """The same stages built twice, into two stores, by two kinds of executor."""
+    one = ArtifactStore(tmp_path_factory.mktemp("determinism") / "in-process")
+    build_tiny_store(one, InProcessExecutor())
+    two = ArtifactStore(tmp_path_factory.mktemp("determinism") / "dask")
+    with dask_executor(None) as executor:
+        build_tiny_store(two, executor)
+    return one, two
+
+
+def _stage_of(store: ArtifactStore, key: str) -> str:
+    return store.open(key).stage
+
+
+def test_two_builds_give_the_same_keys_and_arrays(two_builds):
+    one, two = two_builds
+    keys = one.keys()
+    assert keys == two.keys()
+    differing: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        a, b = one.open(key).meta["arrays"], two.open(key).meta["arrays"]
+        if a != b and get_stage(_stage_of(one, key)).nondeterminism is None:
+            names = sorted(n for n in a if a.get(n) != b.get(n))
+            differing[_stage_of(one, key)].append(f"{key} ({', '.join(names)})")
+    assert not differing, "stages not bit-reproducible: " + "; ".join(
+        f"{stage}: {', '.join(keys)}" for stage, keys in sorted(differing.items())
+    )
+
+
+def test_a_recompute_check_passes_on_every_artifact(two_builds):
+    one, _ = two_builds
+    failing: dict[str, list[str]] = defaultdict(list)
+    keys = one.keys()
+    for key in keys:
+        report = recompute_check(one, key, chunks=2, seed=1, log=quiet)
+        if not report.passed:
+            failing[report.stage].append(f"{key}: {report.mismatches[0].line()}")
+    assert not failing, "recompute checks failed: " + "; ".join(
+        f"{stage}: {', '.join(lines)}" for stage, lines in sorted(failing.items())
+    )
