@@ -113,6 +113,37 @@ class StoreFiles:
             return Path(self._path(rel)).read_bytes()
         return bytes(self.fs.cat_file(self._path(rel)))
 
+    def read_many(self, rels: list[str]) -> dict[str, bytes]:
+        """The bytes of each file among `rels` that exists (on an object store, fetched
+        concurrently: one round trip's latency, not one per file)."""
+        if not self.remote:
+            found = {}
+            for rel in rels:
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    found[rel] = self.read_bytes(rel)
+            return found
+        if not rels:
+            return {}
+        paths = {self._path(rel): rel for rel in rels}
+        got = self.fs.cat(list(paths), on_error="omit")
+        return {paths[p]: bytes(data) for p, data in got.items() if p in paths}
+
+    def sizes_under(self, rel: str) -> dict[str, int]:
+        """Bytes under each entry directly below `rel` (one listing on an object store)."""
+        if not self.remote:
+            return {name: self.size(f"{rel}/{name}") for name in self.listdir(rel)}
+        prefix = self._path(rel).rstrip("/") + "/"
+        try:
+            found = self.fs.find(self._path(rel), detail=True)
+        except FileNotFoundError:
+            return {}
+        sizes: dict[str, int] = {}
+        for path, info in found.items():
+            if str(path).startswith(prefix):
+                top = str(path)[len(prefix) :].split("/")[0]
+                sizes[top] = sizes.get(top, 0) + int(info.get("size") or 0)
+        return sizes
+
     def listdir(self, rel: str) -> list[str]:
         """Sorted names directly under `rel` (empty if there is nothing)."""
         if not self.remote:

@@ -516,28 +516,37 @@ class ArtifactStore:
 
     def keys(self) -> list[str]:
         """Keys of all committed artifacts."""
+        if self.remote:  # one concurrent batch of metadata reads, not a request per key
+            return sorted(self.metas())
         return [k for k in self.files.listdir(OBJECTS) if self.exists(k)]
+
+    def metas(self) -> dict[str, dict[str, Any] | None]:
+        """Every committed artifact's metadata (None where it cannot be read), read at once."""
+        names = self.files.listdir(OBJECTS)
+        documents = self.files.read_many([f"{OBJECTS}/{n}/{GROUP_FILE}" for n in names])
+        found: dict[str, dict[str, Any] | None] = {}
+        for name in names:
+            document = documents.get(f"{OBJECTS}/{name}/{GROUP_FILE}")
+            if document is None:
+                continue  # not committed
+            try:
+                found[name] = dict(json.loads(document)["attributes"][META_ATTR])
+            except (ValueError, KeyError, TypeError):
+                found[name] = None
+        return found
 
     def entries(self) -> list[ArtifactInfo]:
         """Every committed and partial artifact."""
         infos = []
-        committed = self.keys()
-        for key in committed:
-            rel = f"{OBJECTS}/{key}"
-            try:
-                meta = self.open(key).meta
-                stage, created = meta.get("stage", "?"), meta.get("created")
-            except StoreError:
-                stage, created = "?", None
-            size = self.files.size(rel)
-            infos.append(ArtifactInfo(key, stage, "complete", size, created, self.files.url(rel)))
-        started = set(self.files.listdir(PARTIAL)) | (
-            set(self.files.listdir(OBJECTS)) - set(committed)
-        )
-        for key in sorted(started):
-            size = self.files.size(f"{PARTIAL}/{key}")
-            if key not in committed:
-                size += self.files.size(f"{OBJECTS}/{key}")
+        metas = self.metas()
+        sizes = self.files.sizes_under(OBJECTS)
+        for key, meta in sorted(metas.items()):
+            stage, created = (meta.get("stage", "?"), meta.get("created")) if meta else ("?", None)
+            where = self.files.url(f"{OBJECTS}/{key}")
+            infos.append(ArtifactInfo(key, stage, "complete", sizes.get(key, 0), created, where))
+        building = self.files.sizes_under(PARTIAL)
+        for key in sorted(set(building) | (set(sizes) - set(metas))):
+            size = building.get(key, 0) + (0 if key in metas else sizes.get(key, 0))
             stage = key.rsplit("-", 1)[0]
             where = self.files.url(f"{OBJECTS}/{key}")
             infos.append(ArtifactInfo(key, stage, "partial", size, None, where))
@@ -545,17 +554,11 @@ class ArtifactStore:
 
     def dependents(self, key: str) -> list[str]:
         """Keys of committed artifacts that name `key` as an input."""
-        found = []
-        for other in self.keys():
-            if other == key:
-                continue
-            try:
-                inputs = self.open(other).inputs
-            except StoreError:
-                continue
-            if key in inputs.values():
-                found.append(other)
-        return found
+        return sorted(
+            other
+            for other, meta in self.metas().items()
+            if other != key and meta and key in dict(meta.get("inputs", {})).values()
+        )
 
     # -- trust ---------------------------------------------------------------------------------
     def trust_record(self, key: str) -> dict[str, Any] | None:

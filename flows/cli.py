@@ -1121,9 +1121,11 @@ def _report_check(report: Any) -> None:
     if report.arrays:
         note = f" ({report.note})" if report.note else ""
         _say(f"{report.key}: compared whole {', '.join(report.arrays)}{note}")
-    if report.tolerance is not None:
-        tol = report.tolerance
-        _say(f"{report.key}: within rtol {tol.rtol:g}, atol {tol.atol:g}: {tol.reason}")
+    tol = report.tolerance
+    if report.skipped and tol is not None:
+        _say(f"{report.key}: not compared, {', '.join(report.skipped)}: {tol.reason}")
+    elif tol is not None and tol.rtol is not None:
+        _say(f"{report.key}: {tol.arrays or 'all'} within rtol {tol.rtol:g}: {tol.reason}")
     for mismatch in report.mismatches:
         err_console.print(
             f"[bold red]differs:[/] {report.key} {escape(mismatch.line())}",

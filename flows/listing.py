@@ -53,26 +53,37 @@ def _value(v: Any) -> str:
     return json.dumps(v, sort_keys=True)
 
 
+def _known(meta: dict[str, Any]) -> _Known | None:
+    """An artifact's stage, parameters, single inputs and labels from its metadata."""
+    try:
+        single = {n: k for n, k in dict(meta.get("inputs", {})).items() if "." not in n}
+        params = dict(meta["params"])
+        return _Known(
+            str(meta["stage"]), params, dict(sorted(single.items())), meta.get("label_params")
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 class _Lineage:
     """Opens artifacts once each and answers their game and upstream labels."""
 
     def __init__(self, store: ArtifactStore) -> None:
         self.store = store
+        self.metas = store.metas()  # every artifact's metadata in one pass
         self.known: dict[str, _Known | None] = {}
         self.upstream: dict[str, dict[str, Any]] = {}
 
     def get(self, key: str) -> _Known | None:
         """The artifact's stage, parameters and single inputs, or None if it cannot be read."""
         if key not in self.known:
-            try:
-                art = self.store.open(key)
-                single = {n: k for n, k in art.inputs.items() if "." not in n}
-                labels = art.meta.get("label_params")
-                self.known[key] = _Known(
-                    art.stage, art.params, dict(sorted(single.items())), labels
-                )
-            except StoreError:
-                self.known[key] = None
+            meta = self.metas.get(key)
+            if meta is None and key not in self.metas:
+                try:
+                    meta = self.store.open(key).meta  # a key prefix, or committed since
+                except StoreError:
+                    meta = None
+            self.known[key] = None if meta is None else _known(meta)
         return self.known[key]
 
     def game(self, key: str, depth: int = 0) -> str | None:

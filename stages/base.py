@@ -47,15 +47,22 @@ def numbered(names: Iterable[str], base: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Nondeterminism:
-    """Why a stage's output is not bit-reproducible, and the tolerance its values keep."""
+    """Arrays of a stage that are not bit-reproducible, why, and how a recompute compares them:
+    within rtol/atol, or (rtol None: wall-clock measurements) not at all."""
 
     reason: str
-    rtol: float = 1e-5
-    atol: float = 1e-6
+    arrays: tuple[str, ...] = ()  # () for every array
+    rtol: float | None = None
+    atol: float = 0.0
+
+    def covers(self, array: str) -> bool:
+        """True if `array` is one of the arrays this applies to."""
+        return not self.arrays or array in self.arrays
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict for reports."""
-        return {"reason": self.reason, "rtol": self.rtol, "atol": self.atol}
+        return {"reason": self.reason, "arrays": list(self.arrays), "rtol": self.rtol,
+                "atol": self.atol}  # fmt: skip
 
 
 @dataclass

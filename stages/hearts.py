@@ -655,7 +655,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
         lp = art.params
         labels.append(f"{lp['actions']}{'+svr' if lp['svr'] else ''} seed {lp['seed']}")
         for c in np.asarray(art["checkpoints"][:]):
-            items.append((li, ctx.writer.store.location, art.key, int(c)))
+            items.append((li, art.store.location, art.key, int(c)))
 
     def eval_batch(start: int, stop: int, _bar: ProgressTask) -> list[tuple[float, float]]:
         jobs = [(path, key, c, payload) for _li, path, key, c in items[start:stop]]
@@ -672,7 +672,7 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
     rows = [(li, c, rb, mc) for (li, _p, _k, c), (rb, mc) in zip(items, results)]
     rank_rows: list[tuple[int, int, float, int]] = []
     if p.rank_matches:
-        jobs = [(ctx.writer.store.location, ctx.inputs[n].key, payload) for n in names]
+        jobs = [(ctx.inputs[n].store.location, ctx.inputs[n].key, payload) for n in names]
 
         def rank_batch(
             start: int, stop: int, _bar: ProgressTask

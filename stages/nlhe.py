@@ -51,7 +51,13 @@ from gameforge.engines.nlhe.net import (
     model_from_arrays,
     train_epoch,
 )
-from gameforge.stages.base import StageContext, StageError, StageParams, numbered
+from gameforge.stages.base import (
+    Nondeterminism,
+    StageContext,
+    StageError,
+    StageParams,
+    numbered,
+)
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import head_to_head
@@ -130,12 +136,11 @@ def roster(
     ctx: StageContext, builtins: list[str], device: str = "cpu"
 ) -> tuple[list[str], list[Player], list[str]]:
     """(labels, players, artifact keys or '') of the built-in names then the `cnn.N` inputs."""
-    store = ctx.writer.store
     labels: list[str] = list(builtins)
     players: list[Player] = [KINDS[b] for b in builtins]
     keys = [""] * len(builtins)
     for art in ctx.numbered_inputs("cnn"):
-        labels.append(cnn_label(store, art))
+        labels.append(cnn_label(art.store, art))
         players.append(load_cnn(art, device))
         keys.append(art.key)
     if len(set(labels)) < len(labels):
@@ -443,6 +448,9 @@ class Samples:
     TrainParams,
     inputs={"histories": "nlhe-histories"},
     labels=("epochs", "kernel"),
+    nondeterminism=Nondeterminism(
+        "samples_per_second is the measured training speed", arrays=("samples_per_second",)
+    ),
 )
 def run_train(ctx: StageContext) -> dict[str, Any]:
     """Train one CNN generation on hand histories (MSE, Adadelta).

@@ -103,7 +103,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     """
     params: BestResponseParams = ctx.params
     strategy = ctx.inputs["strategy"]
-    store = ctx.writer.store
+    store = strategy.store  # the store its abstraction is in
     t0 = time.monotonic()
     br = engine_for(store, strategy)
     top, entry_reach = br.top_reach()

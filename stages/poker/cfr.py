@@ -25,7 +25,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
-from gameforge.stages.base import StageContext, StageError
+from gameforge.stages.base import Nondeterminism, StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.sizes import bucket_table_bytes, buckets_per_round, infosets
@@ -146,6 +146,9 @@ def _eval_points(total: int, count: int) -> list[int]:
     optional={"middle_buckets", "river_buckets", "parent"},
     check_inputs=same_game,
     labels=("algorithm", "iterations"),
+    nondeterminism=Nondeterminism(
+        "curve_seconds is the wall time at each curve point", arrays=("curve_seconds",)
+    ),
 )
 def run(ctx: StageContext) -> dict:
     """CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless.

@@ -48,7 +48,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     Play the deals from both seats; write every deal's winnings and the mean in mbb/g.
     """
     params: LBRParams = ctx.params
-    view = StrategyView(ctx.writer.store, ctx.inputs["strategy"])
+    view = StrategyView(ctx.inputs["strategy"].store, ctx.inputs["strategy"])
     t0 = time.monotonic()
     bar = ctx.progress.start("LBR deals", params.deals)
     wins = view.local_best_response_deals(

@@ -70,8 +70,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     names = numbered(ctx.inputs, "players")
     if len(names) < 2:
         raise StageError("league: needs at least two players")
-    store = ctx.writer.store
-    views = [StrategyView(store, ctx.inputs[n]) for n in names]
+    views = [StrategyView(ctx.inputs[n].store, ctx.inputs[n]) for n in names]
     labels = [player_label(v) for v in views]
     if len(set(labels)) < len(labels):
         labels = [f"{label}#{i}" for i, label in enumerate(labels)]
