@@ -2,16 +2,16 @@
 
 The recipe is what the artifact's lineage records: its stage (at the same version), content and
 execution parameters, and input artifacts. The rebuild goes to a scratch store of its own, so
-the store is never written (except the trust record of an artifact that passes). A chunked
-stage is checked on a seeded sample of the chunks of its first chunked pass, computed alone
-and compared with the stored chunks, unless the whole artifact is asked for; a stage without
-chunked work, or whose chunked pass is scratch the artifact does not keep, is rebuilt whole.
-A stage that declares `nondeterminism` is compared within its declared tolerance.
+the store is never written (the caller records a pass). Every chunked pass over a stored array
+computes a seeded sample of its chunks, compares them as they are made, and takes the other
+chunks from the stored artifact, so that the stage carries on; everything else the stage
+writes is recomputed and compared whole. With `whole`, every chunk is recomputed. A chunked pass
+over scratch the artifact does not keep runs in full. Arrays a stage declares not
+bit-reproducible (`nondeterminism`) are compared within its tolerance, or not at all.
 """
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import tempfile
 import time
@@ -83,18 +83,32 @@ class CheckReport:
         }
 
 
-class _SampleDone(Exception):
-    """Raised out of the stage once its sampled chunks are computed: the rest is not needed."""
-
-
 @dataclass
 class _SamplingContext(StageContext):
-    """A stage context whose first chunked pass over a stored array computes only a sample."""
+    """A stage context whose chunked passes over stored arrays compute a seeded sample of the
+    chunks, compare them at once, and take the other chunks from the stored artifact, so the
+    stage carries on to its later passes and its whole-array work (see the module)."""
 
     stored: Artifact | None = None
+    report: CheckReport | None = None
     sample: int = DEFAULT_CHUNKS
     seed: int = 0
-    sampled: dict[str, list[int]] = field(default_factory=dict)
+
+    def _chunked_alike(self, array: str, n_chunks: int) -> list[str]:
+        """`array` and the other stored arrays, not yet compared, with as many row chunks and
+        the same chunks as their scratch copies."""
+        assert self.stored is not None and self.report is not None
+        recorded = self.stored.meta.get("arrays", {})
+        built = set(self.writer.array_names())
+        alike = [array]
+        for name, info in sorted(recorded.items()):
+            if name == array or name in self.report.chunks or name not in built:
+                continue
+            shape, chunks = info["shape"], info["chunks"]
+            same_count = bool(shape) and -(-int(shape[0]) // int(chunks[0])) == n_chunks
+            if same_count and list(self.writer[name].chunks) == list(chunks):
+                alike.append(name)
+        return alike
 
     def run_chunks(
         self,
@@ -104,15 +118,28 @@ class _SamplingContext(StageContext):
         args: Sequence[Any] = (),
         desc: str = "",
     ) -> int:
-        """Compute a seeded sample of the chunks, then stop the stage (see the module)."""
-        if self.stored is None or array not in self.stored.meta.get("arrays", {}):
+        """Compute and compare a sample of the chunks; copy the rest from the stored array."""
+        if self.stored is None or self.report is None:
             return super().run_chunks(fn, array, n_chunks, args, desc)
-        rng = np.random.default_rng(self.seed)
+        recorded = self.stored.meta.get("arrays", {}).get(array)
+        scratch = self.writer[array]
+        if recorded is None or list(recorded["chunks"]) != list(scratch.chunks):
+            return super().run_chunks(fn, array, n_chunks, args, desc)  # scratch work: all of it
+        rng = np.random.default_rng(self.seed + len(self.report.chunks))
         ids = sorted(int(c) for c in rng.choice(n_chunks, min(self.sample, n_chunks), False))
         items = [(self.writer.build, array, c, *args) for c in ids]
         self.executor.map(fn, items, desc=desc or array, progress=self.progress)
-        self.sampled[array] = ids
-        raise _SampleDone
+        # A chunk task may write rows of other arrays too (one chunk each, as Hearts' logs do):
+        # every stored array chunked the same way along axis 0 is treated alike.
+        for name in self._chunked_alike(array, n_chunks):
+            stored, recomputed = self.stored[name], self.writer[name]
+            _compare_rows(self.report, name, stored, recomputed, ids)
+            step = int(recomputed.chunks[0])
+            for chunk in sorted(set(range(n_chunks)) - set(ids)):
+                rows = slice(chunk * step, (chunk + 1) * step)
+                recomputed[rows] = stored[rows]
+            self.report.chunks[name] = ids
+        return len(ids)
 
 
 def _first_difference(
@@ -219,26 +246,23 @@ def recompute_check(
             progress=LabelledProgress(progress, "check") if progress else NullProgress(),
             log=log,
             stored=artifact if sampled else None,
+            report=report,
             sample=chunks,
             seed=seed,
         )
-        with contextlib.suppress(_SampleDone):  # the sample is computed; the rest is not needed
-            stage.run(ctx)
-        if ctx.sampled:
-            report.chunks = dict(ctx.sampled)
-            for name, ids in ctx.sampled.items():
-                _compare_rows(report, name, artifact[name], writer[name], ids)
-        else:
-            if sampled:
-                report.mode, report.seed = "whole artifact", None
-                report.note = "no chunked pass over a stored array: rebuilt whole"
-            rebuilt = set(writer.array_names())
-            for name in sorted(artifact.meta.get("arrays", {})):
-                report.arrays.append(name)
-                if name not in rebuilt:
-                    report.mismatches.append(Mismatch(name, 0, (), "present", "missing"))
-                    continue
-                _compare_rows(report, name, artifact[name], writer[name], None)
+        stage.run(ctx)
+        if sampled and not report.chunks:
+            report.mode, report.seed = "whole artifact", None
+            report.note = "no chunked pass over a stored array: rebuilt whole"
+        rebuilt = set(writer.array_names())
+        for name in sorted(artifact.meta.get("arrays", {})):
+            if name in report.chunks:
+                continue  # its sampled chunks were compared as they were computed
+            report.arrays.append(name)
+            if name not in rebuilt:
+                report.mismatches.append(Mismatch(name, 0, (), "present", "missing"))
+                continue
+            _compare_rows(report, name, artifact[name], writer[name], None)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
     report.seconds = time.monotonic() - t0
