@@ -77,7 +77,7 @@ def test_killed_kmeans_resumes_identically(chain, tmp_path):
     clean_store = ArtifactStore(tmp_path / "clean")
     from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 
-    import_artifacts(clean_store, export_artifacts(store, [hsd_key], tmp_path / "x"))
+    import_artifacts(clean_store, export_artifacts(store, [hsd_key], tmp_path / "x"), trust=True)
     clean = run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=clean_store, log=quiet)
     a, b = store.open(resumed.key), clean_store.open(clean.key)
     assert a.meta["arrays"] == b.meta["arrays"]
@@ -118,7 +118,8 @@ def test_pruning_groups_change_neither_key_nor_buckets(chain, tmp_path):
 
     store, hsd_b, _ = chain
     other = ArtifactStore(tmp_path / "other")
-    import_artifacts(other, export_artifacts(store, [hsd_b.inputs["hsd"]], tmp_path / "x"))
+    exported = export_artifacts(store, [hsd_b.inputs["hsd"]], tmp_path / "x")
+    import_artifacts(other, exported, trust=True)  # our own export
     params = {"game": SHORT, "k": 150, "n_groups": 1}
     again = run_stage("hsd-buckets", params, hsd_b.inputs, store=other, log=quiet)
     assert again.key == hsd_b.key

@@ -309,7 +309,7 @@ def test_killed_potential_kmeans_resumes_identically(chain, tmp_path):
 
     store, pot, ochs_b = chain
     other = ArtifactStore(tmp_path / "other")
-    import_artifacts(other, export_artifacts(store, [ochs_b.key], tmp_path / "x"))
+    import_artifacts(other, export_artifacts(store, [ochs_b.key], tmp_path / "x"), trust=True)
     params = {"game": SHORT, "k": K_POT, "checkpoint_seconds": 0}
     inputs = {"ochs_buckets": ochs_b.key}
     crash = CrashAfter(3, only="k-means")  # the third k-means step (feature chunks report too)
