@@ -64,7 +64,10 @@ def start(port: int = DEFAULT_PORT, wait_s: float = 90.0) -> dict:
     path = _state_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     log_path = path.with_suffix(".log")
-    env = dict(os.environ, DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    api_url = f"http://127.0.0.1:{port}/api"
+    # the UI finds its API through this, not the --port given (it would try :4200)
+    env = dict(os.environ, DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
+               PREFECT_SERVER_UI_API_URL=api_url)  # fmt: skip
     env.pop("PREFECT_API_URL", None)
     prefect = Path(sys.executable).with_name("prefect")
     with open(log_path, "ab") as log:
@@ -76,7 +79,6 @@ def start(port: int = DEFAULT_PORT, wait_s: float = 90.0) -> dict:
             env=env,
             start_new_session=True,
         )
-    api_url = f"http://127.0.0.1:{port}/api"
     state = {"pid": proc.pid, "port": port, "api_url": api_url, "ui": f"http://127.0.0.1:{port}"}
     path.write_text(json.dumps(state))
     deadline = time.monotonic() + wait_s

@@ -198,3 +198,16 @@ def test_serve_runs_a_flow_triggered_through_the_prefect_api(tmp_path):
         spec, spec.resolve("tiny", [])
     )
     assert all(ArtifactStore(store_root).exists(k) for k in record.artifact_keys())
+
+
+def test_the_server_ui_talks_to_its_own_api_port():
+    """`gameforge server start --port P` (the session's server runs on a free port): the UI's
+    settings point it at P's API, not Prefect's default :4200."""
+    import json
+    import urllib.request
+
+    api = os.environ.get("PREFECT_API_URL")
+    if not api or "GAMEFORGE_TEST_EPHEMERAL_PREFECT" in os.environ:
+        pytest.skip("no session server")
+    with urllib.request.urlopen(api.removesuffix("/api") + "/ui-settings", timeout=30) as reply:
+        assert json.loads(reply.read())["api_url"] == api
