@@ -1,4 +1,4 @@
-"""Where the store's bytes live: a local directory, or any fsspec URL (s3://, gs://, az://, ...).
+"""Where the store's bytes live: a local directory, or an object store (s3:// through fsspec).
 
 The store needs few things of its storage, and each has one meaning on both kinds:
 
@@ -36,6 +36,11 @@ DEFAULT_LEASE_S = 60.0
 
 OnWait = Callable[[str, str], None] | None
 
+# Protocols whose fsspec driver is known to make `pipe_file(mode="create")` one atomic
+# conditional write (s3fs >= 2024.12: PUT with If-None-Match: *). A driver that ignored the
+# mode would silently break one writer per key, so other protocols are refused until tested.
+ATOMIC_CREATE = frozenset({"s3", "s3a"})
+
 
 class StorageUnavailable(RuntimeError):
     """A store URL this machine cannot use (no fsspec driver, or one without atomic create)."""
@@ -62,6 +67,12 @@ class StoreFiles:
             import fsspec
 
             protocol = text.split("://", 1)[0]
+            if protocol not in ATOMIC_CREATE:
+                raise StorageUnavailable(
+                    f"cannot use store {text}: gameforge's commits and locks need an atomic "
+                    f"create-if-absent, tested so far with s3:// (and S3-compatible services); "
+                    f"{protocol}:// is not supported yet"
+                )
             try:
                 # Listings are never cached: other processes and machines write the same store.
                 self.fs = fsspec.filesystem(protocol, use_listings_cache=False)

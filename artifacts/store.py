@@ -1,6 +1,6 @@
 """The artifact store: content-addressed Zarr groups with atomic commit and chunk-level resume.
 
-The store is a local directory or any fsspec URL (`s3://bucket/prefix`, `gs://...`; see
+The store is a local directory or an object-store URL (`s3://bucket/prefix`; see
 `files`). Layout under its root:
 
     objects/<key>/      artifacts (Zarr v3 groups), built in place; the group's own `zarr.json`,

@@ -47,7 +47,7 @@ StoreOpt = Annotated[
     typer.Option(
         "--store",
         envvar="GAMEFORGE_STORE",
-        help="Artifact store: a folder, or an fsspec URL such as s3://bucket/prefix.",
+        help="Artifact store: a folder, or an object store, s3://bucket/prefix.",
     ),
 ]
 PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="tiny, small or paper.")]
