@@ -1,0 +1,732 @@
+"""`gameforge artifacts ...` and `gameforge runs ...`: inspect and maintain the store, and the
+runs recorded in it."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from gameforge.flows.cli_common import (
+    DaskOpt,
+    PlainProgress,
+    RichProgress,
+    StoreOpt,
+    console,
+    describe_failure,
+    err_console,
+    fail,
+    human_bytes,
+    ledger,
+    say,
+    user_errors,
+)
+
+artifacts_app = typer.Typer(no_args_is_help=True, help="Inspect and maintain the artifact store.")
+runs_app = typer.Typer(no_args_is_help=True, help="Past runs recorded in the store.")
+
+
+@artifacts_app.command("ls")
+def artifacts_ls(
+    store: StoreOpt = "store",
+    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
+) -> None:
+    """List artifacts by game.
+
+    Each with its key, the parameters that tell it from its siblings, status (complete or
+    partial), size, and when built (on a terminal wide enough)."""
+    from rich import box
+
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.listing import describe
+    from gameforge.stages.reporting import inline
+
+    artifacts = ArtifactStore(store)
+    infos = artifacts.entries()
+    described = describe(artifacts, infos)
+    if as_json:
+        rows = [{**i.as_dict(), **d} for i, d in zip(infos, described, strict=True)]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(
+        title=f"store {store}",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,  # one space between columns: 80 columns hold the key and status
+    )
+    table.add_column("game / key", no_wrap=True)
+    table.add_column("parameters", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("size", no_wrap=True, justify="right")
+    wide = console.width >= 110  # the build time fits beside the rest
+    if wide:
+        table.add_column("created", no_wrap=True)
+    order = sorted(range(len(infos)), key=lambda n: (described[n]["game"] or "~", infos[n].key))
+    game: Any = ()  # no group yet
+    for n in order:
+        info, about = infos[n], described[n]
+        if about["game"] != game:
+            game = about["game"]
+            table.add_row(Text(game or "(unknown: partial builds)", style="bold"))
+        labels = " ".join(f"{k}={inline(v)}" for k, v in about["labels"].items()) or "-"
+        cells = [info.key, labels, info.status, human_bytes(info.bytes)]
+        if wide:
+            cells.append((info.created or "-").replace("+00:00", "Z"))
+        style = None if info.status == "complete" else "yellow"
+        table.add_row(*(Text(c) for c in cells), style=style)
+    console.print(table)
+
+
+@artifacts_app.command("show")
+def artifacts_show(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    store: StoreOpt = "store",
+    as_json: Annotated[bool, typer.Option("--json", help="Raw metadata as JSON.")] = False,
+) -> None:
+    """Explain an artifact: its stage, parameters, inputs, arrays and lineage."""
+    from gameforge.artifacts.store import ArtifactStore, StoreError, dumps
+    from gameforge.stages.reporting import summary_lines
+
+    artifacts = ArtifactStore(store)
+    try:
+        meta = artifacts.show(key)
+    except StoreError as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(dumps(meta) + "\n")
+        return
+    console.print(f"[bold]{meta['key']}[/]  stage {meta['stage']} v{meta['version']}")
+    for line in _provenance_lines(meta, artifacts.trust_record(meta["key"])):
+        say(line)
+    console.print(f"  path {meta['path']} ({human_bytes(meta['bytes'])})")
+    console.print("  parameters:")
+    for name, value in meta["params"].items():
+        console.print(f"    {name} = {value!r}", highlight=False)
+    console.print("  inputs:" + ("" if meta["inputs"] else " none"))
+    for name, upstream in meta["inputs"].items():
+        console.print(f"    {name} <- {upstream}")
+    console.print("  arrays:")
+    for name, info in meta["arrays"].items():
+        shape = "x".join(map(str, info["shape"]))
+        unchecked = (
+            ""
+            if info.get("chunk_checksums")
+            else " (chunks unchecked: written before chunk checksums)"
+        )
+        console.print(
+            f"    {name}: {info['dtype']} [{shape}] checksum {info['checksum']}{unchecked}"
+        )
+    if meta.get("summary"):
+        console.print("  summary:")
+        for line in summary_lines(meta["summary"], "    "):
+            say(line)
+    if meta["stage"] == "cfr":
+        from gameforge.stages.poker.best_response import measured_exploitability
+        from gameforge.stages.poker.lbr import lower_bound_text
+
+        known = measured_exploitability(artifacts, meta["dependents"])
+        if "exact_key" in known:
+            console.print(
+                f"  real-game exploitability: {known['exact_mbb_per_game']:.3f} mbb/g (exact, "
+                f"{known['exact_key']})",
+                highlight=False,
+            )
+        for lbr_key, mean, lower, deals in known.get("lbr", []):
+            console.print(
+                f"  LBR ({lbr_key}, {deals:,} deals x 2 seats): {lower_bound_text(mean, lower)}",
+                highlight=False,
+                markup=False,
+            )
+        if not known:
+            console.print(
+                f"  real-game exploitability: not computed (gameforge strategy br {meta['key']})",
+                highlight=False,
+            )
+    if meta["dependents"]:
+        console.print("  used by: " + ", ".join(meta["dependents"]))
+
+
+def _built_line(provenance: dict[str, Any]) -> str:
+    return (
+        f"built {provenance.get('started')} -> {provenance.get('finished')} "
+        f"(wall {provenance.get('wall_s')} s, CPU {provenance.get('cpu_s')} s) on "
+        f"{provenance.get('host')}, gameforge {provenance.get('gameforge_version')}, "
+        f"code {provenance.get('code_version')}"
+    )
+
+
+def _provenance_lines(meta: dict[str, Any], trust: dict[str, Any] | None) -> list[str]:
+    """Where an artifact came from (built here or imported) and whether it is trusted."""
+    provenance = meta.get("provenance")
+    if not provenance:
+        return [
+            f"  built {meta.get('created')} -> {meta.get('finished')} ({meta.get('duration_s')} s) "
+            f"on {meta.get('host')}, code {meta.get('code_version', '?')} "
+            "(before provenance was recorded)"
+        ]
+    if provenance.get("kind") != "imported":
+        lines = ["  " + _built_line(provenance)]
+    else:
+        exported = provenance.get("exported")
+        source = _built_line(exported) if exported else "made before provenance was recorded"
+        if exported and exported.get("kind") == "imported":
+            source = f"itself imported from {exported.get('file')} ({exported.get('sha256')})"
+        lines = [
+            f"  imported {provenance.get('imported')} on {provenance.get('host')} from "
+            f"{provenance.get('file')} (sha256 {provenance.get('sha256')})",
+            f"    the exporter's copy: {source}",
+        ]
+        if trust is None:
+            key = meta["key"]
+            lines.append(
+                f"  trust: none yet, so no run uses it (`gameforge artifacts trust {key}`, or "
+                f"`gameforge artifacts check {key} --recompute`)"
+            )
+    if trust is not None:
+        how = "vouched for" if trust.get("how") == "vouched" else "verified by recomputing"
+        detail = ""
+        if trust.get("how") == "recomputed":
+            compared = trust.get("chunks") or {}
+            detail = "; ".join(
+                f"{name} chunks {', '.join(map(str, ids))}" for name, ids in compared.items()
+            ) or ("whole: " + ", ".join(trust.get("arrays") or []))
+            detail = f" ({detail}" + (f", seed {trust['seed']})" if trust.get("seed") else ")")
+        lines.append(f"  trust: {how} {trust.get('when')} on {trust.get('host')}{detail}")
+    return lines
+
+
+@artifacts_app.command("plot")
+def artifacts_plot(
+    key: Annotated[
+        str | None, typer.Argument(help="Artifact key (a unique prefix will do); or --all.")
+    ] = None,
+    store: StoreOpt = "store",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="PNG path (default KEY.png); with --all a folder (gallery)."),
+    ] = None,
+    hand: Annotated[
+        str | None,
+        typer.Option(
+            "--hand",
+            help="Hole cards then board in the artifact's deck, e.g. Jc9h/4d5d9d (hsd, ochs; "
+            "default: that hand, the paper's, moved into a short deck: 9c7h/2d3d7d with 8 ranks).",
+        ),
+    ] = None,
+    all_: Annotated[
+        bool,
+        typer.Option("--all", help="Every figure of the store, and an index.html showing them."),
+    ] = False,
+) -> None:
+    """Write a PNG figure of an artifact, or with --all every figure of the store and a page."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.plots import plot
+
+    if key is None and not all_:
+        fail("give an artifact KEY, or --all for every figure of the store")
+    if key is not None and all_:
+        fail("give an artifact KEY or --all (every figure of the store), not both")
+    if all_:
+        if hand is not None:
+            fail("--hand picks one artifact's hand: give it with KEY, not with --all")
+        _plot_gallery(ArtifactStore(store), out or Path("gallery"))
+        return
+    assert key is not None
+    try:
+        artifact = ArtifactStore(store).open(key)
+        target = out or Path(f"{artifact.key}.png")
+        description = plot(artifact, target, hand)
+    except user_errors() + (ValueError,) as exc:
+        fail(str(exc))
+    console.print(f"wrote {target}: {description}", markup=False, highlight=False)
+
+
+def _plot_gallery(store: Any, out: Path) -> None:
+    """`artifacts plot --all`: every figure into `out`, one line each, then the page."""
+    from gameforge.flows.plots.gallery import INDEX, GalleryEntry, write_gallery
+
+    def report(entry: GalleryEntry) -> None:
+        if entry.error is not None:
+            say(f"failed {entry.key}: {entry.error}")
+        elif entry.image is not None:
+            say(f"wrote {out / entry.image}: {entry.description}")
+
+    try:
+        entries = write_gallery(store, out, on_entry=report, workers=os.cpu_count() or 1)
+    except user_errors() + (OSError,) as exc:
+        fail(str(exc))
+    failed = sum(entry.error is not None for entry in entries)
+    drawn = sum(entry.image is not None for entry in entries)
+    say(
+        f"wrote {out / INDEX}: {drawn} figures, {failed} failed, "
+        f"{len(entries) - drawn - failed} artifacts without a figure"
+    )
+
+
+@artifacts_app.command("export")
+def artifacts_export(
+    keys: Annotated[list[str], typer.Argument(help="Artifact keys (unique prefixes will do).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the export files.")],
+    store: StoreOpt = "store",
+    with_inputs: Annotated[
+        bool, typer.Option("--with-inputs", help="Also export every upstream artifact.")
+    ] = False,
+) -> None:
+    """Write self-describing files (one tar per artifact) that `import` reads."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.artifacts.transfer import export_artifacts
+
+    try:
+        written = export_artifacts(ArtifactStore(store), keys, out, with_inputs)
+    except user_errors() as exc:
+        fail(str(exc))
+    for path in written:
+        console.print(f"wrote {path} ({human_bytes(path.stat().st_size)})", highlight=False)
+
+
+@artifacts_app.command("import")
+def artifacts_import(
+    files: Annotated[list[Path], typer.Argument(help="Files written by `artifacts export`.")],
+    store: StoreOpt = "store",
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help="Vouch for the files' source (one you control): runs use them at once.",
+        ),
+    ] = False,
+) -> None:
+    """Import exported artifacts, verifying their keys and checksums first.
+
+    They stay untrusted, used by no run, until `artifacts trust` or `artifacts check
+    --recompute` (or `--trust` here)."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.artifacts.transfer import import_artifacts
+
+    try:
+        results = import_artifacts(ArtifactStore(store), files, trust=trust)
+    except user_errors() as exc:
+        fail(str(exc))
+    for key, status in results:
+        console.print(f"{status}: {key}")
+    fresh = [key for key, status in results if status == "imported"]
+    if fresh and not trust:
+        say(
+            f"{len(fresh)} imported untrusted: no run uses them until `gameforge artifacts trust "
+            "KEY` (you vouch for the source) or `gameforge artifacts check KEY --recompute`"
+        )
+    # the imported artifacts count as used until a gc that keeps fewer runs forgets this one
+    nodes = {
+        key: {"key": key, "cached": status != "imported", "seconds": 0.0} for key, status in results
+    }
+    ledger(store).record_done("import", nodes, "gameforge " + " ".join(sys.argv[1:]))
+
+
+@artifacts_app.command("verify")
+def artifacts_verify(
+    keys: Annotated[list[str] | None, typer.Argument(help="Keys to check (default: all).")] = None,
+    store: StoreOpt = "store",
+    recompute: Annotated[
+        bool,
+        typer.Option(
+            "--recompute",
+            help="Also recompute a sample of the artifacts built by other code than this.",
+        ),
+    ] = False,
+    sample: Annotated[
+        int, typer.Option("--sample", min=1, help="Artifacts per stage to recompute.")
+    ] = 1,
+) -> None:
+    """Re-check every array's checksum; exit 1 naming any corrupted artifact.
+
+    --recompute also rebuilds a sample of the artifacts whose recorded code version is not this
+    one and compares them bit for bit: a stage changed without a version bump fails, named."""
+    from gameforge.artifacts.store import ArtifactStore
+
+    artifacts = ArtifactStore(store)
+    report = artifacts.verify(keys or None)
+    bad = {k: v for k, v in report.items() if v}
+    for key, problems in report.items():
+        if problems:
+            console.print(f"[red]corrupted[/] {key}: " + "; ".join(problems), highlight=False)
+        else:
+            console.print(f"[green]ok[/] {key}")
+    console.print(f"{len(report) - len(bad)} ok, {len(bad)} corrupted")
+    if bad:
+        raise typer.Exit(1)
+    if recompute:
+        _recompute_other_code(artifacts, list(report), sample)
+
+
+def _recompute_other_code(artifacts: Any, keys: list[str], per_stage: int) -> None:
+    """Recompute checks of up to `per_stage` artifacts of each stage that other code built."""
+    from gameforge.stages.runner import code_version
+
+    running = code_version()
+    chosen: dict[str, list[str]] = {}
+    for key in keys:
+        meta = artifacts.open(key).meta
+        if meta.get("code_version") != running and artifacts.trusted(key):
+            picked = chosen.setdefault(meta["stage"], [])
+            if len(picked) < per_stage:
+                picked.append(key)
+    sampled = [key for picked in chosen.values() for key in picked]
+    if not sampled:
+        say(f"every artifact was built by this code ({running}): nothing to recompute")
+        return
+    say(f"recomputing {len(sampled)} artifacts built by other code than {running}")
+    reports = _recompute_checks(artifacts, sampled, 3, False, None)
+    failed = sorted({r.stage for r in reports if not r.passed})
+    if failed:
+        fail(
+            f"{', '.join(failed)}: output changed at the same stage version (bump the version, "
+            "see docs/architecture.md)"
+        )
+    say(f"{len(reports)} recomputed, all equal")
+
+
+@artifacts_app.command("trust")
+def artifacts_trust(
+    keys: Annotated[list[str], typer.Argument(help="Imported artifacts you vouch for.")],
+    store: StoreOpt = "store",
+    note: Annotated[str, typer.Option("--note", help="Why, kept in the record.")] = "",
+) -> None:
+    """Vouch for imported artifacts, so that runs use them; the record says who, when, why."""
+    from gameforge.artifacts.store import ArtifactStore
+
+    artifacts = ArtifactStore(store)
+    try:
+        for key in keys:
+            full = artifacts.resolve(key)
+            if artifacts.trusted(full) and artifacts.trust_record(full) is None:
+                say(f"{full} was built here: trusted already")
+                continue
+            artifacts.trust(full, "vouched", **({"note": note} if note else {}))
+            say(f"trusted {full} (vouched for; `artifacts show` lists it)")
+    except user_errors() as exc:
+        fail(str(exc))
+
+
+@artifacts_app.command("check")
+def artifacts_check(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    recompute: Annotated[
+        bool,
+        typer.Option("--recompute", help="Rebuild it from its recorded recipe and compare."),
+    ] = False,
+    chunks: Annotated[
+        int, typer.Option("--chunks", min=1, help="Chunks of a chunked stage to recompute.")
+    ] = 3,
+    whole: Annotated[bool, typer.Option("--all", help="Recompute the whole artifact.")] = False,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Which chunks (default: a fresh seed, printed).")
+    ] = None,
+    store: StoreOpt = "store",
+) -> None:
+    """Rebuild an artifact from its recorded recipe and compare it, bit for bit.
+
+    The stage runs from the recorded parameters and inputs in a scratch area: N seeded chunks of
+    each chunked pass, or the whole artifact. A pass marks it verified (an import becomes
+    trusted); a difference names the array, chunk and index, and exits 1. Runs on this
+    machine; the store is not written but for the record."""
+    from gameforge.artifacts.store import ArtifactStore
+
+    if not recompute:
+        fail("check needs --recompute (`gameforge artifacts verify KEY` checks the checksums)")
+    artifacts = ArtifactStore(store)
+    [report] = _recompute_checks(artifacts, [key], chunks, whole, seed)
+    if not report.passed:
+        fail(f"{report.key} is not what its recipe computes ({report.seconds:.1f} s)")
+
+
+def _recompute_checks(
+    artifacts: Any, keys: list[str], chunks: int, whole: bool, seed: int | None
+) -> list[Any]:
+    """Recompute checks of `keys` on this machine, each reported as it ends; a pass recorded."""
+    from gameforge.flows.runtime import dask_executor, import_run_libraries
+    from gameforge.stages.recompute import recompute_check
+    from gameforge.stages.runner import failed_at
+
+    reports = []
+    try:
+        import_run_libraries()
+        with (
+            RichProgress() if console.is_terminal else PlainProgress() as progress,
+            dask_executor(None, log=progress.echo) as executor,
+        ):
+            for key in keys:
+                report = recompute_check(
+                    artifacts, key, chunks, whole, seed, executor, progress, progress.echo
+                )
+                _report_check(report)
+                if report.passed:
+                    artifacts.trust(report.key, "recomputed", **report.as_dict())
+                reports.append(report)
+    except user_errors() as exc:
+        fail(str(exc))
+    except Exception as exc:
+        where = failed_at(exc)
+        fail(where.line(exc) if where is not None else describe_failure(exc))
+    return reports
+
+
+def _report_check(report: Any) -> None:
+    """What a recompute check compared, and its verdict."""
+    for name, ids in report.chunks.items():
+        say(f"{report.key}: compared {name} chunks {', '.join(map(str, ids))} (seed {report.seed})")
+    if report.arrays:
+        note = f" ({report.note})" if report.note else ""
+        say(f"{report.key}: compared whole {', '.join(report.arrays)}{note}")
+    tol = report.tolerance
+    if report.skipped and tol is not None:
+        say(f"{report.key}: not compared, {', '.join(report.skipped)}: {tol.reason}")
+    elif tol is not None and tol.rtol is not None:
+        say(f"{report.key}: {tol.arrays or 'all'} within rtol {tol.rtol:g}: {tol.reason}")
+    for mismatch in report.mismatches:
+        err_console.print(
+            f"[bold red]differs:[/] {report.key} {escape(mismatch.line())}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if report.passed:
+        say(f"verified {report.key}: what its recipe computes ({report.seconds:.1f} s); recorded")
+
+
+@artifacts_app.command("repair")
+def artifacts_repair(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    store: StoreOpt = "store",
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Rebuild it even if its checksums match.")
+    ] = False,
+    dask_address: DaskOpt = None,
+) -> None:
+    """Check an artifact; if corrupted, set it aside and rebuild it.
+
+    The rebuild uses its recorded stage, parameters and inputs; dependents whose input changed
+    are rebuilt too."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.repair import rebuild_key
+    from gameforge.flows.runtime import dask_executor, import_run_libraries
+    from gameforge.stages.runner import failed_at, run_stage
+
+    artifacts = ArtifactStore(store)
+    try:
+        import_run_libraries()
+        with (
+            RichProgress() if console.is_terminal else PlainProgress() as progress,
+            dask_executor(dask_address, log=progress.echo) as executor,
+        ):
+
+            def run(stage: str, params: dict[str, Any], inputs: dict[str, str]) -> str:
+                done = run_stage(
+                    stage, params, inputs, store=artifacts, executor=executor,
+                    progress=progress, log=progress.echo,
+                )  # fmt: skip
+                return done.key
+
+            rebuilt = rebuild_key(artifacts, key, run, progress.echo, always=rebuild)
+    except user_errors() as exc:
+        fail(str(exc))
+    except Exception as exc:
+        where = failed_at(exc)
+        if where is None:
+            raise
+        fail(where.line(exc))
+    say(f"rebuilt {len(rebuilt)}: {', '.join(rebuilt)}" if rebuilt else "intact: nothing to do")
+
+
+@artifacts_app.command("rm")
+def artifacts_rm(
+    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    store: StoreOpt = "store",
+    force: Annotated[bool, typer.Option("--force", help="Remove even if others use it.")] = False,
+) -> None:
+    """Remove an artifact; refuses while other artifacts depend on it, unless --force."""
+    from gameforge.artifacts.store import ArtifactStore, StoreError
+
+    try:
+        removed = ArtifactStore(store).remove(key, force=force)
+    except StoreError as exc:
+        fail(str(exc))
+    console.print(f"removed {removed}")
+
+
+@artifacts_app.command("gc")
+def artifacts_gc(
+    store: StoreOpt = "store",
+    unreferenced: Annotated[
+        bool,
+        typer.Option(
+            "--unreferenced",
+            help="Also remove complete artifacts that no kept run (see `gameforge runs ls`) "
+            "names or builds on.",
+        ),
+    ] = False,
+    keep_last: Annotated[
+        int | None,
+        typer.Option(
+            "--keep-last",
+            min=0,
+            help="With --unreferenced: keep only each flow's N newest runs (older records are "
+            "forgotten).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be removed; remove nothing.")
+    ] = False,
+) -> None:
+    """Remove builds no running process is working on.
+
+    With --unreferenced, also the artifacts no kept run uses."""
+    from gameforge.artifacts.runs import collect_unreferenced
+    from gameforge.artifacts.store import ArtifactStore, StoreError
+
+    if keep_last is not None and not unreferenced:
+        fail("--keep-last goes with --unreferenced")
+    artifacts = ArtifactStore(store)
+    verb = "would be removed" if dry_run else "removed"
+    if not dry_run:
+        removed = artifacts.gc()
+        for key in removed:
+            console.print(f"removed {key}")
+        console.print(f"{len(removed)} partial builds and trash entries removed")
+    if not unreferenced:
+        return
+    try:
+        done = collect_unreferenced(artifacts, keep_last, dry_run)
+    except StoreError as exc:
+        fail(str(exc))
+    if dry_run and not ledger(store).all():
+        console.print("no run records in this store: every artifact counts as unreferenced")
+    for run_id in done.forgotten:
+        console.print(f"{'would forget' if dry_run else 'forgot'} run {run_id}", highlight=False)
+    for key, size in done.removed:
+        console.print(f"{'would remove' if dry_run else 'removed'} {key} ({human_bytes(size)})",
+                      highlight=False)  # fmt: skip
+    for key in done.busy:
+        console.print(f"left {key}: a running process holds its lock", highlight=False)
+    console.print(
+        f"{len(done.removed)} unreferenced artifacts {verb}, {human_bytes(done.freed)} "
+        f"{'would be ' if dry_run else ''}freed",
+        highlight=False,
+    )
+
+
+def _get_run(store: str, run_id: str) -> Any:
+    from gameforge.artifacts.store import StoreError
+
+    try:
+        return ledger(store).get(run_id)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def _seconds_between(start: str, end: str | None) -> str:
+    from datetime import datetime
+
+    if not end:
+        return "-"
+    return f"{(datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds():.0f} s"
+
+
+@runs_app.command("ls")
+def runs_ls(
+    store: StoreOpt = "store",
+    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
+) -> None:
+    """List recorded runs, oldest first (the id starts with the UTC start time): flow, preset,
+    status, duration, and how many stages it computed and found cached."""
+    from rich import box
+
+    records = ledger(store).all()
+    if as_json:
+        rows = [{**r.as_dict(), "status": r.shown_status()} for r in records]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(title=f"runs in store {store}", box=box.SIMPLE_HEAD, collapse_padding=True)
+    for column in ("run", "flow", "preset", "status", "took", "computed/cached"):
+        table.add_column(column, no_wrap=column in ("run", "status"))
+    for r in records:
+        computed = sum(1 for n in r.nodes.values() if n.get("cached") is False)
+        cached = sum(1 for n in r.nodes.values() if n.get("cached") is True)
+        counts = f"{computed}/{cached}" if r.finished and r.status == "completed" else "-"
+        table.add_row(r.run_id, r.flow, r.preset or "-", r.shown_status(),
+                      _seconds_between(r.started, r.finished), counts)  # fmt: skip
+    console.print(table)
+    if not records:
+        console.print("no runs recorded yet: `gameforge run FLOW` records one")
+
+
+@runs_app.command("show")
+def runs_show(
+    run_id: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
+    store: StoreOpt = "store",
+    as_json: Annotated[bool, typer.Option("--json", help="The record as JSON.")] = False,
+) -> None:
+    """One run: what it asked for, each node's artifact, and how it ended."""
+    from gameforge.artifacts.store import ArtifactStore
+
+    record = _get_run(store, run_id)
+    if as_json:
+        sys.stdout.write(json.dumps({**record.as_dict(), "status": record.shown_status()},
+                                    indent=2) + "\n")  # fmt: skip
+        return
+    out = functools.partial(console.print, highlight=False, markup=False)
+    out(f"{record.run_id}  flow {record.flow}, preset {record.preset}: {record.shown_status()}")
+    out(f"  {record.command}")
+    out(f"  started {record.started} on {record.host} (pid {record.pid}), "
+        f"finished {record.finished or '-'}")  # fmt: skip
+    if record.overrides:
+        out("  overrides: " + " ".join(record.overrides))
+    if record.error:
+        out(f"  error: {record.error}")
+    artifacts = ArtifactStore(store)
+    out("  nodes:")
+    for label, node in record.nodes.items():
+        how = ("cached" if node["cached"] else f"computed in {node['seconds']:.1f} s") if (
+            "cached" in node) else f"planned ({node.get('planned', '?')})"  # fmt: skip
+        gone = "" if artifacts.exists(node["key"]) else "  [not in the store]"
+        out(f"    {label}: {node['key']} {how}{gone}")
+
+
+@runs_app.command("compare")
+def runs_compare(
+    first: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
+    second: Annotated[str, typer.Argument(help="The other run.")],
+    store: StoreOpt = "store",
+    everything: Annotated[
+        bool, typer.Option("--all", help="Every value, not only those that differ.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Two runs' results side by side: each node's key, and the summary values that differ."""
+    from gameforge.artifacts.runs import compare_runs
+    from gameforge.artifacts.store import ArtifactStore
+
+    a, b = _get_run(store, first), _get_run(store, second)
+    rows = compare_runs(ArtifactStore(store), a, b, everything)
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
+        return
+    table = Table(title=f"A = {a.run_id}   B = {b.run_id}")
+    for column in ("node", "field", "A", "B", "B - A"):
+        table.add_column(column, overflow="fold")
+    previous = None
+    for row in rows:
+        node = row["node"] if row["node"] != previous else ""
+        previous = row["node"]
+        same = row["field"] == "key" and row["a"] == row["b"]
+        b_text = "(same artifact)" if same else str(row["b"])
+        table.add_row(*(Text(str(c)) for c in (node, row["field"], row["a"], b_text,
+                                                 row["change"])))  # fmt: skip
+    console.print(table)
