@@ -52,6 +52,22 @@ def is_remote(location: str | os.PathLike[str]) -> bool:
     return "://" in text and not text.startswith("file://")
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line (drivers' and tarfile's can span several)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def pid_alive(pid: int) -> bool:
+    """True if process `pid` exists on this host (one we may not signal counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def lease_seconds() -> float:
     """The object store lock's lease: $GAMEFORGE_LEASE_S, else 60 s."""
     return float(os.environ.get(LEASE_ENV, DEFAULT_LEASE_S))
@@ -94,8 +110,9 @@ class StoreFiles:
         try:
             found = self.fs.exists(bucket)
         except Exception as exc:  # drivers raise their own types for auth and network failures
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise StorageUnavailable(f"cannot reach store {self.location}: {first}") from None
+            raise StorageUnavailable(
+                f"cannot reach store {self.location}: {first_line(exc)}"
+            ) from None
         if not found:
             raise StorageUnavailable(
                 f"store {self.location}: bucket {bucket} does not exist (create it first)"
@@ -264,19 +281,22 @@ class StoreFiles:
         (a file that readers require, such as the commit marker) is deleted before the rest.
         """
         if not self.remote:
-            path = Path(self._path(rel))
-            if not path.exists():
-                return
-            trash = Path(self._path("trash"))
-            trash.mkdir(parents=True, exist_ok=True)
-            target = trash / f"{path.name}-{uuid.uuid4().hex[:8]}"
-            os.rename(path, target)
-            shutil.rmtree(target, ignore_errors=True)
+            if os.path.exists(self._path(rel)):
+                shutil.rmtree(self.set_aside(rel), ignore_errors=True)
             return
         if first is not None:
             self.remove(f"{rel}/{first}")
         with contextlib.suppress(FileNotFoundError):
             self.fs.rm(self._path(rel), recursive=True)
+
+    def set_aside(self, rel: str) -> Path:
+        """Rename a local folder into trash/ at once (readers see it vanish); its new path."""
+        path = Path(self._path(rel))
+        trash = Path(self._path("trash"))
+        trash.mkdir(parents=True, exist_ok=True)
+        target = trash / f"{path.name}-{uuid.uuid4().hex[:8]}"
+        os.rename(path, target)
+        return target
 
     def purge(self, rel: str) -> None:
         """Delete everything under `rel`, with no care for readers (trash, leftovers)."""
@@ -357,16 +377,6 @@ def _flock(path: Path, name: str, on_wait: OnWait, timeout: float | None) -> Ite
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class LeaseLock:
     """A lock on an object store, which has no flock: numbered lease files `<rel>/<n>`.
 
@@ -422,7 +432,7 @@ class LeaseLock:
         if time.time() - float(record.get("renewed", 0)) > float(record.get("lease_s", 0)):
             return True
         same_host = record.get("host") == socket.gethostname()
-        return same_host and not _pid_alive(int(record.get("pid", 0)))
+        return same_host and not pid_alive(int(record.get("pid", 0)))
 
     def acquire(self, on_wait: OnWait, timeout: float | None) -> None:
         """Take the lock, waiting while a live holder has it."""
@@ -450,10 +460,14 @@ class LeaseLock:
             with contextlib.suppress(Exception):  # a missed renewal is caught by check()
                 self.files.write(f"{self.rel}/{self.number}", self._record())
 
+    def _still_mine(self) -> bool:
+        """True if the current lease is this holder's own."""
+        top, record = self._current()
+        return top == self.number and record is not None and record.get("token") == self.token
+
     def check(self) -> None:
         """Raise LockLost if another process has taken this lock since (an expired lease)."""
-        top, record = self._current()
-        if top != self.number or record is None or record.get("token") != self.token:
+        if not self._still_mine():
             raise LockLost(self.rel)
 
     def release(self) -> None:
@@ -464,8 +478,7 @@ class LeaseLock:
         if self.number is None:
             return
         with contextlib.suppress(Exception):
-            top, record = self._current()
-            if top == self.number and record is not None and record.get("token") == self.token:
+            if self._still_mine():
                 self.files.write(f"{self.rel}/{self.number}", self._record(released=True))
             for name in self.files.listdir(self.rel):
                 if name.isdigit() and int(name) < self.number:

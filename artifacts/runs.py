@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from gameforge.artifacts.files import pid_alive
 from gameforge.artifacts.store import ArtifactStore, StoreError, utc_now
 
 RUNS_DIR = "runs"
@@ -56,13 +57,7 @@ class RunRecord:
         """The status, or `killed` for a run recorded as running whose process is gone."""
         if self.status != "running" or self.host != socket.gethostname():
             return self.status
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return "killed"
-        except PermissionError:
-            pass
-        return self.status
+        return self.status if pid_alive(self.pid) else "killed"
 
 
 def new_run_id(flow: str) -> str:

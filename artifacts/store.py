@@ -90,21 +90,22 @@ def gameforge_version() -> str:
         return "unknown"
 
 
-def untrusted_line(key: str) -> str:
-    """Why an imported artifact is not used, and the two ways on (one line)."""
-    return (
-        f"artifact {key} was imported and is not trusted yet, so nothing uses it: "
-        f"`gameforge artifacts trust {key}` vouches for its source, or "
-        f"`gameforge artifacts check {key} --recompute` verifies it by recomputing"
-    )
-
-
 class Untrusted(StoreError):
-    """An imported artifact that a run would use before anyone trusted it."""
+    """An imported artifact that a run would use before anyone trusted it: why it is not used,
+    and the two ways on (one line)."""
 
     def __init__(self, key: str) -> None:
-        super().__init__(untrusted_line(key))
+        super().__init__(
+            f"artifact {key} was imported and is not trusted yet, so nothing uses it: "
+            f"`gameforge artifacts trust {key}` vouches for its source, or "
+            f"`gameforge artifacts check {key} --recompute` verifies it by recomputing"
+        )
         self.key = key
+
+
+def committed_meanwhile(key: str) -> StoreError:
+    """The error of a writer that finds `key` committed by another: theirs is kept."""
+    return StoreError(f"{key} was committed by another writer meanwhile; kept theirs")
 
 
 def utc_now() -> str:
@@ -183,7 +184,7 @@ class Build:
         """Raise if the artifact was committed meanwhile: a writer that lost its lock to
         another, which finished, must not write into the published artifact."""
         if self.files.exists(f"{OBJECTS}/{self.key}/{GROUP_FILE}"):
-            raise StoreError(f"{self.key} was committed by another writer meanwhile; kept theirs")
+            raise committed_meanwhile(self.key)
 
     def done_dir(self, name: str) -> str:
         """Store-relative folder of the finished-chunk markers of array `name`."""
@@ -196,11 +197,10 @@ class Artifact:
     def __init__(self, store: ArtifactStore, key: str):
         self.store = store
         self.key = key
-        files, rel = store.files, f"{OBJECTS}/{key}"
-        self.url = files.url(rel)  # a local path or a URL: what zarr opens, also elsewhere
-        self._files, self._rel = files, rel
+        self._rel = f"{OBJECTS}/{key}"
+        self.url = store.files.url(self._rel)  # a local path or a URL: what zarr opens anywhere
         try:  # the group's zarr.json holds the metadata: read without importing zarr
-            document = json.loads(files.read_bytes(f"{rel}/{GROUP_FILE}"))
+            document = json.loads(store.files.read_bytes(f"{self._rel}/{GROUP_FILE}"))
             self.meta: dict[str, Any] = dict(document["attributes"][META_ATTR])
         except Exception as exc:  # unreadable, not JSON, or without gameforge's metadata
             raise CorruptedArtifact(key, f"cannot read its metadata ({exc})") from exc
@@ -220,7 +220,7 @@ class Artifact:
 
     def array_url(self, name: str) -> str:
         """The address of one array (for zarr in a worker process)."""
-        return self._files.url(f"{self._rel}/{name}")
+        return self.store.files.url(f"{self._rel}/{name}")
 
     def __getitem__(self, name: str) -> zarr.Array:
         """One array of the artifact (its reads check each chunk's checksum, where stored)."""
@@ -242,7 +242,7 @@ class Artifact:
 
     def bytes(self) -> int:
         """Bytes the artifact takes in the store."""
-        return self._files.size(self._rel)
+        return self.store.files.size(self._rel)
 
     @property
     def stage(self) -> str:
@@ -287,12 +287,7 @@ class ArtifactWriter:
 
     def array_names(self) -> list[str]:
         """Names of the arrays created so far."""
-        files = self.store.files
-        return [
-            name
-            for name in files.listdir(self._data)
-            if files.exists(f"{self._data}/{name}/{GROUP_FILE}")
-        ]
+        return [name for name in self.store.files.listdir(self._data) if self.has_array(name)]
 
     def has_array(self, name: str) -> bool:
         """True if array `name` was created (by this or an earlier, killed writer)."""
@@ -421,7 +416,7 @@ class ArtifactWriter:
         except LockLost as exc:
             raise StoreError(str(exc)) from None
         if not self.store.files.create(f"{self._data}/{GROUP_FILE}", group_document(meta)):
-            raise StoreError(f"{self.key} was committed by another writer meanwhile; kept theirs")
+            raise committed_meanwhile(self.key)
         self.store.files.remove_tree(self._partial)
         return self.store.open(self.key)
 
@@ -492,7 +487,7 @@ class ArtifactStore:
     def building_now(self, key: str) -> bool:
         """True if `key` has a build started and not committed (running or killed)."""
         return self.files.exists(f"{PARTIAL}/{key}") or (
-            bool(self.files.listdir(f"{OBJECTS}/{key}")) and not self.exists(key)
+            self.has_files(key) and not self.exists(key)
         )
 
     def has_files(self, key: str) -> bool:
@@ -535,10 +530,10 @@ class ArtifactStore:
                 found[name] = None
         return found
 
-    def entries(self) -> list[ArtifactInfo]:
-        """Every committed and partial artifact."""
+    def entries(self, metas: dict[str, dict[str, Any] | None] | None = None) -> list[ArtifactInfo]:
+        """Every committed and partial artifact (`metas`: from `metas()`, if already read)."""
         infos = []
-        metas = self.metas()
+        metas = self.metas() if metas is None else metas
         sizes = self.files.sizes_under(OBJECTS)
         for key, meta in sorted(metas.items()):
             stage, created = (meta.get("stage", "?"), meta.get("created")) if meta else ("?", None)
@@ -568,15 +563,16 @@ class ArtifactStore:
         except (FileNotFoundError, ValueError):
             return None
 
-    def trusted(self, key: str) -> bool:
+    def trusted(self, key: str, meta: dict[str, Any] | None = None) -> bool:
         """True unless the artifact was imported and nobody has trusted it since (artifacts
-        from before provenance was recorded count as built here)."""
-        provenance = self.open(key).meta.get("provenance") or {}
+        from before provenance was recorded count as built here); `meta`, if already read."""
+        meta = self.open(key).meta if meta is None else meta
+        provenance = meta.get("provenance") or {}
         return provenance.get("kind") != "imported" or self.trust_record(key) is not None
 
-    def require_trusted(self, key: str) -> None:
+    def require_trusted(self, key: str, meta: dict[str, Any] | None = None) -> None:
         """Raise Untrusted (one line, the two ways on) for an untrusted import."""
-        if not self.trusted(key):
+        if not self.trusted(key, meta):
             raise Untrusted(key)
 
     def trust(self, key: str, how: str, **detail: Any) -> dict[str, Any]:
@@ -651,7 +647,7 @@ class ArtifactStore:
             if name != GROUP_FILE:
                 self.files.write(f"{rel}/{name}", (folder / name).read_bytes())
         if not self.files.create(f"{rel}/{GROUP_FILE}", (folder / GROUP_FILE).read_bytes()):
-            raise StoreError(f"{key} was committed by another writer meanwhile; kept theirs")
+            raise committed_meanwhile(key)
 
     def quarantine(self, key: str) -> str:
         """Set a (corrupted) artifact aside: locally into trash/ for inspection, which `gc`
@@ -661,12 +657,7 @@ class ArtifactStore:
             if self.remote:
                 self._discard(full)
                 return "deleted (an object store keeps no trash)"
-            import uuid
-
-            trash = self.root / "trash"
-            trash.mkdir(parents=True, exist_ok=True)
-            target = trash / f"{full}-{uuid.uuid4().hex[:8]}"
-            os.rename(self.object_path(full), target)
+            target = self.files.set_aside(f"{OBJECTS}/{full}")
             self.files.remove(f"{TRUST}/{full}.json")
         return f"moved to {target}"
 
@@ -744,4 +735,4 @@ class ArtifactStore:
 
 def dumps(obj: Any) -> str:
     """JSON for CLI output (numpy scalars become plain numbers)."""
-    return json.dumps(obj, indent=2, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+    return json.dumps(obj, indent=2, default=_json_default)

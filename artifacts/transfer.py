@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from gameforge.artifacts.files import first_line
 from gameforge.artifacts.keys import KEY_HASH_CHARS, artifact_key
 from gameforge.artifacts.store import (
     GROUP_FILE,
@@ -39,11 +40,6 @@ FORMAT = "gameforge-artifact/1"
 SUFFIX = ".gameforge.tar"
 MAX_MANIFEST_BYTES = 64 << 20  # metadata with every curve of a long run stays far below this
 _KEY = re.compile(rf"[a-z0-9][a-z0-9-]*-[0-9a-f]{{{KEY_HASH_CHARS}}}")
-
-
-def _first_line(exc: BaseException) -> str:
-    """An exception's message cut to its first line (tarfile's can span several)."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _manifest(tar: tarfile.TarFile, path: Path) -> tuple[str, dict[str, Any]]:
@@ -136,7 +132,7 @@ def import_artifacts(
         try:
             tar = tarfile.open(path, "r")  # noqa: SIM115 (closed by the with below)
         except (OSError, tarfile.TarError) as exc:
-            raise StoreError(f"{path}: not a gameforge export ({_first_line(exc)})") from None
+            raise StoreError(f"{path}: not a gameforge export ({first_line(exc)})") from None
         with tar:
             key, meta = _manifest(tar, path)
             if store.exists(key):
@@ -150,7 +146,7 @@ def import_artifacts(
                         tar.extractall(staging, members=members, filter="data")
                     except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
                         raise StoreError(
-                            f"{path}: cannot extract ({_first_line(exc)}); nothing imported"
+                            f"{path}: cannot extract ({first_line(exc)}); nothing imported"
                         ) from None
                     _verify_extracted(staging / key, meta, path)
                     imported = {**meta, "provenance": _import_provenance(path, meta)}
@@ -189,7 +185,7 @@ def _verify_extracted(group_path: Path, meta: dict, source: Path) -> None:
         group = zarr.open_group(str(group_path), mode="r")
     except Exception as exc:  # zarr raises several types for a missing or damaged group
         raise StoreError(
-            f"{source}: the artifact's data is missing or unreadable ({_first_line(exc)})"
+            f"{source}: the artifact's data is missing or unreadable ({first_line(exc)})"
         ) from None
     if dict(group.attrs).get(META_ATTR) != meta:
         raise StoreError(f"{source}: the artifact's own metadata differs from its manifest")
@@ -199,6 +195,6 @@ def _verify_extracted(group_path: Path, meta: dict, source: Path) -> None:
         try:
             actual = array_checksum(group[name])  # type: ignore[arg-type]
         except Exception as exc:  # a missing or undecodable chunk
-            raise StoreError(f"{source}: array {name} is unreadable ({_first_line(exc)})") from None
+            raise StoreError(f"{source}: array {name} is unreadable ({first_line(exc)})") from None
         if actual != info["checksum"]:
             raise StoreError(f"{source}: array {name} fails its checksum; nothing imported")

@@ -22,6 +22,7 @@ StoreOpt = Annotated[
         help="Artifact store: a folder, or an object store, s3://bucket/prefix.",
     ),
 ]
+KeyArg = Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")]
 PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="tiny, small or paper.")]
 SetOpt = Annotated[
     list[str] | None,

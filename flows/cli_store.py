@@ -17,6 +17,7 @@ from rich.text import Text
 
 from gameforge.flows.cli_common import (
     DaskOpt,
+    KeyArg,
     PlainProgress,
     RichProgress,
     StoreOpt,
@@ -50,8 +51,9 @@ def artifacts_ls(
     from gameforge.stages.reporting import inline
 
     artifacts = ArtifactStore(store)
-    infos = artifacts.entries()
-    described = describe(artifacts, infos)
+    metas = artifacts.metas()  # read once, for the entries and their labels
+    infos = artifacts.entries(metas)
+    described = describe(artifacts, infos, metas)
     if as_json:
         rows = [{**i.as_dict(), **d} for i, d in zip(infos, described, strict=True)]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
@@ -88,7 +90,7 @@ def artifacts_ls(
 
 @artifacts_app.command("show")
 def artifacts_show(
-    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    key: KeyArg,
     store: StoreOpt = "store",
     as_json: Annotated[bool, typer.Option("--json", help="Raw metadata as JSON.")] = False,
 ) -> None:
@@ -369,13 +371,15 @@ def artifacts_verify(
 
 def _recompute_other_code(artifacts: Any, keys: list[str], per_stage: int) -> None:
     """Recompute checks of up to `per_stage` artifacts of each stage that other code built."""
+    from gameforge.stages.recompute import DEFAULT_CHUNKS
     from gameforge.stages.runner import code_version
 
     running = code_version()
+    metas = artifacts.metas()
     chosen: dict[str, list[str]] = {}
     for key in keys:
-        meta = artifacts.open(key).meta
-        if meta.get("code_version") != running and artifacts.trusted(key):
+        meta = metas.get(key) or artifacts.open(key).meta
+        if meta.get("code_version") != running and artifacts.trusted(key, meta):
             picked = chosen.setdefault(meta["stage"], [])
             if len(picked) < per_stage:
                 picked.append(key)
@@ -384,7 +388,7 @@ def _recompute_other_code(artifacts: Any, keys: list[str], per_stage: int) -> No
         say(f"every artifact was built by this code ({running}): nothing to recompute")
         return
     say(f"recomputing {len(sampled)} artifacts built by other code than {running}")
-    reports = _recompute_checks(artifacts, sampled, 3, False, None)
+    reports = _recompute_checks(artifacts, sampled, DEFAULT_CHUNKS, False, None)
     failed = sorted({r.stage for r in reports if not r.passed})
     if failed:
         fail(
@@ -418,7 +422,7 @@ def artifacts_trust(
 
 @artifacts_app.command("check")
 def artifacts_check(
-    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    key: KeyArg,
     recompute: Annotated[
         bool,
         typer.Option("--recompute", help="Rebuild it from its recorded recipe and compare."),
@@ -503,7 +507,7 @@ def _report_check(report: Any) -> None:
 
 @artifacts_app.command("repair")
 def artifacts_repair(
-    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    key: KeyArg,
     store: StoreOpt = "store",
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Rebuild it even if its checksums match.")
@@ -547,7 +551,7 @@ def artifacts_repair(
 
 @artifacts_app.command("rm")
 def artifacts_rm(
-    key: Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")],
+    key: KeyArg,
     store: StoreOpt = "store",
     force: Annotated[bool, typer.Option("--force", help="Remove even if others use it.")] = False,
 ) -> None:

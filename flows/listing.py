@@ -68,9 +68,9 @@ def _known(meta: dict[str, Any]) -> _Known | None:
 class _Lineage:
     """Opens artifacts once each and answers their game and upstream labels."""
 
-    def __init__(self, store: ArtifactStore) -> None:
+    def __init__(self, store: ArtifactStore, metas: dict[str, dict[str, Any] | None]) -> None:
         self.store = store
-        self.metas = store.metas()  # every artifact's metadata in one pass
+        self.metas = metas  # every artifact's metadata, read in one pass
         self.known: dict[str, _Known | None] = {}
         self.upstream: dict[str, dict[str, Any]] = {}
 
@@ -119,10 +119,15 @@ class _Lineage:
         return out
 
 
-def describe(store: ArtifactStore, infos: list[ArtifactInfo]) -> list[dict[str, Any]]:
+def describe(
+    store: ArtifactStore,
+    infos: list[ArtifactInfo],
+    metas: dict[str, dict[str, Any] | None] | None = None,
+) -> list[dict[str, Any]]:
     """Per listed artifact: {"game": ..., "labels": {name: value}}; a partial build has
-    neither (its parameters are recorded only at commit)."""
-    lineage = _Lineage(store)
+    neither (its parameters are recorded only at commit). `metas`: from `store.metas()`, if
+    already read."""
+    lineage = _Lineage(store, store.metas() if metas is None else metas)
     by_stage: dict[str, dict[str, _Known]] = {}
     for info in infos:
         got = lineage.get(info.key) if info.status == "complete" else None

@@ -215,7 +215,8 @@ def recompute_check(
         )
     opened = {name: store.open(k) for name, k in artifact.inputs.items()}
     for input_artifact in opened.values():
-        store.require_trusted(input_artifact.key)  # check inputs first: trust runs downstream
+        # check inputs first: trust runs downstream
+        store.require_trusted(input_artifact.key, input_artifact.meta)
     recorded = {**artifact.params, **artifact.meta.get("execution", {})}
     fields = stage.params_model.model_fields  # computed fields (a game's digest) are derived
     params = stage.make_params({k: v for k, v in recorded.items() if k in fields})

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore, artifact_key
-from gameforge.artifacts.store import CorruptedArtifact, StoreError
+from gameforge.artifacts.store import CorruptedArtifact, StoreError, gameforge_version
 from gameforge.stages.base import StageContext, StageError, StageParams
 from gameforge.stages.executor import Executor, InProcessExecutor
 from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
@@ -122,12 +122,7 @@ class StageRun:
 @cache
 def code_version() -> str:
     """The package version plus the git commit of the checkout, when there is one."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        base = version("gameforge")
-    except PackageNotFoundError:
-        base = "unknown"
+    base = gameforge_version()
     try:
         root = Path(__file__).resolve().parent.parent
         sha = subprocess.run(
@@ -178,7 +173,7 @@ def run_stage(
     opened = {input_name: store.open(key) for input_name, key in inputs.items()}
     inputs = {input_name: artifact.key for input_name, artifact in opened.items()}  # full keys
     for artifact in opened.values():
-        store.require_trusted(artifact.key)
+        store.require_trusted(artifact.key, artifact.meta)
     for input_name, artifact in opened.items():
         if not stage.accepts(input_name, artifact.stage):
             raise StageError(
