@@ -2,9 +2,12 @@
 
     .venv/bin/python bench/bench_nlhe.py selfplay [--deals 200000]
     .venv/bin/python bench/bench_nlhe.py cnn [--deals 500]
+    .venv/bin/python bench/bench_nlhe.py scoring --reference OLD/engines/nlhe/net.py
+        [--deals 1000] [--store S --network NLHE_TRAIN_KEY]
     .venv/bin/python bench/bench_nlhe.py train [--samples 20000] [--device cpu]
     .venv/bin/python bench/bench_nlhe.py all
     .venv/bin/python bench/bench_nlhe.py variants [--hands 8000,3000] [--league-hands 2000]
+        [--variants "paper settings,3x3 filters"] [--seeds 3]
 
 `selfplay` is compared in the same run with OpenSpiel's universal_poker on the same ACPC game
 (random play stepped from Python: the reference's own speed of dealing and applying actions).
@@ -140,6 +143,92 @@ def cnn(deals: int) -> dict[str, float]:
     return out
 
 
+def _network(store_root: str, key: str) -> tuple[CnnPlayer, str]:
+    """The CNN player of a stored `nlhe-train` artifact, or a fresh paper network."""
+    if not key:
+        torch.manual_seed(0)
+        return CnnPlayer(PokerCNN(NetConfig()).eval()), "an untrained paper network"
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.stages.nlhe import load_cnn
+
+    art = ArtifactStore(store_root).open(key)
+    return load_cnn(art), f"{key} ({art.params['filters']}, {art.params['kernel']}x)"
+
+
+class _Checked:
+    """Plays as `player`, and compares its scores with the full-plane reference first."""
+
+    def __init__(self, player: CnnPlayer):
+        self.player = player
+        self.err = np.zeros(4)
+        self.decisions = np.zeros(4, np.int64)
+
+    def choose(self, batch: nl.TableBatch, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        row, _k, _r, fast = self.player.score(batch, tables)
+        _row, _k, _r, ref = self.player.reference_score(batch, tables)
+        streets = batch.state[tables, nl.ROUND]
+        np.add.at(self.decisions, streets, 1)
+        for s in range(4):
+            mine = streets[row] == s
+            if mine.any():
+                self.err[s] = max(self.err[s], float(np.abs(fast[mine] - ref[mine]).max()))
+        return self.player.choose(batch, tables)
+
+
+def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
+    """This commit's CnnPlayer against another implementation of `engines/nlhe/net.py` (e.g.
+    the previous commit's), the same weights on the same deals, one after the other."""
+    import importlib.util
+    import sys
+
+    player, label = _network(store_root, key)
+    model = player.model
+    spec = importlib.util.spec_from_file_location("gameforge_reference_net", reference)
+    assert spec is not None and spec.loader is not None
+    old = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = old
+    spec.loader.exec_module(old)
+    batch_deals = max(256, deals // 16)
+    print(f"network: {label}; {2 * deals:,} hands against the heuristic, {batch_deals} deals "
+          f"per batch")  # fmt: skip
+
+    checked = _Checked(CnnPlayer(model, remember=False))
+    nl.play(RULES, (checked, nl.HEURISTIC), 400, seed=7, batch_deals=200)
+    streets = ", ".join(
+        f"{n:,} decisions {e:.1e}" for n, e in zip(checked.decisions, checked.err, strict=True)
+    )
+    print(f"largest |score - full-plane score| by street (preflop..river): {streets}")
+
+    players = {
+        "reference": old.CnnPlayer(model),
+        "this, no memory": CnnPlayer(model, remember=False),
+        "this": CnnPlayer(model),
+        "this, compiled": CnnPlayer(model, compiled=True),
+    }
+    for p in players.values():
+        nl.play(RULES, (p, nl.HEURISTIC), 20, seed=0)  # compile and warm up
+        p.decisions = p.scored = 0
+    seconds, records = {}, {}
+    for name, p in players.items():
+        t0 = time.perf_counter()
+        records[name] = nl.play(RULES, (p, nl.HEURISTIC), deals, seed=2, batch_deals=batch_deals)
+        seconds[name] = time.perf_counter() - t0
+    ref = players["reference"]
+    for name, p in players.items():
+        rec = records[name]
+        same = np.mean(rec.payoff == records["reference"].payoff)
+        extra = ""
+        if isinstance(p, CnnPlayer) and p.memo is not None:
+            extra = f", {p.remembered / p.decisions:.1%} of decisions remembered"
+        print(
+            f"{name}: {p.decisions:,} decisions in {seconds[name]:.1f} s = "
+            f"{p.decisions / seconds[name]:,.1f} decisions/s, {p.scored / seconds[name]:,.0f} "
+            f"candidates scored/s{extra}; {seconds['reference'] / seconds[name]:.2f}x the "
+            f"reference; hands with the reference's result {same:.2%}"
+        )
+    assert ref.decisions == players["this"].decisions
+
+
 def train(samples: int, device: str) -> dict[str, float]:
     """Training samples per second for one epoch of the paper's network."""
     rec_deals = samples // 12 + 1
@@ -210,7 +299,9 @@ def project(sp: dict[str, float], cn: dict[str, float], tr: dict[str, float]) ->
 def main() -> None:
     """Run the chosen measurements."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("what", choices=("selfplay", "cnn", "train", "all", "variants"))
+    parser.add_argument("what", choices=("selfplay", "cnn", "scoring", "train", "all", "variants"))
+    parser.add_argument("--reference", help="scoring: another engines/nlhe/net.py to time")
+    parser.add_argument("--network", default="", help="scoring: an nlhe-train key in --store")
     parser.add_argument("--store", default="/tmp/nlhe_variants")
     parser.add_argument("--hands", default="8000,3000", help="variants: gen-1, later hands")
     parser.add_argument("--epochs", type=int, default=2)
@@ -218,6 +309,10 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=0)
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seeds", type=int, default=1, help="variants: seeds per variant")
+    parser.add_argument(
+        "--variants", default="", help="variants: comma-separated names (default: all)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(os.cpu_count() or 1)
     print(
@@ -228,11 +323,14 @@ def main() -> None:
         selfplay(args.deals or 200_000)
     elif args.what == "cnn":
         cnn(args.deals or 500)
+    elif args.what == "scoring":
+        scoring(args.deals or 1000, args.reference, args.store, args.network)
     elif args.what == "train":
         train(args.samples, args.device)
     elif args.what == "variants":
         first, later = (int(x) for x in args.hands.split(","))
-        variants(args.store, (first, later), args.epochs, args.league_hands)
+        names = [v.strip() for v in args.variants.split(",") if v.strip()] or list(VARIANTS)
+        variants(args.store, (first, later), args.epochs, args.league_hands, names, args.seeds)
     else:
         sp = selfplay(args.deals or 200_000)
         cn = cnn(500)
@@ -256,8 +354,29 @@ VARIANTS = {
 }
 
 
-def variants(store_root: str, hands: tuple[int, int], epochs: int, league_hands: int) -> None:
-    """Train three generations per variant; play generation 3 against the heuristic players."""
+def _seed_overrides(seed: int) -> list[str]:
+    """Seed 0 is the flow's own seeds; seed s moves every histories, training and league seed."""
+    if seed == 0:
+        return []
+    out = [f"histories-{g}.seed={g + 100 * seed}" for g in (1, 2, 3)]
+    return out + [f"train-{g}.seed={seed}" for g in (1, 2, 3)]
+
+
+def variants(
+    store_root: str,
+    hands: tuple[int, int],
+    epochs: int,
+    league_hands: int,
+    names: list[str],
+    seeds: int,
+) -> None:
+    """Train three generations per variant and seed; play generation 3 against the heuristics.
+
+    Across seeds, the mean of each result comes with a 95% Student-t interval over the seeds
+    (n - 1 degrees of freedom): the spread of whole pipelines, not of hands within one.
+    """
+    from scipy import stats
+
     from gameforge.artifacts import ArtifactStore
     from gameforge.flows.pipeline import run_plan
     from gameforge.flows.specs import get_flow
@@ -268,31 +387,52 @@ def variants(store_root: str, hands: tuple[int, int], epochs: int, league_hands:
     scale = [f"histories-1.hands={hands[0]}", f"histories-2.hands={hands[1]}",
              f"histories-3.hands={hands[1]}", f"epochs={epochs}"]  # fmt: skip
     rows = []
-    for name, overrides in VARIANTS.items():
-        t0 = time.perf_counter()
-        params = spec.resolve("small", scale + overrides)
-        only = [n.name for n in spec.nodes if n.name != "league"]
-        results = run_plan(spec, params, store, only=only, log=lambda m: None)
-        game = params["league"].get("game", NLHE_GAME)
-        opponents = ["heuristic", "heuristic-cards"]
-        league = run_stage(
-            "nlhe-league",
-            {"game": game, "players": opponents, "hands": league_hands},
-            {"cnn.0": results["train-3"].key},
-            store=store,
-            log=lambda m: None,
-        )
-        art = store.open(league.key)
-        table = np.asarray(art["bb_per_hand"][:])
-        ci = np.asarray(art["ci95"][:])
-        row = (name, table[2, 0], ci[2, 0], table[2, 1], ci[2, 1], time.perf_counter() - t0)
-        rows.append(row)
-        print(f"{name}: CNN-3g vs heuristic {row[1]:+.2f} ± {row[2]:.2f}, vs card-aware "
-              f"{row[3]:+.2f} ± {row[4]:.2f} BB/hand ({row[5]:.0f} s)", flush=True)  # fmt: skip
-    print("\n| variant | CNN-3g vs heuristic | CNN-3g vs card-aware heuristic | seconds |")
-    print("|---|---:|---:|---:|")
-    for name, a, ca, b, cb, s in rows:
-        print(f"| {name} | {a:+.2f} ± {ca:.2f} | {b:+.2f} ± {cb:.2f} | {s:.0f} |")
+    for name in names:
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            params = spec.resolve("small", scale + VARIANTS[name] + _seed_overrides(seed))
+            only = [n.name for n in spec.nodes if n.name != "league"]
+            results = run_plan(spec, params, store, only=only, log=lambda m: None)
+            game = params["league"].get("game", NLHE_GAME)
+            league = run_stage(
+                "nlhe-league",
+                {
+                    "game": game,
+                    "players": ["heuristic", "heuristic-cards"],
+                    "hands": league_hands,
+                    "seed": 1 + 100 * seed,
+                },  # fmt: skip
+                {"cnn.0": results["train-3"].key},
+                store=store,
+                log=lambda m: None,
+            )
+            art = store.open(league.key)
+            table = np.asarray(art["bb_per_hand"][:])
+            ci = np.asarray(art["ci95"][:])
+            row = (name, seed, table[2, 0], ci[2, 0], table[2, 1], ci[2, 1],
+                   time.perf_counter() - t0, league.key)  # fmt: skip
+            rows.append(row)
+            print(f"{name}, seed {seed}: CNN-3g vs heuristic {row[2]:+.2f} ± {row[3]:.2f}, vs "
+                  f"card-aware {row[4]:+.2f} ± {row[5]:.2f} BB/hand ({row[6]:.0f} s, "
+                  f"{league.key})", flush=True)  # fmt: skip
+    print("\n| variant | seed | CNN-3g vs heuristic | CNN-3g vs card-aware heuristic | seconds |")
+    print("|---|---:|---:|---:|---:|")
+    for name, seed, a, ca, b, cb, s, _ in rows:
+        print(f"| {name} | {seed} | {a:+.2f} ± {ca:.2f} | {b:+.2f} ± {cb:.2f} | {s:.0f} |")
+    if seeds < 2:
+        return
+    print(f"\nAcross {seeds} seeds (mean, 95% t-interval over seeds):\n")
+    print("| variant | CNN-3g vs heuristic | CNN-3g vs card-aware heuristic |")
+    print("|---|---:|---:|")
+    t = stats.t.ppf(0.975, seeds - 1)
+    for name in names:
+        mine = [r for r in rows if r[0] == name]
+        cells = []
+        for col in (2, 4):
+            x = np.array([r[col] for r in mine])
+            half = t * x.std(ddof=1) / np.sqrt(len(x))
+            cells.append(f"{x.mean():+.2f} ± {half:.2f}")
+        print(f"| {name} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":

@@ -175,7 +175,7 @@ def test_split_first_convolution_scores_equal_full_planes():
     assert len(row) > 5 * len(tables)  # fold/call and many raise sizes per decision
     full = np.zeros((len(row), 33, 17, 17), np.float32)
     r = RULES
-    for c in range(len(row)):
+    for c in range(len(row)):  # the planes built here, independently of reference_score
         t = tables[row[c]]
         seat = batch.state[t, nl.ACTOR]
         spent = batch.state[t, nl.SPENT + seat]
@@ -190,6 +190,7 @@ def test_split_first_convolution_scores_equal_full_planes():
     with torch.no_grad():
         direct = model(torch.from_numpy(full)).numpy()
     assert np.allclose(scores, direct, atol=1e-5)
+    assert np.allclose(player.reference_score(batch, tables)[3], direct, atol=1e-6)
     # every raise candidate is legal and the saturated sizes collapse to one
     for j, t in enumerate(tables):
         _f, _c, can_raise, lo, hi = nl.legal(batch.state, t, r.stack)
@@ -197,6 +198,62 @@ def test_split_first_convolution_scores_equal_full_planes():
         assert (len(sizes) > 0) == can_raise
         if can_raise:
             assert sizes.min() == lo and sizes.max() <= hi and len(sizes) <= 53
+
+
+class _Checked:
+    """Plays as a CnnPlayer, first holding its scores to the full-plane reference."""
+
+    def __init__(self, player: CnnPlayer):
+        self.player = player
+        self.worst = np.zeros(4)
+        self.decisions = np.zeros(4, np.int64)
+
+    def choose(self, batch, tables):
+        row, _kind, _to, fast = self.player.score(batch, tables)
+        _row, _kind, _to, full = self.player.reference_score(batch, tables)
+        street = batch.state[tables, nl.ROUND][row]
+        np.add.at(self.decisions, batch.state[tables, nl.ROUND], 1)
+        np.maximum.at(self.worst, street, np.abs(fast - full))
+        return self.player.choose(batch, tables)
+
+
+@pytest.mark.parametrize("kernel", [5, 3])
+def test_scores_equal_the_full_plane_network_on_played_decisions_of_every_street(kernel):
+    """Over every decision of 300 deals against the heuristic, the split, cropped scorer equals
+    the plain network on each candidate's full 33 planes; the streets are all reached."""
+    torch.manual_seed(3)
+    model = PokerCNN(NetConfig(filters=(8, 16), kernel=kernel, dense=32)).eval()
+    checked = _Checked(CnnPlayer(model, remember=False))
+    nl.play(RULES, (checked, nl.HEURISTIC), 300, seed=4, batch_deals=100)
+    assert checked.player.crop is not None  # the second convolution ran on its varying columns
+    assert (checked.decisions >= 50).all(), checked.decisions
+    assert checked.worst.max() <= 1e-6, checked.worst
+
+
+def test_remembered_preflop_decisions_play_exactly_as_scored_ones():
+    """The memory of preflop decisions changes nothing: the same hands, action for action."""
+    torch.manual_seed(4)
+    model = PokerCNN(NetConfig(filters=(4, 8), kernel=3, dense=16)).eval()
+    plain = CnnPlayer(model, remember=False)
+    remembering = CnnPlayer(model)
+    a = nl.play(RULES, (plain, nl.HEURISTIC), 600, seed=5, batch_deals=60)
+    b = nl.play(RULES, (remembering, nl.HEURISTIC), 600, seed=5, batch_deals=60)
+    assert np.array_equal(a.actions, b.actions) and np.array_equal(a.payoff, b.payoff)
+    assert plain.decisions == remembering.decisions and plain.remembered == 0
+    assert remembering.remembered >= 50  # some preflop states repeat
+    assert remembering.scored < plain.scored
+
+
+@pytest.mark.slow
+def test_compiled_scores_equal_the_eager_ones():
+    torch.manual_seed(5)
+    model = PokerCNN(NetConfig(filters=(8, 16), kernel=5, dense=32)).eval()
+    batch = nl.new_batch(RULES, 60, 6, 0, (nl.EXTERNAL, nl.HEURISTIC))
+    batch.advance()
+    tables = batch.waiting(0)
+    eager = CnnPlayer(model).score(batch, tables)[3]
+    compiled = CnnPlayer(model, compiled=True).score(batch, tables)[3]
+    assert np.allclose(compiled, eager, atol=1e-6)
 
 
 def test_training_fits_a_learnable_target():
@@ -308,6 +365,35 @@ def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path,
     assert {k: v for k, v in got.items() if k != "samples_per_second"} == {
         k: v for k, v in want.items() if k != "samples_per_second"
     }
+
+
+def test_league_resumes_after_a_kill_from_its_finished_pairings(tiny_chain, monkeypatch):
+    """Killed in its third pairing, a rerun replays only the pairings not checkpointed and
+    writes the uninterrupted league's bytes."""
+    import gameforge.stages.nlhe as stage
+
+    store, _h1, g1, _h2 = tiny_chain
+    params = {"hands": 200, "seed": 9}
+    whole = run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
+    want = _checksums(store, whole.key)
+    real_play = stage.play
+    calls = []
+
+    def dying_play(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt("killed")
+        return real_play(*args, **kwargs)
+
+    monkeypatch.setattr(stage, "play", dying_play)
+    store.remove(whole.key, force=True)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
+    calls.clear()
+    again = run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
+    assert len(calls) == 1  # two of the three pairings came from their checkpoints
+    assert store.open(again.key).meta["resumed"]
+    assert _checksums(store, again.key) == want
 
 
 def test_league_table_is_antisymmetric_and_random_loses(tiny_chain):

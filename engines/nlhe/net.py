@@ -9,6 +9,7 @@ output, ReLU everywhere else (`filters` and `kernel` are options: the paper's fu
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ from torch import nn
 
 from gameforge.engines.common.torch_arrays import load_arrays
 from gameforge.engines.nlhe.encoding import (
+    CAND_TYPE,
+    COL0,
     N_PLANES,
     SIZE,
     THERMO_CELLS,
@@ -226,15 +229,49 @@ def encode_tables(
 
 
 N_PATTERNS = 3 * (THERMO_CELLS + 1)  # (action type, thermometer count) of a candidate
+MEMO_LIMIT = 1 << 18  # preflop decisions a player remembers
+MEMO_ENTRY_BYTES = 128  # one remembered decision: a 16-byte digest as a dict key, an offset
+
+
+@dataclass(frozen=True)
+class _Crop:
+    """Which columns of the second convolution depend on a candidate at all.
+
+    Every plane is zero outside its 13x4 card matrix (columns COL0..COL0+3), so a first-layer
+    response more than `pad` columns away from it is the bias alone, and a second-layer
+    response more than `2 pad` away is the same for every input. After the pool only the
+    columns `pooled` differ between candidates: the second convolution is computed on those
+    (from first-layer columns `first`), the others are copied from a zero input's maps.
+    """
+
+    first: slice  # first-layer columns the second convolution reads
+    pooled: slice  # pooled columns that depend on the input
+
+    @staticmethod
+    def of(kernel: int) -> _Crop | None:
+        """The crop for a kernel size, or None where it would reach past the plane."""
+        pad = kernel // 2
+        half = SIZE // 2
+        lo = max((COL0 - 2 * pad) // 2, 0)
+        hi = min((COL0 + 3 + 2 * pad) // 2, half - 1)
+        first_lo, first_hi = 2 * lo - pad, 2 * hi + 1 + pad
+        if first_lo < 0 or first_hi > SIZE - 1 or (lo, hi) == (0, half - 1):
+            return None
+        return _Crop(slice(first_lo, first_hi + 1), slice(lo, hi + 1))
 
 
 class CnnPlayer:
     """Scores every legal action of every waiting table in large batches; plays the argmax.
 
-    The first convolution is linear, so it is split: the state planes of a table go through it
-    once, the two candidate planes take one of `N_PATTERNS` precomputed responses, and only the
-    rest of the network runs per candidate (a third fewer multiply-adds than scoring each
-    candidate's full planes; the tests check it against scoring the full planes).
+    Three shortcuts, each exact (the tests compare with scoring every candidate's full planes):
+
+    - The first convolution is linear, so it is split: the state planes of a table go through
+      it once, the two candidate planes take one of `N_PATTERNS` precomputed responses.
+    - The second convolution runs only on the columns a candidate can change (`_Crop`): 12 of
+      17 output columns for 5x5 filters, 8 for 3x3.
+    - A preflop decision seen before (same state planes, same candidate list) is answered
+      from memory: the network is fixed, so its argmax is too. Preflop states repeat (about
+      one in four of 500,000 heuristic preflop decisions is new); later streets almost never.
     """
 
     def __init__(
@@ -243,6 +280,8 @@ class CnnPlayer:
         canonical_suits: bool = False,
         device: str = "cpu",
         max_candidates: int = 8192,
+        remember: bool = True,
+        compiled: bool = False,
     ):
         # channels-last convolutions run about 1.4x faster on CPU (oneDNN), same arithmetic.
         self.model = model.to(device).eval()
@@ -252,9 +291,14 @@ class CnnPlayer:
         self.max_candidates = max_candidates
         self.decisions = 0
         self.scored = 0
+        self.remembered = 0
+        self.memo: dict[bytes, int] | None = {} if remember else None
         conv1 = self.model.features[0]
-        assert isinstance(conv1, nn.Conv2d)
+        conv2 = self.model.features[2]
+        assert isinstance(conv1, nn.Conv2d) and isinstance(conv2, nn.Conv2d)
         self.conv1 = conv1
+        self.conv2 = conv2
+        self.crop = _Crop.of(conv2.kernel_size[0])
         planes = np.zeros((N_PATTERNS, N_PLANES, SIZE, SIZE), np.float32)
         for kind in range(3):
             for count in range(THERMO_CELLS + 1):
@@ -262,20 +306,99 @@ class CnnPlayer:
         with torch.no_grad():
             x = torch.from_numpy(planes).to(device)
             # The pattern responses carry no bias: the state half adds it once.
-            self.patterns = nn.functional.conv2d(x, conv1.weight, None, padding=conv1.padding[0])
+            patterns = nn.functional.conv2d(x, conv1.weight, None, padding=conv1.padding[0])
+            self.patterns = self._first_columns(patterns)
+            zero = torch.zeros((1, N_PLANES, SIZE, SIZE), device=device)
+            self.zero_pooled = self.model.features[:5](zero)  # the columns no input changes
+        # Compiled (inductor, weights frozen): ReLUs and pools fused into their neighbours.
+        # Scores change in the last bits only; compiling costs 10-20 s once per process.
+        self._rest: Callable[..., torch.Tensor] = self._rest_of_network
+        if compiled:
+            self._rest = torch.compile(  # type: ignore[assignment]
+                self._rest_of_network, dynamic=True, options={"freezing": True}
+            )
+
+    def _first_columns(self, maps: torch.Tensor) -> torch.Tensor:
+        """The first-layer columns the second convolution reads, channels-last."""
+        if self.crop is not None:
+            maps = maps[:, :, :, self.crop.first]
+        return maps.contiguous(memory_format=torch.channels_last)
 
     def choose(self, batch: TableBatch, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(action kinds, raise-to sizes) for the listed tables."""
-        row, kind, raise_to, scores = self.score(batch, tables)
-        best = _argmax_per_row(row, scores, len(tables))
-        self.decisions += len(tables)
-        self.scored += len(row)
+        row, kind, raise_to, added, states = self._candidates(batch, tables)
+        pattern = self._patterns(added, kind, batch.rules.small_blind)
+        n = len(tables)
+        start = np.searchsorted(row, np.arange(n + 1))
+        offset = np.full(n, -1, np.int64)  # the best candidate's place in its table's list
+        first: dict[bytes, int] = {}  # new preflop decisions, by key: the table scoring it
+        same: dict[int, int] = {}  # tables whose decision another table here scores
+        if self.memo is not None:
+            for j in np.flatnonzero(batch.state[tables, ROUND] == 0):
+                key = _memo_key(states[j], pattern[start[j] : start[j + 1]])
+                known = self.memo.get(key)
+                if known is not None:
+                    offset[j] = known
+                elif key in first:
+                    same[int(j)] = first[key]
+                else:
+                    first[key] = int(j)
+        need = offset < 0
+        need[list(same)] = False
+        todo = np.flatnonzero(need)
+        if len(todo):
+            pick = np.flatnonzero(need[row])
+            local = (np.cumsum(need) - 1)[row[pick]]
+            scores = self._score(states[todo], local, pattern[pick])
+            offset[todo] = pick[_argmax_per_row(local, scores, len(todo))] - start[todo]
+            self.scored += len(pick)
+        for follower, scorer in same.items():
+            offset[follower] = offset[scorer]
+        if self.memo is not None:
+            for key, scorer in first.items():
+                if len(self.memo) < MEMO_LIMIT:
+                    self.memo[key] = int(offset[scorer])
+        self.remembered += n - len(todo)
+        best = start[:n] + offset
+        self.decisions += n
         return kind[best], raise_to[best]
 
     def score(
         self, batch: TableBatch, tables: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every candidate of the listed tables: (table position, kind, raise-to, score)."""
+        row, kind, raise_to, added, states = self._candidates(batch, tables)
+        pattern = self._patterns(added, kind, batch.rules.small_blind)
+        return row, kind, raise_to, self._score(states, row, pattern)
+
+    def reference_score(
+        self, batch: TableBatch, tables: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`score` without its shortcuts: every candidate's full 33 planes through the plain
+        network, as the paper scores them (the reference the tests hold `score` to)."""
+        row, kind, raise_to, added, states = self._candidates(batch, tables)
+        small_blind = batch.rules.small_blind
+        scores = np.empty(len(row), np.float32)
+        with torch.inference_mode():
+            for a in range(0, len(row), self.max_candidates):
+                b = min(a + self.max_candidates, len(row))
+                full = states[row[a:b]]
+                for c in range(a, b):
+                    encode_candidate(full[c - a], kind[c], added[c], small_blind)
+                x = torch.from_numpy(full).to(self.device)
+                scores[a:b] = self.model(x).float().cpu().numpy()
+        return row, kind, raise_to, scores
+
+    @staticmethod
+    def _patterns(added: np.ndarray, kind: np.ndarray, small_blind: int) -> np.ndarray:
+        """Each candidate's (type, thermometer count) pattern number."""
+        return kind * (THERMO_CELLS + 1) + np.minimum(added // small_blind, THERMO_CELLS)
+
+    def _candidates(
+        self, batch: TableBatch, tables: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Candidates (table position, kind, raise-to, chips added) and each table's state
+        planes (the candidate planes zero)."""
         r = batch.rules
         n = len(tables)
         cap = n * MAX_CANDIDATES
@@ -287,26 +410,52 @@ class CnnPlayer:
             batch.state, tables, r.stack, r.small_blind, r.small_blind, row, kind, raise_to, added
         )
         row, kind, raise_to, added = row[:m], kind[:m], raise_to[:m], added[:m]
-        pattern = kind * (THERMO_CELLS + 1) + np.minimum(added // r.small_blind, THERMO_CELLS)
         states = np.empty((n, N_PLANES, SIZE, SIZE), np.float32)
         encode_tables(
             states, tables, batch.state, batch.cards, batch.history, r.encoding(self.canonical)
         )
+        return row, kind, raise_to, added, states
+
+    def _score(self, states: np.ndarray, row: np.ndarray, pattern: np.ndarray) -> np.ndarray:
+        """The network's score of each candidate (state `row`, candidate planes `pattern`)."""
+        m = len(row)
         scores = np.empty(m, np.float32)
-        features = self.model.features
-        with torch.inference_mode():
-            s1 = self.conv1(torch.from_numpy(states).to(self.device))
-            s1 = s1.contiguous(memory_format=torch.channels_last)  # gathers keep the layout
+        with torch.no_grad():
+            s1 = self._first_columns(self.conv1(torch.from_numpy(states).to(self.device)))
             rows = torch.from_numpy(row).to(self.device)
             pats = torch.from_numpy(pattern).to(self.device)
             for a in range(0, m, self.max_candidates):
                 b = min(a + self.max_candidates, m)
                 h = s1.index_select(0, rows[a:b])
                 h.add_(self.patterns.index_select(0, pats[a:b]))
-                h = features[1](h)
-                out = self.model.head(features[2:](h)).squeeze(1)
+                out = self._rest(h.relu_())
                 scores[a:b] = out.float().cpu().numpy()
-        return row, kind, raise_to, scores
+        return scores
+
+    def _rest_of_network(self, h: torch.Tensor) -> torch.Tensor:
+        """Scores from the first layer's output `h` (after its ReLU)."""
+        features = self.model.features
+        h = features[2:5](h) if self.crop is None else self._cropped_second_layer(h, self.crop)
+        return self.model.head(features[5:](h)).squeeze(1)
+
+    def _cropped_second_layer(self, h: torch.Tensor, crop: _Crop) -> torch.Tensor:
+        """Second convolution, ReLU and pool on the columns that vary; the rest copied."""
+        conv2 = self.conv2
+        pad = int(conv2.padding[0])
+        y = nn.functional.conv2d(h, conv2.weight, conv2.bias, padding=(pad, 0))
+        half = SIZE // 2
+        y = nn.functional.max_pool2d(y[:, :, : 2 * half].relu(), 2)
+        out = self.zero_pooled.expand(len(y), -1, -1, -1)
+        out = out.contiguous(memory_format=torch.channels_last)
+        out[:, :, :, crop.pooled] = y
+        return out
+
+
+def _memo_key(state: np.ndarray, patterns: np.ndarray) -> bytes:
+    """A digest of a decision: the state planes and the candidates' (type, chips) patterns."""
+    h = hashlib.blake2b(state[:CAND_TYPE].tobytes(), digest_size=16)
+    h.update(patterns.tobytes())
+    return h.digest()
 
 
 @njit(cache=True, nogil=True)

@@ -15,6 +15,8 @@ _NLHE = {
     "paper": (200_000, 200_000, {"epochs": 3, **_NLHE_NET}, 100_000),
 }
 NLHE_GENERATIONS = 3
+# Presets whose players score through torch.compile (not tiny: its compile would outlast it).
+_COMPILED = ("small", "paper")
 
 
 def _nlhe_nodes() -> tuple[Node, ...]:
@@ -39,11 +41,16 @@ NLHE_CNN = FlowSpec(
                     "players": ["heuristic"],
                     "hands": first if g == 1 else later,
                     "seed": g,
+                    **({"compiled": True} if name in _COMPILED else {}),
                 }
                 for g in range(1, NLHE_GENERATIONS + 1)
             },
             **{f"train-{g}": dict(train) for g in range(1, NLHE_GENERATIONS + 1)},
-            "league": {"players": ["random", "heuristic"], "hands": league},
+            "league": {
+                "players": ["random", "heuristic"],
+                "hands": league,
+                **({"compiled": True} if name in _COMPILED else {}),
+            },
         }
         for name, (first, later, train, league) in _NLHE.items()
     },
