@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_nlhe.py cnn [--deals 500]
     .venv/bin/python bench/bench_nlhe.py scoring --reference OLD/engines/nlhe/net.py
         [--deals 1000] [--store S --network NLHE_TRAIN_KEY]
+    .venv/bin/python bench/bench_nlhe.py quantized [--deals 300] [--store S --network KEY]
     .venv/bin/python bench/bench_nlhe.py train [--samples 20000] [--device cpu]
     .venv/bin/python bench/bench_nlhe.py all
     .venv/bin/python bench/bench_nlhe.py variants [--hands 8000,3000] [--league-hands 2000]
@@ -27,7 +28,6 @@ import torch
 from _shared import random_play
 
 from gameforge.engines.nlhe import game as nl
-from gameforge.engines.nlhe.encoding import encode_candidate, encode_state
 from gameforge.engines.nlhe.net import CnnPlayer, NetConfig, PokerCNN, make_optimiser, train_epoch
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.nlhe import NLHE_GAME, Samples
@@ -84,60 +84,38 @@ def cnn(deals: int) -> dict[str, float]:
     """CNN decisions and candidates per second in a match against the heuristic."""
     torch.manual_seed(0)
     model = PokerCNN(NetConfig()).eval()
-    player = CnnPlayer(model)
+    player = CnnPlayer(model, compiled=True)  # as the small and paper presets score
     nl.play(RULES, (player, nl.HEURISTIC), 20, seed=0)  # compile and warm up
-    player.decisions = player.scored = 0
+    player.decisions = player.scored = player.remembered = 0
+    player.forget()
     t0 = time.perf_counter()
     nl.play(RULES, (player, nl.HEURISTIC), deals, seed=2, batch_deals=deals)
     dt = time.perf_counter() - t0
     out = {
         "decisions_per_s": player.decisions / dt,
         "candidates_per_s": player.scored / dt,
-        "candidates_per_decision": player.scored / player.decisions,
+        "candidates_scored_per_decision": player.scored / player.decisions,
     }
     print(
         f"CNN vs heuristic, {2 * deals:,} hands: {player.decisions:,} CNN decisions in {dt:.1f} s "
         f"= {out['decisions_per_s']:,.1f} decisions/s, {out['candidates_per_s']:,.0f} "
-        f"candidates/s ({out['candidates_per_decision']:.1f} per decision)"
+        f"candidates scored/s ({out['candidates_scored_per_decision']:.1f} per decision, "
+        f"{player.remembered / player.decisions:.1%} of decisions remembered)"
     )
     # Reference: the same candidates scored from their full 33 planes.
     batch = nl.new_batch(RULES, 200, 9, 0, (nl.EXTERNAL, nl.HEURISTIC))
     batch.advance()
     tables = batch.waiting(0)
-    row, kind, raise_to, _ = player.score(batch, tables)
+    row = player.score(batch, tables)[0]
     t0 = time.perf_counter()
     player.score(batch, tables)
     split_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    full = np.zeros((len(row), 33, 17, 17), np.float32)
-    r = RULES
-    for c in range(len(row)):
-        t = tables[row[c]]
-        seat = batch.state[t, nl.ACTOR]
-        chips = 0 if kind[c] == nl.FOLD else raise_to[c] - batch.state[t, nl.SPENT + seat]
-        encode_state(
-            full[c],
-            batch.cards[t],
-            2,
-            4,
-            seat,
-            batch.history[t],
-            batch.state[t, nl.N_ACTS],
-            batch.state[t, nl.ROUND],
-            r.board_through,
-            r.first,
-            r.blind,
-            r.small_blind,
-            False,
-        )
-        encode_candidate(full[c], kind[c], chips, r.small_blind)
-    with torch.no_grad():
-        for a in range(0, len(row), 8192):
-            model(torch.from_numpy(full[a : a + 8192]))
+    player.reference_score(batch, tables)
     full_s = time.perf_counter() - t0
     out["split_vs_full"] = full_s / split_s
     print(
-        f"scoring {len(row):,} candidates of {len(tables)} decisions: split {split_s:.2f} s, "
+        f"scoring {len(row):,} candidates of {len(tables)} decisions: shortcuts {split_s:.2f} s, "
         f"full planes {full_s:.2f} s ({full_s / split_s:.2f}x)"
     )
     return out
@@ -176,8 +154,9 @@ class _Checked:
 
 
 def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
-    """This commit's CnnPlayer against another implementation of `engines/nlhe/net.py` (e.g.
-    the previous commit's), the same weights on the same deals, one after the other."""
+    """CnnPlayer against another implementation of `engines/nlhe/net.py` (a reference, e.g.
+    an older commit's), with and without each shortcut: the same weights on the same deals,
+    one after the other, and this scorer's error against the full planes by street."""
     import importlib.util
     import sys
 
@@ -208,6 +187,9 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
     for p in players.values():
         nl.play(RULES, (p, nl.HEURISTIC), 20, seed=0)  # compile and warm up
         p.decisions = p.scored = 0
+        if isinstance(p, CnnPlayer):
+            p.remembered = 0
+            p.forget()
     seconds, records = {}, {}
     for name, p in players.items():
         t0 = time.perf_counter()
@@ -227,6 +209,102 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
             f"reference; hands with the reference's result {same:.2%}"
         )
     assert ref.decisions == players["this"].decisions
+    fastest = min((n for n in seconds if n != "reference"), key=lambda n: seconds[n])
+    arithmetic_peak(players[fastest], seconds[fastest])
+
+
+def arithmetic_peak(player: CnnPlayer, seconds: float) -> None:
+    """The network's multiply-adds per second against a large float32 matrix product's."""
+    a, b = torch.randn(4096, 4096), torch.randn(4096, 4096)
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(3):
+        a @ b
+    gemm = 3 * 4096**3 / (time.perf_counter() - t0)
+    f1, f2 = (int(c.out_channels) for c in (player.conv1, player.model.features[5]))
+    k = int(player.conv1.kernel_size[0])
+    crop = player.crop
+    cols = 2 * (crop.pooled.stop - crop.pooled.start) if crop else 17
+    dense = player.model.head[1]
+    per_candidate = (
+        f1 * f1 * k * k * 17 * cols
+        + f1 * f2 * k * k * 64
+        + f2 * f2 * k * k * 64
+        + dense.in_features * dense.out_features
+    )
+    rate = per_candidate * player.scored / seconds
+    print(
+        f"arithmetic: {per_candidate / 1e6:.1f} M multiply-adds per candidate after the first "
+        f"layer = {rate / 1e9:.1f} G/s, against {gemm / 1e9:.1f} G/s for a 4096^3 float32 "
+        f"matrix product ({rate / gemm:.0%})"
+    )
+
+
+def quantized(deals: int, store_root: str, key: str) -> None:
+    """int8 (x86 backend, static, FX) for everything after the second convolution, against
+    float32 on the same candidates: speed, score error and the argmax per decision."""
+    import copy
+    import warnings
+
+    from torch import nn
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    warnings.filterwarnings("ignore")
+    player, label = _network(store_root, key)
+    player.memo = None
+    model = player.model
+    decisions = []
+
+    class _Recorder:
+        def choose(self, batch: nl.TableBatch, tables: np.ndarray):
+            row, kind, _to, added, states = player._candidates(batch, tables)
+            pattern = player._patterns(added, kind, RULES.small_blind)
+            decisions.append((states, row, pattern, batch.state[tables, nl.ROUND].copy()))
+            return player.choose(batch, tables)
+
+    nl.play(RULES, (_Recorder(), nl.HEURISTIC), deals, seed=11, batch_deals=deals)
+
+    def second_layer(states: np.ndarray, row: np.ndarray, pattern: np.ndarray) -> torch.Tensor:
+        with torch.no_grad():
+            s1 = player._first_columns(player.conv1(torch.from_numpy(states)))
+            h = s1.index_select(0, torch.from_numpy(row))
+            h.add_(player.patterns.index_select(0, torch.from_numpy(pattern)))
+            assert player.crop is not None
+            return player._cropped_second_layer(h.relu_(), player.crop)
+
+    tail = nn.Sequential(*list(model.features[5:]), model.head).eval()
+    calibration = [second_layer(*d[:3]) for d in decisions[:3]]
+    torch.backends.quantized.engine = "x86"
+    prepared = prepare_fx(
+        copy.deepcopy(tail), get_default_qconfig_mapping("x86"), (calibration[0][:8],)
+    )
+    with torch.no_grad():
+        for x in calibration:
+            prepared(x)
+    int8 = convert_fx(prepared)
+    flips, seen, worst = np.zeros(4), np.zeros(4), 0.0
+    fp_s = q_s = 0.0
+    with torch.no_grad():
+        for states, row, pattern, street in decisions[3:]:
+            x = second_layer(states, row, pattern)
+            t0 = time.perf_counter()
+            a = tail(x).squeeze(1).numpy()
+            fp_s += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            b = int8(x).squeeze(1).numpy()
+            q_s += time.perf_counter() - t0
+            worst = max(worst, float(np.abs(a - b).max()))
+            for j in range(len(states)):
+                mine = row == j
+                seen[street[j]] += 1
+                flips[street[j]] += a[mine].argmax() != b[mine].argmax()
+    by_street = ", ".join(f"{int(f)}/{int(n)}" for f, n in zip(flips, seen, strict=True))
+    print(
+        f"network: {label}. int8 after the second convolution: {fp_s / q_s:.2f}x float32 on "
+        f"that part; largest score error {worst:.4f}; decisions whose argmax moves, preflop.."
+        f"river: {by_street}"
+    )
 
 
 def train(samples: int, device: str) -> dict[str, float]:
@@ -325,6 +403,8 @@ def main() -> None:
         cnn(args.deals or 500)
     elif args.what == "scoring":
         scoring(args.deals or 1000, args.reference, args.store, args.network)
+    elif args.what == "quantized":
+        quantized(args.deals or 300, args.store, args.network)
     elif args.what == "train":
         train(args.samples, args.device)
     elif args.what == "variants":

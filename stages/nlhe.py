@@ -89,9 +89,9 @@ class RosterParams(NlheParams):
     players: list[str] = Field(default_factory=lambda: ["heuristic"])
     device: str = "auto"
     # CNNs scored through torch.compile: 1.2-1.4x the decisions per second on a CPU, 10-20 s
-    # of compiling per network. Scores move in the last bits, so it is part of the key.
+    # of compiling per network. Like the device, it moves scores in their last bits only.
     compiled: bool = False
-    execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
+    execution_only: ClassVar[frozenset[str]] = frozenset({"device", "compiled"})
 
     @field_validator("players", mode="before")
     @classmethod
@@ -215,7 +215,7 @@ def _cnn_players_bytes(configs: list[NetConfig], tables: int, hands: int) -> dic
     """CNN players: every network's float32 weights and candidate-pattern responses, one
     `CnnPlayer.score` on `tables` waiting tables (their state planes and first-convolution
     responses, the candidate lists, the feature maps of one chunk of candidates), and the
-    preflop decisions each remembers over `hands` hands (at most two a hand, then its cap)."""
+    preflop decisions each remembers in a match of `hands` hands (at most its cap)."""
     if not configs:
         return {}
     f1 = max(c.filters[0] for c in configs)
@@ -230,7 +230,9 @@ def _cnn_players_bytes(configs: list[NetConfig], tables: int, hands: int) -> dic
         "cnn state planes": tables * (N_PLANES + f1) * PLANE,
         "cnn candidates": nbytes(candidates, 6 * 8),  # row, kind, raise_to, added, pattern, score
         "cnn chunk activations": nbytes((min(SCORE_CHUNK, candidates), maps), 4),
-        "cnn remembered decisions": len(configs) * min(2 * hands, MEMO_LIMIT) * MEMO_ENTRY_BYTES,
+        "cnn remembered decisions": len(configs)
+        * min(ACTIONS_PER_HAND * hands, MEMO_LIMIT)
+        * MEMO_ENTRY_BYTES,
     }
 
 
@@ -298,18 +300,10 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
             rec = HandRecords(*(saved[f] for f in RECORD_FIELDS))
             bar.advance(len(rec.payoff))
         else:
-            rec = play(
-                rules,
-                (players[i], players[j]),
-                deals,
-                seed=params.seed,
-                first_deal=idx * deals,
-                n_threads=os.cpu_count() or 1,
-                on_hands=bar.advance,
-                batch_deals=bar_batch(deals),
-            )
+            rec = _play_pairing(rules, players, (i, j), deals, params.seed, idx * deals, bar)
             rec.seat_player = np.where(rec.seat_player == 0, i, j).astype(np.int8)
             ctx.writer.save_checkpoint(f"pair{idx}", {f: getattr(rec, f) for f in RECORD_FIELDS})
+            _log_scoring(ctx, "nlhe-histories", labels, players, (i, j))
         parts.append(rec)
         pair_of_hand.append(np.full(len(rec.payoff), idx, np.int16))
         first_player_chips = np.where(rec.seat_player[:, 0] == i, rec.payoff, -rec.payoff)
@@ -336,6 +330,50 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
         "fold_call_raise": [round(float(m), 4) for m in mix],
         "bb_per_hand_first_vs_second": stats,
     }
+
+
+def _play_pairing(
+    rules: Rules,
+    players: list[Player],
+    seats: tuple[int, int],
+    deals: int,
+    seed: int,
+    first_deal: int,
+    bar: Any,
+) -> HandRecords:
+    """One pairing's duplicate deals; CNNs start it remembering no decision, so a pairing's
+    hands are the same whether or not a resumed run played the ones before it."""
+    for k in seats:
+        player = players[k]
+        if isinstance(player, CnnPlayer):
+            player.forget()
+    return play(
+        rules,
+        (players[seats[0]], players[seats[1]]),
+        deals,
+        seed=seed,
+        first_deal=first_deal,
+        n_threads=os.cpu_count() or 1,
+        on_hands=bar.advance,
+        batch_deals=bar_batch(deals),
+    )
+
+
+def _log_scoring(
+    ctx: StageContext,
+    stage_name: str,
+    labels: list[str],
+    players: list[Player],
+    seats: tuple[int, int],
+) -> None:
+    """How the CNNs of a pairing have scored so far: decisions, candidates, remembered ones."""
+    for k in sorted(set(seats)):
+        p = players[k]
+        if isinstance(p, CnnPlayer) and p.decisions:
+            ctx.log(
+                f"{stage_name}: {labels[k]} so far: {p.decisions:,} decisions "
+                f"({p.remembered / p.decisions:.1%} remembered), {p.scored:,} candidates scored"
+            )
 
 
 def _write(writer: Any, name: str, data: np.ndarray) -> None:
@@ -377,7 +415,7 @@ def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> 
         "tables": _tables_bytes(rules, deals, threads),
         # writing: hand starts, pairing ids (list and array), the int32 copy of the actions
         "write copies": nbytes(hands, 8 + 2 + 2) + stored["actions"],
-        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), max(deals, 1)), params.hands),
+        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), max(deals, 1)), 2 * deals),
     }
     return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
 
@@ -672,33 +710,28 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
     bar = ctx.progress.start("league hands", len(pairs) * 2 * deals)
     for idx, (i, j) in enumerate(pairs):
         t0 = time.perf_counter()
-        saved = ctx.writer.load_checkpoint(f"pair{idx}")
-        if saved is not None:  # a killed league resumes after its last finished pairing
-            rec = HandRecords(*(saved[f] for f in RECORD_FIELDS))
-            bar.advance(len(rec.payoff))
+        result = ctx.writer.load_checkpoint(f"pair{idx}")
+        if result is not None:  # a killed league resumes after its last finished pairing
+            bar.advance(int(result["hands"]))
         else:
-            rec = play(
-                rules,
-                (players[i], players[j]),
-                deals,
-                seed=params.seed,
-                n_threads=os.cpu_count() or 1,
-                on_hands=bar.advance,
-                batch_deals=bar_batch(deals),
-            )
-            ctx.writer.save_checkpoint(f"pair{idx}", {f: getattr(rec, f) for f in RECORD_FIELDS})
-        mean, half = duplicate_mean(rec.player_payoff(), rules.big_blind)
+            rec = _play_pairing(rules, players, (i, j), deals, params.seed, 0, bar)
+            mean, half = duplicate_mean(rec.player_payoff(), rules.big_blind)
+            starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
+            who = np.where(rec.seat_player == 0, i, j).astype(np.int64)
+            m, s = action_profile(who, starts, rec.actions, rules.blind, rules.stack, n)
+            result = {"mean": np.array(mean), "half": np.array(half),
+                      "hands": np.array(len(rec.payoff)), "mix": m, "sizes": s}  # fmt: skip
+            ctx.writer.save_checkpoint(f"pair{idx}", result)
+            _log_scoring(ctx, "nlhe-league", labels, players, (i, j))
+        mean, half = float(result["mean"]), float(result["half"])
         table[i, j], table[j, i] = mean, -mean
         ci[i, j] = ci[j, i] = half
-        hands[i, j] = hands[j, i] = len(rec.payoff)
-        starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
-        who = np.where(rec.seat_player == 0, i, j).astype(np.int64)
-        m, s = action_profile(who, starts, rec.actions, rules.blind, rules.stack, n)
-        mix += m
-        sizes += s
+        hands[i, j] = hands[j, i] = int(result["hands"])
+        mix += result["mix"]
+        sizes += result["sizes"]
         ctx.log(
             f"nlhe-league: {labels[i]} vs {labels[j]}: {mean:+.3f} ± {half:.3f} BB/hand over "
-            f"{len(rec.payoff):,} hands ({time.perf_counter() - t0:.1f} s)"
+            f"{int(result['hands']):,} hands ({time.perf_counter() - t0:.1f} s)"
         )
     bar.close()
     w = ctx.writer
@@ -745,7 +778,7 @@ def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footpr
         "records": (2 if n <= 2 else 3) * hands * _hand_bytes(rules),
         "action profile": nbytes(hands, 2 * 8 + 8),  # int64 player per seat, hand starts
         "tables": _tables_bytes(rules, deals, threads),
-        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), deals), hands * (n - 1)),
+        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), deals), hands),
     }
     stored = {"tables": nbytes((3, n, n), 8), "profiles": nbytes((n, 3 + 5), 8)}
     return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)

@@ -10,6 +10,7 @@ output, ReLU everywhere else (`filters` and `kernel` are options: the paper's fu
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -238,24 +239,23 @@ class _Crop:
     """Which columns of the second convolution depend on a candidate at all.
 
     Every plane is zero outside its 13x4 card matrix (columns COL0..COL0+3), so a first-layer
-    response more than `pad` columns away from it is the bias alone, and a second-layer
-    response more than `2 pad` away is the same for every input. After the pool only the
-    columns `pooled` differ between candidates: the second convolution is computed on those
-    (from first-layer columns `first`), the others are copied from a zero input's maps.
+    response more than `pad1` columns away from it is the bias alone, and a second-layer
+    response more than `pad1 + pad2` away is the same for every input. After the pool only
+    the columns `pooled` differ between candidates: the second convolution is computed on
+    those (from first-layer columns `first`), the others are copied from a zero input's maps.
     """
 
     first: slice  # first-layer columns the second convolution reads
     pooled: slice  # pooled columns that depend on the input
 
     @staticmethod
-    def of(kernel: int) -> _Crop | None:
-        """The crop for a kernel size, or None where it would reach past the plane."""
-        pad = kernel // 2
-        half = SIZE // 2
-        lo = max((COL0 - 2 * pad) // 2, 0)
-        hi = min((COL0 + 3 + 2 * pad) // 2, half - 1)
-        first_lo, first_hi = 2 * lo - pad, 2 * hi + 1 + pad
-        if first_lo < 0 or first_hi > SIZE - 1 or (lo, hi) == (0, half - 1):
+    def of(pad1: int, pad2: int) -> _Crop | None:
+        """The crop for the two convolutions' paddings; None where the varying columns would
+        need first-layer columns past the plane's edge (kernels of 7 and more): no saving."""
+        lo = (COL0 - pad1 - pad2) // 2
+        hi = (COL0 + 3 + pad1 + pad2) // 2
+        first_lo, first_hi = 2 * lo - pad2, 2 * hi + 1 + pad2
+        if first_lo < 0 or first_hi > SIZE - 1:
             return None
         return _Crop(slice(first_lo, first_hi + 1), slice(lo, hi + 1))
 
@@ -298,7 +298,7 @@ class CnnPlayer:
         assert isinstance(conv1, nn.Conv2d) and isinstance(conv2, nn.Conv2d)
         self.conv1 = conv1
         self.conv2 = conv2
-        self.crop = _Crop.of(conv2.kernel_size[0])
+        self.crop = _Crop.of(int(conv1.padding[0]), int(conv2.padding[0]))
         planes = np.zeros((N_PATTERNS, N_PLANES, SIZE, SIZE), np.float32)
         for kind in range(3):
             for count in range(THERMO_CELLS + 1):
@@ -311,12 +311,18 @@ class CnnPlayer:
             zero = torch.zeros((1, N_PLANES, SIZE, SIZE), device=device)
             self.zero_pooled = self.model.features[:5](zero)  # the columns no input changes
         # Compiled (inductor, weights frozen): ReLUs and pools fused into their neighbours.
-        # Scores change in the last bits only; compiling costs 10-20 s once per process.
+        # Scores change in the last bits only; compiling costs 10-20 s once per player.
         self._rest: Callable[..., torch.Tensor] = self._rest_of_network
         if compiled:
             self._rest = torch.compile(  # type: ignore[assignment]
                 self._rest_of_network, dynamic=True, options={"freezing": True}
             )
+
+    def forget(self) -> None:
+        """Empty the memory of preflop decisions, so that a match's decisions never depend
+        on what this player scored before it (scores move with batching in the last bits)."""
+        if self.memo is not None:
+            self.memo.clear()
 
     def _first_columns(self, maps: torch.Tensor) -> torch.Tensor:
         """The first-layer columns the second convolution reads, channels-last."""
@@ -356,8 +362,9 @@ class CnnPlayer:
             offset[follower] = offset[scorer]
         if self.memo is not None:
             for key, scorer in first.items():
-                if len(self.memo) < MEMO_LIMIT:
-                    self.memo[key] = int(offset[scorer])
+                if len(self.memo) >= MEMO_LIMIT:
+                    break
+                self.memo[key] = int(offset[scorer])
         self.remembered += n - len(todo)
         best = start[:n] + offset
         self.decisions += n
@@ -428,9 +435,22 @@ class CnnPlayer:
                 b = min(a + self.max_candidates, m)
                 h = s1.index_select(0, rows[a:b])
                 h.add_(self.patterns.index_select(0, pats[a:b]))
-                out = self._rest(h.relu_())
+                out = self._rest_checked(h.relu_())
                 scores[a:b] = out.float().cpu().numpy()
         return scores
+
+    def _rest_checked(self, h: torch.Tensor) -> torch.Tensor:
+        """`_rest`, falling back to eager scoring where torch.compile cannot build (it needs
+        a C++ compiler on a CPU)."""
+        try:
+            return self._rest(h)
+        except Exception as exc:
+            if self._rest == self._rest_of_network:
+                raise
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            warnings.warn(f"torch.compile failed ({first_line}); scoring without it", stacklevel=2)
+            self._rest = self._rest_of_network
+            return self._rest(h)
 
     def _rest_of_network(self, h: torch.Tensor) -> torch.Tensor:
         """Scores from the first layer's output `h` (after its ReLU)."""

@@ -15,7 +15,7 @@ _NLHE = {
     "paper": (200_000, 200_000, {"epochs": 3, **_NLHE_NET}, 100_000),
 }
 NLHE_GENERATIONS = 3
-# Presets whose players score through torch.compile (not tiny: its compile would outlast it).
+# Presets whose CNNs score through torch.compile (not tiny: compiling would outlast its games).
 _COMPILED = ("small", "paper")
 
 
@@ -41,7 +41,7 @@ NLHE_CNN = FlowSpec(
                     "players": ["heuristic"],
                     "hands": first if g == 1 else later,
                     "seed": g,
-                    **({"compiled": True} if name in _COMPILED else {}),
+                    **({"compiled": True} if name in _COMPILED and g > 1 else {}),
                 }
                 for g in range(1, NLHE_GENERATIONS + 1)
             },
