@@ -326,22 +326,28 @@ def train(samples: int, device: str) -> dict[str, float]:
 
     data = Samples(_Hist(), canonical=False)  # type: ignore[arg-type]
     ids = np.arange(min(samples, len(data)))
-    torch.manual_seed(0)
-    model = PokerCNN(NetConfig()).to(device)
-    opt = make_optimiser(model)
-    train_epoch(model, opt, data.batch, ids[:512], 128, seed=0, device=device)  # warm up
-    t0 = time.perf_counter()
-    train_epoch(model, opt, data.batch, ids, 128, seed=1, device=device)
-    dt = time.perf_counter() - t0
+    rates = {}
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = PokerCNN(NetConfig()).to(device)
+        opt = make_optimiser(model)
+        net = torch.compile(model) if compiled else model
+        train_epoch(net, opt, data.batch, ids[:512], 128, seed=0, device=device)  # warm up
+        t0 = time.perf_counter()
+        loss = train_epoch(net, opt, data.batch, ids, 128, seed=1, device=device)
+        rates[compiled] = len(ids) / (time.perf_counter() - t0)
+        print(
+            f"training on {device}{', torch.compile' if compiled else ''}: {len(ids):,} samples "
+            f"= {rates[compiled]:,.0f} samples/s, mean loss {loss:.6f}"
+        )
+    print(f"torch.compile: {rates[True] / rates[False]:.2f}x eager")
+    dt = len(ids) / rates[False]
     t0 = time.perf_counter()
     for b in range(0, len(ids), 128):
         data.batch(ids[b : b + 128])
     encode_s = time.perf_counter() - t0
     rate = len(ids) / dt
-    print(
-        f"training on {device}: {len(ids):,} samples in {dt:.1f} s = {rate:,.0f} samples/s "
-        f"(encoding alone {len(ids) / encode_s:,.0f} samples/s)"
-    )
+    print(f"encoding alone: {len(ids) / encode_s:,.0f} samples/s")
     return {"samples_per_s": rate}
 
 
@@ -377,7 +383,10 @@ def project(sp: dict[str, float], cn: dict[str, float], tr: dict[str, float]) ->
 def main() -> None:
     """Run the chosen measurements."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("what", choices=("selfplay", "cnn", "scoring", "train", "all", "variants"))
+    parser.add_argument(
+        "what",
+        choices=("selfplay", "cnn", "scoring", "quantized", "train", "all", "variants"),
+    )
     parser.add_argument("--reference", help="scoring: another engines/nlhe/net.py to time")
     parser.add_argument("--network", default="", help="scoring: an nlhe-train key in --store")
     parser.add_argument("--store", default="/tmp/nlhe_variants")
