@@ -312,6 +312,18 @@ def _checksums(store: ArtifactStore, key: str) -> dict[str, str]:
     return {n: a["checksum"] for n, a in store.open(key).meta["arrays"].items()}
 
 
+def _killed_on_call(real, n: int, calls: list[int]):
+    """`real`, except that its n-th call (counted in `calls`) raises as a kill would."""
+
+    def dying(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == n:
+            raise KeyboardInterrupt("killed")
+        return real(*args, **kwargs)
+
+    return dying
+
+
 def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypatch):
     """Killed after its first pairing, a rerun resumes from the pairing checkpoint; the records
     equal the uninterrupted run's (CNN decisions and the counter-based deals are deterministic)."""
@@ -320,15 +332,7 @@ def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypat
     store, _h1, g1, h2 = tiny_chain
     want = _checksums(store, h2)
     real_play = stage.play
-    calls = []
-
-    def dying_play(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed")
-        return real_play(*args, **kwargs)
-
-    monkeypatch.setattr(stage, "play", dying_play)
+    monkeypatch.setattr(stage, "play", _killed_on_call(real_play, 2, []))
     params = {"hands": 600, "seed": 2}
     store.remove(h2, force=True)
     with pytest.raises(KeyboardInterrupt):
@@ -347,15 +351,8 @@ def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path,
     whole = run_stage("nlhe-train", params, {"histories": h1}, store=store, log=lambda m: None)
     want = _checksums(store, whole.key)
     real = stage.evaluate_loss
-    calls = []
-
-    def dying(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:  # epoch 2's validation: epoch 1 is checkpointed
-            raise KeyboardInterrupt("killed")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(stage, "evaluate_loss", dying)
+    # killed in epoch 2's validation: epoch 1 is checkpointed
+    monkeypatch.setattr(stage, "evaluate_loss", _killed_on_call(real, 2, []))
     store.remove(whole.key, force=True)
     with pytest.raises(KeyboardInterrupt):
         run_stage("nlhe-train", params, {"histories": h1}, store=store)
@@ -377,16 +374,8 @@ def test_league_resumes_after_a_kill_from_its_finished_pairings(tiny_chain, monk
     params = {"hands": 200, "seed": 9}
     whole = run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
     want = _checksums(store, whole.key)
-    real_play = stage.play
-    calls = []
-
-    def dying_play(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt("killed")
-        return real_play(*args, **kwargs)
-
-    monkeypatch.setattr(stage, "play", dying_play)
+    calls: list[int] = []
+    monkeypatch.setattr(stage, "play", _killed_on_call(stage.play, 3, calls))
     store.remove(whole.key, force=True)
     with pytest.raises(KeyboardInterrupt):
         run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
