@@ -365,6 +365,14 @@ class ArtifactWriter:
         with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             return {k: saved[k] for k in saved.files}
 
+    def has_checkpoint(self, name: str) -> bool:
+        """Whether `save_checkpoint` saved `name` (in this or a killed writer)."""
+        return self.store.files.exists(f"{self._partial}/{CHECKPOINT_DIR}/{name}.npz")
+
+    def remove_checkpoint(self, name: str) -> None:
+        """Drop state saved by `save_checkpoint` once a later checkpoint supersedes it."""
+        self.store.files.remove(f"{self._partial}/{CHECKPOINT_DIR}/{name}.npz")
+
     def clear_done(self, name: str) -> None:
         """Forget finished-chunk records of one array."""
         self.store.files.remove_tree(self.build.done_dir(name))

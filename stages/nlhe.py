@@ -44,6 +44,7 @@ from gameforge.engines.nlhe.net import (
     MAX_CANDIDATES,
     MEMO_ENTRY_BYTES,
     MEMO_LIMIT,
+    MEMORY_FIELDS,
     N_PATTERNS,
     CnnPlayer,
     NetConfig,
@@ -300,7 +301,9 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
             rec = HandRecords(*(saved[f] for f in RECORD_FIELDS))
             bar.advance(len(rec.payoff))
         else:
-            rec = _play_pairing(rules, players, (i, j), deals, params.seed, idx * deals, bar)
+            rec = _play_pairing(
+                ctx, f"pair{idx}", rules, players, (i, j), deals, params.seed, idx * deals, bar
+            )
             rec.seat_player = np.where(rec.seat_player == 0, i, j).astype(np.int8)
             ctx.writer.save_checkpoint(f"pair{idx}", {f: getattr(rec, f) for f in RECORD_FIELDS})
             _log_scoring(ctx, "nlhe-histories", labels, players, (i, j))
@@ -333,6 +336,8 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
 
 
 def _play_pairing(
+    ctx: StageContext,
+    name: str,
     rules: Rules,
     players: list[Player],
     seats: tuple[int, int],
@@ -341,22 +346,67 @@ def _play_pairing(
     first_deal: int,
     bar: Any,
 ) -> HandRecords:
-    """One pairing's duplicate deals; CNNs start it remembering no decision, so a pairing's
-    hands are the same whether or not a resumed run played the ones before it."""
-    for k in seats:
+    """One pairing's duplicate deals, in blocks of `bar_batch` deals.
+
+    CNNs start the pairing remembering no decision, so its hands are the same whether or not a
+    resumed run played the pairings before it. Where a CNN plays, every block's records and the
+    CNNs' memories after it are checkpointed (`name`.block<b>, `name`.memory<b>): a pairing can
+    take hours at the paper's scale, and a killed one resumes after its last finished block
+    with exactly the memories an uninterrupted run would have there.
+    """
+    pair = (players[seats[0]], players[seats[1]])
+    cnns: dict[int, CnnPlayer] = {}
+    for k in sorted(set(seats)):
         player = players[k]
         if isinstance(player, CnnPlayer):
-            player.forget()
-    return play(
-        rules,
-        (players[seats[0]], players[seats[1]]),
-        deals,
-        seed=seed,
-        first_deal=first_deal,
-        n_threads=os.cpu_count() or 1,
-        on_hands=bar.advance,
-        batch_deals=bar_batch(deals),
-    )
+            cnns[k] = player
+    for cnn in cnns.values():
+        cnn.forget()
+    block = bar_batch(deals)
+    if not cnns:  # built-in players: seconds, on every core
+        return play(
+            rules, pair, deals, seed=seed, first_deal=first_deal, n_threads=os.cpu_count() or 1,
+            on_hands=bar.advance, batch_deals=block,
+        )  # fmt: skip
+    starts = range(0, deals, block)
+    done = _finished_blocks(ctx, name, len(starts))
+    parts = []
+    for b, start in enumerate(starts):
+        if b < done:
+            saved = ctx.writer.load_checkpoint(f"{name}.block{b}")
+            assert saved is not None  # _finished_blocks found it
+            parts.append(HandRecords(*(saved[f] for f in RECORD_FIELDS)))
+            bar.advance(len(parts[-1].payoff))
+            continue
+        if b == done and b > 0:
+            memories = ctx.writer.load_checkpoint(f"{name}.memory{b - 1}")
+            assert memories is not None
+            for k, cnn in cnns.items():
+                cnn.recall({f: memories[f"{k}.{f}"] for f in MEMORY_FIELDS})
+        size = min(block, deals - start)
+        rec = play(
+            rules, pair, size, seed=seed, first_deal=first_deal + start, on_hands=bar.advance,
+            batch_deals=size,
+        )  # fmt: skip
+        ctx.writer.save_checkpoint(f"{name}.block{b}", {f: getattr(rec, f) for f in RECORD_FIELDS})
+        memories = {
+            f"{k}.{f}": value for k, cnn in cnns.items() for f, value in cnn.memory().items()
+        }
+        ctx.writer.save_checkpoint(f"{name}.memory{b}", memories)
+        if b > 0:
+            ctx.writer.remove_checkpoint(f"{name}.memory{b - 1}")
+        parts.append(rec)
+    return HandRecords.concat(parts)
+
+
+def _finished_blocks(ctx: StageContext, name: str, n_blocks: int) -> int:
+    """How many leading blocks of a pairing a killed run finished: their records and the
+    memories after the last of them are checkpointed."""
+    for b in range(n_blocks - 1, -1, -1):
+        saved = ctx.writer.has_checkpoint
+        if saved(f"{name}.memory{b}") and all(saved(f"{name}.block{c}") for c in range(b + 1)):
+            return b + 1
+    return 0
 
 
 def _log_scoring(
@@ -673,9 +723,9 @@ class LeagueParams(RosterParams):
 
 
 def bar_batch(deals: int) -> int:
-    """Deals per batch of `play`: small enough that the hand bar moves about 16 times per
-    pairing, large enough (256) to keep the networks' batched inference efficient. Results do
-    not depend on it."""
+    """Deals per batch of `play` and per checkpointed block of a CNN pairing: small enough that
+    the hand bar moves (and a pairing checkpoints) about 16 times per pairing, large enough
+    (256) to keep the networks' batched inference efficient. Results do not depend on it."""
     return int(min(4096, max(256, deals // 16)))
 
 
@@ -714,7 +764,8 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
         if result is not None:  # a killed league resumes after its last finished pairing
             bar.advance(int(result["hands"]))
         else:
-            rec = _play_pairing(rules, players, (i, j), deals, params.seed, 0, bar)
+            name = f"pair{idx}"
+            rec = _play_pairing(ctx, name, rules, players, (i, j), deals, params.seed, 0, bar)
             mean, half = duplicate_mean(rec.player_payoff(), rules.big_blind)
             starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
             who = np.where(rec.seat_player == 0, i, j).astype(np.int64)

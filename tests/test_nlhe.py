@@ -244,6 +244,24 @@ def test_remembered_preflop_decisions_play_exactly_as_scored_ones():
     assert remembering.scored < plain.scored
 
 
+def test_a_recalled_memory_continues_as_the_original_player():
+    """A fresh player given another's memory (as a resumed pairing is) plays the next deals
+    exactly as the original does, remembering the same decisions."""
+    torch.manual_seed(4)
+    model = PokerCNN(NetConfig(filters=(4, 8), kernel=3, dense=16)).eval()
+    original = CnnPlayer(model)
+    nl.play(RULES, (original, nl.HEURISTIC), 300, seed=5, batch_deals=60)
+    saved = original.memory()
+    assert len(saved["memo_keys"]) > 0 and saved["counters"][0] == original.decisions
+    resumed = CnnPlayer(model)
+    resumed.recall(saved)
+    a = nl.play(RULES, (original, nl.HEURISTIC), 300, seed=5, first_deal=300, batch_deals=60)
+    b = nl.play(RULES, (resumed, nl.HEURISTIC), 300, seed=5, first_deal=300, batch_deals=60)
+    assert np.array_equal(a.actions, b.actions) and np.array_equal(a.payoff, b.payoff)
+    assert resumed.remembered == original.remembered > saved["counters"][2]
+    assert resumed.memo == original.memo
+
+
 @pytest.mark.slow
 def test_compiled_scores_equal_the_eager_ones():
     """torch.compile (as the small and paper presets score) moves scores in the last bits."""
@@ -341,6 +359,33 @@ def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypat
     run = run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store)
     assert run.key == h2 and store.open(h2).meta["resumed"]
     assert _checksums(store, h2) == want
+
+
+def test_histories_resume_inside_a_pairing_from_its_last_block(tiny_chain, monkeypatch):
+    """Killed in the middle of a CNN pairing, a rerun replays only the blocks after the last
+    checkpointed one, with the CNN's memory as it was there, and writes the same records."""
+    import gameforge.stages.nlhe as stage
+
+    store, _h1, g1, _h2 = tiny_chain
+    monkeypatch.setattr(stage, "bar_batch", lambda deals: 40)  # 100 deals: blocks of 40, 40, 20
+    params = {"hands": 600, "seed": 7}
+    logs: list[str] = []
+    whole = run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store, log=logs.append)
+    want = _checksums(store, whole.key)
+    want_tally = [m for m in logs if "so far" in m][-1]
+    calls: list[int] = []
+    # calls: heuristic self-play (1), heuristic vs CNN (2-4), CNN self-play (5-7): die in 6
+    monkeypatch.setattr(stage, "play", _killed_on_call(stage.play, 6, calls))
+    store.remove(whole.key, force=True)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store, log=lambda m: None)
+    calls.clear()
+    logs.clear()
+    again = run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store, log=logs.append)
+    assert len(calls) == 2  # the CNN self-play pairing's second and third blocks
+    assert _checksums(store, again.key) == want
+    # the CNN's tally (decisions, remembered, scored) was recalled with its memory
+    assert [m for m in logs if "so far" in m] == [want_tally]
 
 
 def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path, monkeypatch):

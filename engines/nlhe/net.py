@@ -231,7 +231,9 @@ def encode_tables(
 
 N_PATTERNS = 3 * (THERMO_CELLS + 1)  # (action type, thermometer count) of a candidate
 MEMO_LIMIT = 1 << 18  # preflop decisions a player remembers
-MEMO_ENTRY_BYTES = 128  # one remembered decision: a 16-byte digest as a dict key, an offset
+MEMO_KEY_BYTES = 16  # a decision's blake2b digest
+MEMORY_FIELDS = ("memo_keys", "memo_offsets", "counters")  # what `CnnPlayer.memory` saves
+MEMO_ENTRY_BYTES = 128  # one remembered decision: its digest as a dict key, an offset
 
 
 @dataclass(frozen=True)
@@ -323,6 +325,23 @@ class CnnPlayer:
         on what this player scored before it (scores move with batching in the last bits)."""
         if self.memo is not None:
             self.memo.clear()
+
+    def memory(self) -> dict[str, np.ndarray]:
+        """The remembered preflop decisions and the counters, as arrays for a checkpoint."""
+        memo = self.memo or {}
+        keys = np.frombuffer(b"".join(memo), np.uint8).reshape(len(memo), MEMO_KEY_BYTES)
+        return {
+            "memo_keys": keys,
+            "memo_offsets": np.fromiter(memo.values(), np.int64, len(memo)),
+            "counters": np.array([self.decisions, self.scored, self.remembered], np.int64),
+        }
+
+    def recall(self, saved: dict[str, np.ndarray]) -> None:
+        """Continue from what `memory` saved: the same decisions remembered, in the same order."""
+        if self.memo is not None:
+            keys = saved["memo_keys"]
+            self.memo = dict(zip((k.tobytes() for k in keys), saved["memo_offsets"].tolist()))
+        self.decisions, self.scored, self.remembered = (int(c) for c in saved["counters"])
 
     def _first_columns(self, maps: torch.Tensor) -> torch.Tensor:
         """The first-layer columns the second convolution reads, channels-last."""
@@ -473,7 +492,7 @@ class CnnPlayer:
 
 def _memo_key(state: np.ndarray, patterns: np.ndarray) -> bytes:
     """A digest of a decision: the state planes and the candidates' (type, chips) patterns."""
-    h = hashlib.blake2b(state[:CAND_TYPE].tobytes(), digest_size=16)
+    h = hashlib.blake2b(state[:CAND_TYPE].tobytes(), digest_size=MEMO_KEY_BYTES)
     h.update(patterns.tobytes())
     return h.digest()
 
