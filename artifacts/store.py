@@ -55,6 +55,7 @@ GROUP_FILE = "zarr.json"
 OBJECTS, PARTIAL, LOCKS, TRUST = "objects", "partial", "locks", "trust"
 DONE_DIR = "done"
 CHECKPOINT_DIR = "checkpoints"
+ATTEMPTS_FILE = "attempts.json"  # beside the checkpoints: each build process's time so far
 LEGACY_DATA_DIR = "data"  # where builds lived before they moved in place (never resumed)
 DEFAULT_STORE = "store"
 
@@ -280,6 +281,7 @@ class ArtifactWriter:
             # a build from before in-place builds: its chunk markers describe other files
             files.remove_tree(self._partial)
         self.resumed = bool(self.array_names()) or files.exists(self._partial)
+        self._earlier = self._earlier_attempts()
 
     def array_url(self, name: str) -> str:
         """The address of one array being written (for zarr in a worker process)."""
@@ -355,6 +357,41 @@ class ArtifactWriter:
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)  # type: ignore[arg-type]
         self.store.files.write(f"{self._partial}/{CHECKPOINT_DIR}/{name}.npz", buffer.getvalue())
+        self._record_attempt()
+
+    def _this_attempt(self) -> dict[str, Any]:
+        return {
+            "host": socket.gethostname(),
+            "started": datetime.fromtimestamp(self.started, UTC).isoformat(timespec="seconds"),
+            "wall_s": round(time.time() - self.started, 3),
+            "cpu_s": round(time.process_time() - self._cpu_started, 3),
+        }
+
+    def _earlier_attempts(self) -> list[dict[str, Any]]:
+        """Killed builds' times, each up to its last checkpoint (the work kept)."""
+        try:
+            data = self.store.files.read_bytes(f"{self._partial}/{ATTEMPTS_FILE}")
+        except FileNotFoundError:
+            return []
+        return list(json.loads(data))
+
+    def _record_attempt(self) -> None:
+        """Note this build's time so far beside its checkpoints, so that a build resumed over
+        several sessions reports the time of all of them."""
+        attempts = [*self._earlier, self._this_attempt()]
+        self.store.files.write(f"{self._partial}/{ATTEMPTS_FILE}", json.dumps(attempts).encode())
+
+    def _all_attempts(self) -> dict[str, Any]:
+        """For a build resumed from checkpoints: how many processes built it and their summed
+        wall and CPU seconds (killed ones counted to their last checkpoint); else nothing."""
+        if not self._earlier:
+            return {}
+        attempts = [*self._earlier, self._this_attempt()]
+        return {
+            "attempts": len(attempts),
+            "wall_s_all_attempts": round(sum(a["wall_s"] for a in attempts), 3),
+            "cpu_s_all_attempts": round(sum(a["cpu_s"] for a in attempts), 3),
+        }
 
     def load_checkpoint(self, name: str) -> dict[str, np.ndarray] | None:
         """State saved by `save_checkpoint` (by this or a killed writer), or None."""
@@ -415,6 +452,7 @@ class ArtifactWriter:
                     "wall_s": round(finished - self.started, 3),
                     # this process's threads (a local Dask cluster's too), not other processes'
                     "cpu_s": round(time.process_time() - self._cpu_started, 3),
+                    **self._all_attempts(),
                 },
             }
         )

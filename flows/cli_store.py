@@ -158,9 +158,16 @@ def artifacts_show(
 
 
 def _built_line(provenance: dict[str, Any]) -> str:
+    resumed = ""
+    if "attempts" in provenance:
+        resumed = (
+            f"; {provenance['attempts']} attempts: wall {provenance['wall_s_all_attempts']} s, "
+            f"CPU {provenance['cpu_s_all_attempts']} s in all, each killed one to its last "
+            "checkpoint"
+        )
     return (
         f"built {provenance.get('started')} -> {provenance.get('finished')} "
-        f"(wall {provenance.get('wall_s')} s, CPU {provenance.get('cpu_s')} s) on "
+        f"(wall {provenance.get('wall_s')} s, CPU {provenance.get('cpu_s')} s{resumed}) on "
         f"{provenance.get('host')}, gameforge {provenance.get('gameforge_version')}, "
         f"code {provenance.get('code_version')}"
     )

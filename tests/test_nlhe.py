@@ -373,6 +373,7 @@ def test_histories_resume_inside_a_pairing_from_its_last_block(tiny_chain, monke
     whole = run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store, log=logs.append)
     want = _checksums(store, whole.key)
     want_tally = [m for m in logs if "so far" in m][-1]
+    whole_built = store.open(whole.key).meta["provenance"]
     calls: list[int] = []
     # calls: heuristic self-play (1), heuristic vs CNN (2-4), CNN self-play (5-7): die in 6
     monkeypatch.setattr(stage, "play", _killed_on_call(stage.play, 6, calls))
@@ -386,6 +387,11 @@ def test_histories_resume_inside_a_pairing_from_its_last_block(tiny_chain, monke
     assert _checksums(store, again.key) == want
     # the CNN's tally (decisions, remembered, scored) was recalled with its memory
     assert [m for m in logs if "so far" in m] == [want_tally]
+    # the killed process's time, to its last checkpoint, counts in the stage's time
+    built = store.open(again.key).meta["provenance"]
+    assert built["attempts"] == 2
+    assert built["wall_s"] < built["wall_s_all_attempts"] < built["wall_s"] + 120
+    assert "attempts" not in whole_built  # one process built the uninterrupted run
 
 
 def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path, monkeypatch):
