@@ -9,11 +9,14 @@
     .venv/bin/python bench/bench_nlhe.py all
     .venv/bin/python bench/bench_nlhe.py variants [--hands 8000,3000] [--league-hands 2000]
         [--variants "paper settings,3x3 filters"] [--seeds 3]
+    .venv/bin/python bench/bench_nlhe.py report --store S [--network NLHE_LEAGUE_KEY]
 
 `selfplay` is compared in the same run with OpenSpiel's universal_poker on the same ACPC game
 (random play stepped from Python: the reference's own speed of dealing and applying actions).
 `cnn` compares the split-first-convolution scorer with scoring every candidate's full planes.
 `all` runs the three and projects the `paper` preset of `nlhe-cnn` from the measured rates.
+`report` prints a stored `nlhe-cnn` league beside the paper's table (markdown), the players'
+action mix and raise sizes, and the time of every stage behind it (all attempts of a resumed one).
 """
 
 from __future__ import annotations
@@ -385,10 +388,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         "what",
-        choices=("selfplay", "cnn", "scoring", "quantized", "train", "all", "variants"),
+        choices=("selfplay", "cnn", "scoring", "quantized", "train", "all", "variants", "report"),
     )
     parser.add_argument("--reference", help="scoring: another engines/nlhe/net.py to time")
-    parser.add_argument("--network", default="", help="scoring: an nlhe-train key in --store")
+    parser.add_argument(
+        "--network", default="", help="scoring: an nlhe-train key in --store; report: a league"
+    )
     parser.add_argument("--store", default="/tmp/nlhe_variants")
     parser.add_argument("--hands", default="8000,3000", help="variants: gen-1, later hands")
     parser.add_argument("--epochs", type=int, default=2)
@@ -416,6 +421,8 @@ def main() -> None:
         quantized(args.deals or 300, args.store, args.network)
     elif args.what == "train":
         train(args.samples, args.device)
+    elif args.what == "report":
+        report(args.store, args.network)
     elif args.what == "variants":
         first, later = (int(x) for x in args.hands.split(","))
         names = [v.strip() for v in args.variants.split(",") if v.strip()] or list(VARIANTS)
@@ -425,6 +432,82 @@ def main() -> None:
         cn = cnn(500)
         tr = train(args.samples, args.device)
         project(sp, cn, tr)
+
+
+# The paper's league (Hwang & Kaneko 2016, Table 3): row player's mean BB per hand.
+PAPER_PLAYERS = ("random", "heuristic", "CNN-1g", "CNN-2g", "CNN-3g")
+PAPER_TABLE = np.array([
+    [0.0, -6.82, 0.78, 0.10, -0.58],
+    [6.82, 0.0, 3.57, 3.74, 7.86],
+    [-0.78, -3.57, 0.0, -0.28, -2.35],
+    [-0.10, -3.74, 0.28, 0.0, -5.32],
+    [0.58, -7.86, 2.35, 5.32, 0.0],
+])  # fmt: skip
+
+
+def report(store_root: str, league_key: str) -> None:
+    """A stored league (the newest `nlhe-league` in the store by default) beside the paper's."""
+    from gameforge.artifacts import ArtifactStore
+
+    store = ArtifactStore(store_root)
+    if not league_key:
+        stored: list[str] = store.keys()
+        leagues = sorted(
+            (store.open(k) for k in stored if k.startswith("nlhe-league-")),
+            key=lambda a: a.meta["finished"],
+        )
+        if not leagues:
+            raise SystemExit(f"no nlhe-league artifact in {store_root}")
+        league_key = leagues[-1].key
+    art = store.open(league_key)
+    labels = art.meta["summary"]["players"]
+    table = np.asarray(art["bb_per_hand"][:])
+    ci = np.asarray(art["ci95"][:])
+    hands = np.asarray(art["hands"][:])
+    print(f"{league_key}: {int(hands[0, 1]):,} hands per pairing; each cell: this run's row "
+          f"player's BB/hand ± 95%, then the paper's\n")  # fmt: skip
+    print("| | " + " | ".join(labels) + " |")
+    print("|---|" + "---:|" * len(labels))
+    for i, row in enumerate(labels):
+        cells = []
+        for j, col in enumerate(labels):
+            paper = ""
+            if row in PAPER_PLAYERS and col in PAPER_PLAYERS:
+                paper = f" ({PAPER_TABLE[PAPER_PLAYERS.index(row), PAPER_PLAYERS.index(col)]:+.2f})"
+            cells.append("" if i == j else f"{table[i, j]:+.2f} ± {ci[i, j]:.2f}{paper}")
+        print(f"| {row} | " + " | ".join(cells) + " |")
+    mix = np.asarray(art["action_mix"][:]).astype(float)
+    sizes = np.asarray(art["raise_sizes"][:]).astype(float)
+    print("\n| player | fold | check/call | bet/raise | raises <=1/2 pot | <=1 pot | <=2 pots "
+          "| >2 pots | all-in |")  # fmt: skip
+    print("|---|" + "---:|" * 8)
+    for k, name in enumerate(labels):
+        m = mix[k] / max(mix[k].sum(), 1)
+        z = sizes[k] / max(sizes[k].sum(), 1)
+        print(f"| {name} | " + " | ".join(f"{x:.3f}" for x in (*m, *z)) + " |")
+    print("\n| stage | key | wall h | CPU h | processes |")
+    print("|---|---|---:|---:|---:|")
+    seen: set[str] = set()
+
+    def lineage(key: str) -> list[str]:
+        if key in seen:
+            return []
+        seen.add(key)
+        out = []
+        for upstream in store.open(key).inputs.values():
+            out += lineage(upstream)
+        return [*out, key]
+
+    total = 0.0
+    for key in lineage(league_key):
+        built = store.open(key).meta.get("provenance", {})
+        wall = built.get("wall_s_all_attempts", built.get("wall_s", 0.0))
+        cpu = built.get("cpu_s_all_attempts", built.get("cpu_s", 0.0))
+        total += wall
+        print(f"| {store.open(key).meta['stage']} | {key} | {wall / 3600:.2f} | {cpu / 3600:.2f} "
+              f"| {built.get('attempts', 1)} |")  # fmt: skip
+    print(f"\nin all: {total / 3600:.2f} h of wall time (a killed process counted to its last "
+          "checkpoint)")
 
 
 # The paper's future-work options, one at a time and all together (`variants` mode).
