@@ -506,8 +506,10 @@ def report(store_root: str, league_key: str) -> None:
         total += wall
         print(f"| {store.open(key).meta['stage']} | {key} | {wall / 3600:.2f} | {cpu / 3600:.2f} "
               f"| {built.get('attempts', 1)} |")  # fmt: skip
-    print(f"\nin all: {total / 3600:.2f} h of wall time (a killed process counted to its last "
-          "checkpoint)")
+    print(
+        f"\nin all: {total / 3600:.2f} h of wall time (a killed process counted to its last "
+        "checkpoint)"
+    )
 
 
 # The paper's future-work options, one at a time and all together (`variants` mode).
