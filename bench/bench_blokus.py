@@ -1,6 +1,7 @@
 """Blokus speed: legal-move generation, MCTS-MAXN simulations, BlokusZero network and self-play.
 
     .venv/bin/python bench/bench_blokus.py [moves|mcts|net|selfplay|all] [--root puct|gumbel]
+        [--layouts channels_last,contiguous,channels_last,contiguous]
     .venv/bin/python bench/bench_blokus.py probe --store DIR --net KEY|uniform [--mix 0.5]
         [--fpu 0.25|none] [--root puct|gumbel] [--games 24] [--sims 64] [--seed 7]
         [--parallel 16]   (with --seed 20000013: the same games as the small preset's final eval)
@@ -8,13 +9,15 @@
     .venv/bin/python bench/bench_blokus.py targets --store DIR --net KEY|uniform [--mix 0.5]
         [--fpu 0.25] [--root gumbel] [--games 16] [--seed 11] [--margin 10]
     .venv/bin/python bench/bench_blokus.py signal --store DIR [--margin 10]
+    .venv/bin/python bench/bench_blokus.py ownership --games 200 [--steps 450] [--weights 0,1]
 
 `probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
 MCTS-MAXN, the paper's evaluation protocol, without writing to the store. `targets`: how much
 the policy targets of repeated searches of one position agree, and how much they prefer large
 pieces. `signal`: how much of a stored run's training targets simple features can predict, on
 its last self-play run held out (value: a linear fit on the squares each colour has placed;
-policy: a softmax on piece size).
+policy: a softmax on piece size). `ownership`: whether KataGo's auxiliary target (each cell's
+final owner) keeps the value head from memorising a few games' outcomes.
 
 Reference in the same run for legal moves: the rules applied to all 30,433 placements at once
 with numpy (what a vectorised Python engine would do).
@@ -167,18 +170,25 @@ def bench_net(config: ZeroConfig, batches: tuple[int, ...] = (1, 8, 32, 64)) -> 
               f"({rates[1] / rates[0]:.2f}x)", flush=True)  # fmt: skip
 
 
-def bench_selfplay(config: ZeroConfig, sims: int, games: int, parallel: int, root: str) -> None:
-    """Self-play moves per second with a fresh network."""
+def bench_selfplay(
+    config: ZeroConfig, sims: int, games: int, parallel: int, root: str, layouts: str
+) -> None:
+    """Self-play moves per second with a fresh network, for each network memory layout in
+    turn (`--layouts channels_last,contiguous`: the evaluator's layout against torch's
+    default, alternating, the same games)."""
     t = tables()
-    ev = Evaluator(BlokusNet(config))
-    self_play(t, ev, 1, 1, 2, seed=0, root_rule=root)
-    t0 = time.perf_counter()
-    rec = self_play(t, ev, games, parallel, sims, seed=1, root_rule=root)
-    dt = time.perf_counter() - t0
-    print(f"self-play {config.blocks}x{config.filters}, {sims} sims ({root}), {parallel} games "
-          "at once: "
-          f"{len(rec.moves) / dt:.2f} moves/s ({ev.positions / dt:,.0f} evaluations/s, "
-          f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
+    net = BlokusNet(config)
+    for layout in layouts.split(","):
+        ev = Evaluator(net, channels_last=layout == "channels_last")
+        self_play(t, ev, 1, 1, 2, seed=0, root_rule=root)
+        ev.positions = 0
+        t0 = time.perf_counter()
+        rec = self_play(t, ev, games, parallel, sims, seed=1, root_rule=root)
+        dt = time.perf_counter() - t0
+        print(f"self-play {config.blocks}x{config.filters}, {sims} sims ({root}), {parallel} "
+              f"games at once, {layout}: "
+              f"{len(rec.moves) / dt:.2f} moves/s ({ev.positions / dt:,.0f} evaluations/s, "
+              f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
 
 
 def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, float | None]:
@@ -315,6 +325,104 @@ def learnable_signal(args: argparse.Namespace) -> None:
                   f"correlation {corr:.3f} (win/loss)", flush=True)  # fmt: skip
 
 
+def _rollout_games(n: int, seed: int, epsilon: float) -> tuple[list[np.ndarray], np.ndarray]:
+    """n games of the epsilon-greedy rollout policy: each game's placements and final owners."""
+    from gameforge.engines.blokus.mcts import rollout_move
+
+    t = tables()
+    stamp = np.zeros(t.n + 1, np.int64)
+    buffer = np.zeros(t.n, np.int64)
+    anchors = np.zeros(CELLS, np.int64)
+    games, finals = [], []
+    for g in range(n):
+        rng = seeded_rng(seed, g)
+        s = new_state()
+        advance(s, t)
+        plies = []
+        while (m := rollout_move(s, t, stamp, buffer, anchors, epsilon, rng)) >= 0:
+            place(s, m, t)
+            plies.append(m)
+            if not advance(s, t):
+                break
+        games.append(np.array(plies, np.int64))
+        finals.append(s.copy())
+    return games, np.array(finals)
+
+
+def ownership_probe(args: argparse.Namespace) -> None:
+    """The value head's error on held-out games, trained with and without an ownership head.
+
+    Games of MCTS-MAXN's rollout policy (epsilon 0.25), the last 200 held out; positions
+    sampled uniformly from the training games with a random board symmetry; a network of the
+    small preset's size trained as the flow trains (SGD, momentum 0.9, lr 0.01, batch 64) on
+    the value loss plus `weight` x the ownership loss (cross-entropy of each cell's final
+    owner: one of the four colours from the mover, or empty). No policy loss: the question is
+    the value head alone.
+    """
+    from torch import nn
+
+    from gameforge.engines.blokus.game import PIECE_SIZES, board_symmetries, outcome
+    from gameforge.engines.blokus.selfplay import make_optimiser, replay_planes
+
+    t = tables()
+    held_games = 200
+    games, finals = _rollout_games(args.games + held_games, args.seed, 0.25)
+    z_all = np.zeros((len(games), N_PLAYERS))
+    for g, final in enumerate(finals):
+        outcome(final, PIECE_SIZES, z_all[g])
+    owner_all = finals[:, OWNER : OWNER + CELLS].astype(np.int64)
+    moves = np.concatenate(games)
+    starts = np.concatenate([[0], np.cumsum([len(g) for g in games])]).astype(np.int64)
+    cell_map = board_symmetries()
+
+    def sample(first: int, last: int, n: int, rng: np.random.Generator, symmetric: bool):
+        pick = rng.integers(starts[first], starts[last], n)
+        game = np.searchsorted(starts, pick, side="right") - 1
+        planes = np.zeros((n, N_PLANES, CELLS), np.float32)
+        movers = np.zeros(n, np.int64)
+        replay_planes(moves, starts, game, pick - starts[game], t, new_state(), planes, movers)
+        order = (movers[:, None] + np.arange(N_PLAYERS)[None, :]) % N_PLAYERS
+        z = z_all[game[:, None], order].astype(np.float32)
+        own = owner_all[game]
+        owner = np.where(own == EMPTY, N_PLAYERS, (own - movers[:, None]) % N_PLAYERS)
+        if symmetric:
+            for i, k in enumerate(rng.integers(0, 8, n)):
+                planes[i][:, cell_map[k]] = planes[i].copy()
+                owner[i][cell_map[k]] = owner[i].copy()
+        return planes, z, owner
+
+    train_games = args.games
+    held_planes, held_z, _ = sample(train_games, len(games), 2048, np.random.default_rng(99), False)
+    _, fit_z, _ = sample(0, train_games, 8192, np.random.default_rng(98), False)
+    constant = float(((held_z - fit_z.mean(axis=0)) ** 2).sum(axis=1).mean())
+    print(f"{len(games)} rollout games ({len(moves) / len(games):.1f} plies each), "
+          f"{train_games} to train on, {held_games} held out; held-out value error of the best "
+          f"constant {constant:.3f}", flush=True)  # fmt: skip
+    held_x = torch.from_numpy(held_planes).view(-1, N_PLANES, SIDE, SIDE)
+    for weight in (float(w) for w in args.weights.split(",")):
+        torch.manual_seed(0)
+        net = BlokusNet(ZeroConfig(args.blocks, args.filters))
+        head = nn.Conv2d(args.filters, N_PLAYERS + 1, 1)
+        optimiser = make_optimiser(nn.ModuleList([net, head]), 0.01)
+        for step in range(args.steps):
+            planes, z, owner = sample(0, train_games, 64, np.random.default_rng([0, step]), True)
+            net.train()
+            h = net.blocks(net.stem(torch.from_numpy(planes).view(-1, N_PLANES, SIDE, SIDE)))
+            value_loss = ((torch.from_numpy(z) - net.value(h)) ** 2).sum(dim=1).mean()
+            owner_loss = nn.functional.cross_entropy(head(h).flatten(2), torch.from_numpy(owner))
+            optimiser.zero_grad()
+            (value_loss + weight * owner_loss).backward()
+            optimiser.step()
+            if (step + 1) % 150 == 0:
+                net.eval()
+                with torch.no_grad():
+                    v = torch.cat([net(held_x[a : a + 256])[1] for a in range(0, 2048, 256)])
+                error = float(((v.numpy() - held_z) ** 2).sum(axis=1).mean())
+                print(f"ownership weight {weight:g}, step {step + 1}: training value loss "
+                      f"{value_loss.item():.3f}, ownership loss {owner_loss.item():.3f}; held-out "
+                      f"value error {error:.3f} (constant {constant:.3f})", flush=True)  # fmt: skip
+
+
 def main() -> None:
     """Run the chosen benchmarks."""
     ap = argparse.ArgumentParser()
@@ -331,9 +439,13 @@ def main() -> None:
     ap.add_argument("--margin", type=float, default=0.0, help="value margin (0: win/loss)")
     # (signal compares win/loss with --margin; give it one above 0 there)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=450, help="ownership: training steps")
+    ap.add_argument("--layouts", default="channels_last", help="selfplay: memory layouts")
+    ap.add_argument("--weights", default="0,1", help="ownership: loss weights to compare")
     ap.add_argument("--root", choices=("puct", "gumbel"), default="puct")
     args = ap.parse_args()
-    search_probes = {"probe": probe, "targets": target_spread, "signal": learnable_signal}
+    search_probes = {"probe": probe, "targets": target_spread, "signal": learnable_signal,
+                     "ownership": ownership_probe}  # fmt: skip
     if args.what in search_probes:
         search_probes[args.what](args)
         return
@@ -348,7 +460,7 @@ def main() -> None:
         if args.what == "net":
             bench_net(ZeroConfig(10, 128))
     if args.what in ("selfplay", "all"):
-        bench_selfplay(config, args.sims, args.games, args.parallel or 8, args.root)
+        bench_selfplay(config, args.sims, args.games, args.parallel or 8, args.root, args.layouts)
 
 
 if __name__ == "__main__":

@@ -189,7 +189,7 @@ class SelfPlayParams(NetParams):
 
 @stage(
     "blokus-selfplay",
-    4,
+    5,
     SelfPlayParams,
     inputs={"net": "blokus-train"},
     optional={"net"},
@@ -489,7 +489,7 @@ def _rate_arrays(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 @stage(
     "blokus-eval",
-    4,
+    5,
     EvalParams,
     inputs={"net": "blokus-train"},
     many={"net"},

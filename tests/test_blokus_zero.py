@@ -861,7 +861,8 @@ def test_value_margin_and_value_weight_are_keyed_at_every_value():
 
 def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
     """The evaluator (batch norms folded into the convolutions, only the asked policy columns
-    computed) gives the plain network's logits and values to float precision."""
+    computed, in either memory layout) gives the plain network's logits and values to float
+    precision."""
     from gameforge.engines.blokus.zero import BlokusNet, Evaluator, ZeroConfig
 
     torch.manual_seed(3)
@@ -875,11 +876,13 @@ def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
     moves = np.sort(np.random.default_rng(1).choice(30_433, 700, replace=False))
     with torch.inference_mode():
         want_logits, want_values = net(torch.from_numpy(planes).view(-1, 33, 20, 20))
-    logits, values = Evaluator(net)(planes, moves)
-    np.testing.assert_allclose(logits[:, moves], want_logits.numpy()[:, moves], atol=1e-5)
-    np.testing.assert_allclose(values, want_values.numpy(), atol=1e-6)
-    full, _ = Evaluator(net)(planes)
-    np.testing.assert_allclose(full, want_logits.numpy(), atol=1e-5)
+    for channels_last in (True, False):  # the evaluator's layout, and torch's default
+        evaluator = Evaluator(net, channels_last=channels_last)
+        logits, values = evaluator(planes, moves)
+        np.testing.assert_allclose(logits[:, moves], want_logits.numpy()[:, moves], atol=1e-5)
+        np.testing.assert_allclose(values, want_values.numpy(), atol=1e-6)
+        full, _ = evaluator(planes)
+        np.testing.assert_allclose(full, want_logits.numpy(), atol=1e-5)
 
 
 def test_curve_gathers_evaluations_in_step_order(chain):
