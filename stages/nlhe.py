@@ -296,16 +296,15 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
     bar = ctx.progress.start("hands", deals * 2 * len(pairs))
     stats = {}
     for idx, (i, j) in enumerate(pairs):
-        saved = ctx.writer.load_checkpoint(f"pair{idx}")
-        if saved is not None:
-            rec = HandRecords(*(saved[f] for f in RECORD_FIELDS))
+        rec = _saved_records(ctx, f"pair{idx}")
+        if rec is not None:
             bar.advance(len(rec.payoff))
         else:
             rec = _play_pairing(
                 ctx, f"pair{idx}", rules, players, (i, j), deals, params.seed, idx * deals, bar
             )
             rec.seat_player = np.where(rec.seat_player == 0, i, j).astype(np.int8)
-            ctx.writer.save_checkpoint(f"pair{idx}", {f: getattr(rec, f) for f in RECORD_FIELDS})
+            _save_records(ctx, f"pair{idx}", rec)
             _log_scoring(ctx, "nlhe-histories", labels, players, (i, j))
         parts.append(rec)
         pair_of_hand.append(np.full(len(rec.payoff), idx, np.int16))
@@ -373,10 +372,10 @@ def _play_pairing(
     parts = []
     for b, start in enumerate(starts):
         if b < done:
-            saved = ctx.writer.load_checkpoint(f"{name}.block{b}")
+            saved = _saved_records(ctx, f"{name}.block{b}")
             assert saved is not None  # _finished_blocks found it
-            parts.append(HandRecords(*(saved[f] for f in RECORD_FIELDS)))
-            bar.advance(len(parts[-1].payoff))
+            parts.append(saved)
+            bar.advance(len(saved.payoff))
             continue
         if b == done and b > 0:
             memories = ctx.writer.load_checkpoint(f"{name}.memory{b - 1}")
@@ -388,7 +387,7 @@ def _play_pairing(
             rules, pair, size, seed=seed, first_deal=first_deal + start, on_hands=bar.advance,
             batch_deals=size,
         )  # fmt: skip
-        ctx.writer.save_checkpoint(f"{name}.block{b}", {f: getattr(rec, f) for f in RECORD_FIELDS})
+        _save_records(ctx, f"{name}.block{b}", rec)
         memories = {
             f"{k}.{f}": value for k, cnn in cnns.items() for f, value in cnn.memory().items()
         }
@@ -399,11 +398,22 @@ def _play_pairing(
     return HandRecords.concat(parts)
 
 
+def _save_records(ctx: StageContext, name: str, rec: HandRecords) -> None:
+    """Checkpoint hand records as `name`."""
+    ctx.writer.save_checkpoint(name, {f: getattr(rec, f) for f in RECORD_FIELDS})
+
+
+def _saved_records(ctx: StageContext, name: str) -> HandRecords | None:
+    """Hand records `_save_records` checkpointed, or None."""
+    saved = ctx.writer.load_checkpoint(name)
+    return None if saved is None else HandRecords(*(saved[f] for f in RECORD_FIELDS))
+
+
 def _finished_blocks(ctx: StageContext, name: str, n_blocks: int) -> int:
     """How many leading blocks of a pairing a killed run finished: their records and the
     memories after the last of them are checkpointed."""
+    saved = ctx.writer.has_checkpoint
     for b in range(n_blocks - 1, -1, -1):
-        saved = ctx.writer.has_checkpoint
         if saved(f"{name}.memory{b}") and all(saved(f"{name}.block{c}") for c in range(b + 1)):
             return b + 1
     return 0

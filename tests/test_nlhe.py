@@ -342,21 +342,31 @@ def _killed_on_call(real, n: int, calls: list[int]):
     return dying
 
 
+def _killed_then_rerun(monkeypatch, store, name, params, inputs, target: str, n: int, log=None):
+    """Run stage `name`, killed on the n-th call of `target` in the NLHE stages' module, then
+    again: (the rerun, how many calls of `target` the rerun made)."""
+    import gameforge.stages.nlhe as stage
+
+    real = getattr(stage, target)
+    monkeypatch.setattr(stage, target, _killed_on_call(real, n, []))
+    with pytest.raises(KeyboardInterrupt):
+        run_stage(name, params, inputs, store=store, log=lambda m: None)
+    calls: list[int] = []
+    monkeypatch.setattr(stage, target, _killed_on_call(real, 0, calls))  # counts, never kills
+    again = run_stage(name, params, inputs, store=store, log=log or (lambda m: None))
+    return again, len(calls)
+
+
 def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypatch):
     """Killed after its first pairing, a rerun resumes from the pairing checkpoint; the records
     equal the uninterrupted run's (CNN decisions and the counter-based deals are deterministic)."""
-    import gameforge.stages.nlhe as stage
-
     store, _h1, g1, h2 = tiny_chain
     want = _checksums(store, h2)
-    real_play = stage.play
-    monkeypatch.setattr(stage, "play", _killed_on_call(real_play, 2, []))
     params = {"hands": 600, "seed": 2}
     store.remove(h2, force=True)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store)
-    monkeypatch.setattr(stage, "play", real_play)
-    run = run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store)
+    run, _ = _killed_then_rerun(
+        monkeypatch, store, "nlhe-histories", params, {"cnn.0": g1}, "play", 2
+    )
     assert run.key == h2 and store.open(h2).meta["resumed"]
     assert _checksums(store, h2) == want
 
@@ -374,16 +384,13 @@ def test_histories_resume_inside_a_pairing_from_its_last_block(tiny_chain, monke
     want = _checksums(store, whole.key)
     want_tally = [m for m in logs if "so far" in m][-1]
     whole_built = store.open(whole.key).meta["provenance"]
-    calls: list[int] = []
-    # calls: heuristic self-play (1), heuristic vs CNN (2-4), CNN self-play (5-7): die in 6
-    monkeypatch.setattr(stage, "play", _killed_on_call(stage.play, 6, calls))
     store.remove(whole.key, force=True)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store, log=lambda m: None)
-    calls.clear()
     logs.clear()
-    again = run_stage("nlhe-histories", params, {"cnn.0": g1}, store=store, log=logs.append)
-    assert len(calls) == 2  # the CNN self-play pairing's second and third blocks
+    # calls: heuristic self-play (1), heuristic vs CNN (2-4), CNN self-play (5-7): die in 6
+    again, calls = _killed_then_rerun(
+        monkeypatch, store, "nlhe-histories", params, {"cnn.0": g1}, "play", 6, logs.append
+    )
+    assert calls == 2  # the CNN self-play pairing's second and third blocks
     assert _checksums(store, again.key) == want
     # the CNN's tally (decisions, remembered, scored) was recalled with its memory
     assert [m for m in logs if "so far" in m] == [want_tally]
@@ -395,20 +402,15 @@ def test_histories_resume_inside_a_pairing_from_its_last_block(tiny_chain, monke
 
 
 def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path, monkeypatch):
-    import gameforge.stages.nlhe as stage
-
     store, h1, _g1, _h2 = tiny_chain
     params = {**TINY_NET, "epochs": 2, "seed": 5}
     whole = run_stage("nlhe-train", params, {"histories": h1}, store=store, log=lambda m: None)
     want = _checksums(store, whole.key)
-    real = stage.evaluate_loss
-    # killed in epoch 2's validation: epoch 1 is checkpointed
-    monkeypatch.setattr(stage, "evaluate_loss", _killed_on_call(real, 2, []))
     store.remove(whole.key, force=True)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("nlhe-train", params, {"histories": h1}, store=store)
-    monkeypatch.setattr(stage, "evaluate_loss", real)
-    again = run_stage("nlhe-train", params, {"histories": h1}, store=store)
+    # killed in epoch 2's validation: epoch 1 is checkpointed
+    again, _ = _killed_then_rerun(
+        monkeypatch, store, "nlhe-train", params, {"histories": h1}, "evaluate_loss", 2
+    )
     assert store.open(again.key).meta["resumed"]
     got = _checksums(store, again.key)
     assert {k: v for k, v in got.items() if k != "samples_per_second"} == {
@@ -419,20 +421,15 @@ def test_training_resumes_after_a_kill_to_the_same_weights(tiny_chain, tmp_path,
 def test_league_resumes_after_a_kill_from_its_finished_pairings(tiny_chain, monkeypatch):
     """Killed in its third pairing, a rerun replays only the pairings not checkpointed and
     writes the uninterrupted league's bytes."""
-    import gameforge.stages.nlhe as stage
-
     store, _h1, g1, _h2 = tiny_chain
     params = {"hands": 200, "seed": 9}
     whole = run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
     want = _checksums(store, whole.key)
-    calls: list[int] = []
-    monkeypatch.setattr(stage, "play", _killed_on_call(stage.play, 3, calls))
     store.remove(whole.key, force=True)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
-    calls.clear()
-    again = run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
-    assert len(calls) == 1  # two of the three pairings came from their checkpoints
+    again, calls = _killed_then_rerun(
+        monkeypatch, store, "nlhe-league", params, {"cnn.0": g1}, "play", 3
+    )
+    assert calls == 1  # two of the three pairings came from their checkpoints
     assert store.open(again.key).meta["resumed"]
     assert _checksums(store, again.key) == want
 
