@@ -10,6 +10,8 @@
         [--fpu 0.25] [--root gumbel] [--games 16] [--seed 11] [--margin 10]
     .venv/bin/python bench/bench_blokus.py signal --store DIR [--margin 10]
     .venv/bin/python bench/bench_blokus.py ownership --games 200 [--steps 450] [--weights 0,1]
+    .venv/bin/python bench/bench_blokus.py bootstrap --games 5000 --steps 3000 [--blocks 6
+        --filters 32 --head conv] [--positions 4] [--rollouts 16] [--eval-games 48]
 
 `probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
 MCTS-MAXN, the paper's evaluation protocol, without writing to the store. `targets`: how much
@@ -17,7 +19,10 @@ the policy targets of repeated searches of one position agree, and how much they
 pieces. `signal`: how much of a stored run's training targets simple features can predict, on
 its last self-play run held out (value: a linear fit on the squares each colour has placed;
 policy: a softmax on piece size). `ownership`: whether KataGo's auxiliary target (each cell's
-final owner) keeps the value head from memorising a few games' outcomes.
+final owner) keeps the value head from memorising a few games' outcomes. `bootstrap`: a network
+trained on rollout-policy games (`engines.blokus.rollouts`), its held-out value error against
+the best constant as it trains, then its own search (no rollouts) and an untrained network's
+against three MCTS-MAXN on the same games.
 
 Reference in the same run for legal moves: the rules applied to all 30,433 placements at once
 with numpy (what a vectorised Python engine would do).
@@ -26,6 +31,7 @@ with numpy (what a vectorised Python engine would do).
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -48,6 +54,7 @@ from gameforge.engines.blokus.game import (
     tables,
 )
 from gameforge.engines.blokus.mcts import History, Tree, mcts_move, seeded_rng
+from gameforge.engines.blokus.rollouts import ROLLOUT_EPSILON
 from gameforge.engines.blokus.selfplay import self_play, tree_capacity
 from gameforge.engines.blokus.zero import N_MOVES, N_PLANES, BlokusNet, Evaluator, ZeroConfig
 
@@ -336,8 +343,7 @@ def _rollout_games(n: int, seed: int, epsilon: float) -> tuple[list[np.ndarray],
     games, finals = [], []
     for g in range(n):
         rng = seeded_rng(seed, g)
-        s = new_state()
-        advance(s, t)
+        s = new_state()  # colour 0 moves first, as `replay_planes` replays the game
         plies = []
         while (m := rollout_move(s, t, stamp, buffer, anchors, epsilon, rng)) >= 0:
             place(s, m, t)
@@ -423,6 +429,70 @@ def ownership_probe(args: argparse.Namespace) -> None:
                       f"value error {error:.3f} (constant {constant:.3f})", flush=True)  # fmt: skip
 
 
+def bootstrap_probe(args: argparse.Namespace) -> None:
+    """Train on rollout-policy games, then play the network-only search against MCTS-MAXN.
+
+    Training games 0..games-1 and 300 held-out games games..games+299 of one seed; the flow's
+    training step (SGD, momentum 0.9, lr 0.01, batch 64, symmetry augmentation, legal-set
+    policy loss, value weight 1). Every `--every` steps: the held-out value error (summed over
+    the colours) against the training targets' mean, and the held-out policy loss against the
+    targets' own entropy. Then the trained and an untrained network of the same shape, each
+    searching alone (rollout_mix 0, Gumbel root, fpu 0.25, `--sims`), against three MCTS-MAXN
+    of `--sims` simulations on the same `--eval-games` games (seed `--seed`).
+    """
+    from gameforge.engines.blokus.rollouts import rollout_games
+    from gameforge.engines.blokus.selfplay import make_optimiser, match, sample_batch, train_step
+    from gameforge.engines.common.stats import wilson_interval
+
+    t = tables()
+    t0 = time.perf_counter()
+    train = rollout_games(t, 0, args.games, 11, ROLLOUT_EPSILON, args.positions, args.rollouts)
+    held = rollout_games(t, args.games, args.games + 300, 11, ROLLOUT_EPSILON, args.positions,
+                         args.rollouts)  # fmt: skip
+    kept = int(np.isfinite(train.ply_value[:, 0]).sum())
+    print(f"{args.games} + 300 rollout games, {kept} training positions, {args.rollouts} "
+          f"rollouts each: {time.perf_counter() - t0:.0f} s", flush=True)  # fmt: skip
+    n_held = int(np.isfinite(held.ply_value[:, 0]).sum())
+    h_planes, h_pi, h_z, h_legal = sample_batch(t, held, n_held, np.random.default_rng(5), False)
+    mean = sample_batch(t, train, 4096, np.random.default_rng(6), False)[2].mean(axis=0)
+    constant = float(((h_z - mean) ** 2).sum(axis=1).mean())
+    entropy = float(-(h_pi * np.log(np.maximum(h_pi, 1e-30))).sum(axis=1).mean())
+    config = ZeroConfig(args.blocks, args.filters, args.head)
+    torch.manual_seed(0)
+    untrained = BlokusNet(config)
+    net = copy.deepcopy(untrained)
+    optimiser = make_optimiser(net, 0.01)
+    held_x = torch.from_numpy(h_planes).view(-1, N_PLANES, SIDE, SIDE)
+    t0 = time.perf_counter()
+    for step in range(args.steps):
+        planes, pi, z, legal = sample_batch(t, train, 64, np.random.default_rng([1, step]), True)
+        train_step(net, optimiser, planes, pi, z, legal=legal)
+        if (step + 1) % args.every == 0 or step + 1 == args.steps:
+            net.eval()
+            with torch.no_grad():
+                out = [net(held_x[a : a + 256]) for a in range(0, n_held, 256)]
+            value = torch.cat([o[1] for o in out]).numpy()
+            logits = torch.cat([o[0] for o in out]).masked_fill(~torch.from_numpy(h_legal), -1e9)
+            policy = float(-(torch.from_numpy(h_pi) * torch.log_softmax(logits, 1)).sum(1).mean())
+            error = float(((value - h_z) ** 2).sum(axis=1).mean())
+            rate = (step + 1) * 64 / (time.perf_counter() - t0)
+            print(f"step {step + 1}: held-out value error {error:.3f} (constant {constant:.3f}), "
+                  f"policy loss {policy:.3f} (target entropy {entropy:.3f}); "
+                  f"{rate:.0f} samples/s", flush=True)  # fmt: skip
+    if args.save:
+        torch.save(net.state_dict(), args.save)
+    for name, model in (("trained", net), ("untrained", untrained)):
+        t0 = time.perf_counter()
+        result = match(t, Evaluator(model.eval()), args.eval_games, args.eval_games, args.sims,
+                       args.sims, args.seed, 4, 2, rollout_mix=0.0, fpu_reduction=0.25,
+                       root_rule="gumbel")  # fmt: skip
+        shares = np.asarray(result.win_share())
+        low, high = wilson_interval(float(shares.sum()), len(shares))
+        print(f"{name} {args.blocks}x{args.filters} ({args.head} head), its own search alone: "
+              f"win share {shares.mean():.3f} (95% Wilson {low:.3f}-{high:.3f}) over "
+              f"{len(shares)} games ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+
+
 def main() -> None:
     """Run the chosen benchmarks."""
     ap = argparse.ArgumentParser()
@@ -443,9 +513,15 @@ def main() -> None:
     ap.add_argument("--layouts", default="channels_last", help="selfplay: memory layouts")
     ap.add_argument("--weights", default="0,1", help="ownership: loss weights to compare")
     ap.add_argument("--root", choices=("puct", "gumbel"), default="puct")
+    ap.add_argument("--head", choices=("dense", "conv"), default="dense", help="policy head")
+    ap.add_argument("--positions", type=int, default=4, help="bootstrap: kept per game")
+    ap.add_argument("--rollouts", type=int, default=16, help="bootstrap: per value target")
+    ap.add_argument("--every", type=int, default=500, help="bootstrap: steps between reports")
+    ap.add_argument("--eval-games", type=int, default=48, help="bootstrap: games vs MCTS-MAXN")
+    ap.add_argument("--save", default=None, help="bootstrap: where to save the trained weights")
     args = ap.parse_args()
     search_probes = {"probe": probe, "targets": target_spread, "signal": learnable_signal,
-                     "ownership": ownership_probe}  # fmt: skip
+                     "ownership": ownership_probe, "bootstrap": bootstrap_probe}  # fmt: skip
     if args.what in search_probes:
         search_probes[args.what](args)
         return

@@ -22,8 +22,10 @@ from pydantic import Field
 
 from gameforge.artifacts import Artifact
 from gameforge.engines.blokus.game import CELLS, N_PLAYERS, tables
+from gameforge.engines.blokus.rollouts import ROLLOUT_EPSILON, ROLLOUT_WIDEST, rollout_games
 from gameforge.engines.blokus.selfplay import (
     POLICY_STATS,
+    RECORD_FIELDS,
     GameRecords,
     make_optimiser,
     match,
@@ -35,6 +37,7 @@ from gameforge.engines.blokus.selfplay import (
 from gameforge.engines.blokus.zero import (
     MAX_PLIES,
     N_MOVES,
+    N_ORIENTATIONS,
     N_PLANES,
     BlokusNet,
     Evaluator,
@@ -54,25 +57,30 @@ from gameforge.stages.reporting import rate_fields, win_rate_text
 from gameforge.stages.resources import MB, TORCH_WORKING, Footprint, Upstream, nbytes
 
 WEIGHT_PREFIX = "weights."
-RECORD_FIELDS = ("moves", "game_start", "pi_start", "pi_move", "pi_weight", "scores", "outcome")
 
 
 class NetParams(StageParams):
-    """The network's size (the paper: 10 residual blocks of 128 filters) and the torch device."""
+    """The network's size (the paper: 10 residual blocks of 128 filters), its policy head
+    ("dense", the paper's; "conv", beyond it: see `ConvPolicy`) and the torch device."""
 
     blocks: int = Field(default=10, ge=0)
     filters: int = Field(default=128, ge=1)
+    policy_head: Literal["dense", "conv"] = "dense"
     device: str = "auto"
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
 
     def config(self) -> ZeroConfig:
         """The network configuration."""
-        return ZeroConfig(self.blocks, self.filters)
+        return ZeroConfig(self.blocks, self.filters, self.policy_head)
 
 
 def load_net(train: Artifact, device: str) -> tuple[BlokusNet, ZeroConfig]:
     """The network of a `blokus-train` artifact."""
-    config = ZeroConfig(int(train.params["blocks"]), int(train.params["filters"]))
+    config = ZeroConfig(
+        int(train.params["blocks"]),
+        int(train.params["filters"]),
+        str(train.params.get("policy_head", "dense")),
+    )
     arrays = {
         n[len(WEIGHT_PREFIX) :]: np.asarray(train[n][...])
         for n in train.array_names()
@@ -88,8 +96,10 @@ def fresh_net(config: ZeroConfig, seed: int) -> BlokusNet:
 
 
 def load_records(artifact: Artifact) -> GameRecords:
-    """The game records of a `blokus-selfplay` artifact."""
-    return GameRecords(*(np.asarray(artifact[n][...]) for n in RECORD_FIELDS))
+    """The game records of a `blokus-selfplay` or `blokus-rollouts` artifact."""
+    names = set(artifact.array_names())
+    wanted = [n for n in (*RECORD_FIELDS, "ply_value") if n in names]
+    return GameRecords.from_arrays({n: np.asarray(artifact[n][...]) for n in wanted})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,22 +129,27 @@ ZERO_NODE_BYTES = 8 + 4 + 8 + 8 * N_PLAYERS + 8 + 8
 MCTS_NODE_BYTES = 8 + 8 + 8 * N_PLAYERS + 8 + 8
 
 
-def net_parameters(blocks: int, filters: int) -> int:
-    """A BlokusNet's weights and batch-norm statistics (the 800 x 30,433 policy layer's 24
-    million dominate small networks)."""
+def net_parameters(blocks: int, filters: int, policy_head: str = "dense") -> int:
+    """A BlokusNet's weights and batch-norm statistics (the dense head's 800 x 30,433 policy
+    layer, 24 million, dominates small networks)."""
     f = filters
     stem = N_PLANES * f * 9 + 4 * f  # conv 3x3, batch norm (weight, bias, mean, variance)
     block = 2 * (f * f * 9 + 4 * f)  # two convs 3x3 with batch norms
-    policy = 2 * f + 4 * 2 + 2 * CELLS * N_MOVES + N_MOVES  # conv 1x1, norm, dense
+    if policy_head == "conv":
+        policy = N_ORIENTATIONS * f + N_MOVES  # conv 1x1, a bias per placement
+    else:
+        policy = 2 * f + 4 * 2 + 2 * CELLS * N_MOVES + N_MOVES  # conv 1x1, norm, dense
     value = 4 * f + 4 * 4 + 4 * CELLS * 256 + 256 + 256 * N_PLAYERS + N_PLAYERS
     return stem + blocks * block + policy + value
 
 
-def _net_size(upstream: dict[str, Any], default: NetParams) -> tuple[int, int]:
-    """(blocks, filters) of a blokus-train input's recorded parameters, else `default`'s."""
+def _net_size(upstream: dict[str, Any], default: NetParams) -> tuple[int, int, str]:
+    """(blocks, filters, policy head) of a blokus-train input's recorded parameters, else
+    `default`'s."""
     return (
         int(upstream.get("blocks", default.blocks)),
         int(upstream.get("filters", default.filters)),
+        str(upstream.get("policy_head", default.policy_head)),
     )
 
 
@@ -224,7 +239,7 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
     # a chunk is one batch of games played side by side, checkpointed when finished
     parts = ctx.run_batches(
         "games", p.games, p.parallel, play_chunk, GameRecords.arrays,
-        lambda saved: GameRecords(*(saved[n] for n in RECORD_FIELDS)), "self-play games",
+        GameRecords.from_arrays, "self-play games",
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     records = GameRecords.concat(parts)
@@ -243,12 +258,12 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
 @footprint("blokus-selfplay")
 def _selfplay_footprint(params: SelfPlayParams, upstream: Upstream) -> Footprint:
     """The network and its folded copy, a chunk's search trees, the games' records."""
-    blocks, filters = _net_size(upstream.get("net", {}), params)
+    blocks, filters, head = _net_size(upstream.get("net", {}), params)
     parallel = min(params.parallel, params.games)
     return Footprint(
         peak={
             # the network (loaded or fresh) and the evaluator's batch-norm-folded copy
-            "network": 2 * nbytes(net_parameters(blocks, filters), 4),
+            "network": 2 * nbytes(net_parameters(blocks, filters, head), 4),
             # one chunk's `parallel` games searched at once (a chunk at a time)
             "search trees": search_bytes(parallel, params.sims),
             # every game's records while gathered and concatenated
@@ -257,6 +272,67 @@ def _selfplay_footprint(params: SelfPlayParams, upstream: Upstream) -> Footprint
         # the records, and each chunk's checkpoint of them until the commit
         stored={"records": params.games * RECORD_BYTES, "checkpoints": params.games * RECORD_BYTES},
         working=TORCH_WORKING,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# blokus-rollouts
+
+
+class RolloutParams(StageParams):
+    """Games of MCTS-MAXN's rollout policy with policy and value targets at a few positions
+    each (`engines.blokus.rollouts`; beyond the paper: a network to start self-play from)."""
+
+    games: int = Field(default=20_000, ge=1)
+    # the games' random-placement share (MCTS-MAXN's rollouts: 0.05)
+    epsilon: float = Field(default=ROLLOUT_EPSILON, ge=0, le=1)
+    positions: int = Field(default=4, ge=1)  # kept per game (few: outcomes are not memorised)
+    value_rollouts: int = Field(default=16, ge=1)  # averaged into each kept position's value
+    value_margin: float = Field(default=0.0, ge=0)  # as in blokus-selfplay
+    chunk: int = Field(default=1000, ge=1)  # games per checkpoint
+    threads: int = Field(default=2, ge=1)
+    seed: int = 0
+    execution_only: ClassVar[frozenset[str]] = frozenset({"chunk", "threads"})
+
+
+@stage("blokus-rollouts", 1, RolloutParams, labels=("seed", "games"))
+def run_rollouts(ctx: StageContext) -> dict[str, Any]:
+    """Rollout-policy games as training records, in checkpointed chunks of games."""
+    p: RolloutParams = ctx.params
+    t = tables()
+    t0 = time.perf_counter()
+
+    def play_chunk(start: int, stop: int, bar: ProgressTask) -> GameRecords:
+        return rollout_games(t, start, stop, p.seed, p.epsilon, p.positions, p.value_rollouts,
+                             p.value_margin, p.threads)  # fmt: skip
+
+    parts = ctx.run_batches("games", p.games, p.chunk, play_chunk, GameRecords.arrays,
+                            GameRecords.from_arrays, "rollout games")  # fmt: skip
+    records = GameRecords.concat(parts)
+    ctx.writer.write_arrays(records.arrays())
+    values = records.ply_value[np.isfinite(records.ply_value[:, 0])]
+    return {
+        "games": records.games,
+        "positions": int(values.shape[0]),
+        "plies_per_game": round(len(records.moves) / records.games, 2),
+        "seconds": round(time.perf_counter() - t0, 1),
+        # how much the averaged targets vary about their mean (a game outcome's: about 2.87)
+        "value_variance": round(
+            float(((values - values.mean(axis=0)) ** 2).sum(axis=1).mean()), 3
+        ),  # fmt: skip
+    }
+
+
+@footprint("blokus-rollouts")
+def _rollouts_footprint(params: RolloutParams, upstream: Upstream) -> Footprint:
+    """A chunk's scratch (every game's plies, targets and widest policy rows), the records."""
+    chunk = min(params.chunk, params.games)
+    per_game = MAX_PLIES * (8 + 8 * (N_PLAYERS + 1)) + params.positions * ROLLOUT_WIDEST * 16
+    records = params.games * (MAX_PLIES * 32 + params.positions * 600 * 12 + 64)
+    return Footprint(
+        peak={"chunk scratch": chunk * per_game, "records": 3 * records},
+        stored={"records": records, "checkpoints": records},
+        working=64 * MB,
     )
 
 
@@ -298,24 +374,14 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
         games += loaded[-1].games
         if games >= newest:
             break
-    records = GameRecords.concat(loaded[::-1])
-    if records.games <= newest:
-        return records
-    first = records.games - newest
-    a = int(records.game_start[first])
-    pa = int(records.pi_start[a])
-    return GameRecords(
-        records.moves[a:], records.game_start[first:] - a, records.pi_start[a:] - pa,
-        records.pi_move[pa:], records.pi_weight[pa:], records.scores[first:],
-        records.outcome[first:],
-    )  # fmt: skip
+    return GameRecords.concat(loaded[::-1]).last_games(newest)
 
 
 @stage(
     "blokus-train",
     3,
     TrainParams,
-    inputs={"games": "blokus-selfplay", "previous": "blokus-train"},
+    inputs={"games": "blokus-selfplay|blokus-rollouts", "previous": "blokus-train"},
     optional={"previous"},
     many={"games"},
     labels=("seed", "steps"),
@@ -332,11 +398,12 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     p: TrainParams = ctx.params
     device = pick_device(p.device)
     prev = ctx.inputs.get("previous")
-    if prev is not None and (int(prev.params["blocks"]), int(prev.params["filters"])) != (
+    if prev is not None and _net_size(prev.params, NetParams()) != (
         p.blocks,
         p.filters,
+        p.policy_head,
     ):
-        raise StageError("blokus-train: the previous network has another size")
+        raise StageError("blokus-train: the previous network has another size or policy head")
     t = tables()
     buffer = replay_buffer(ctx.inputs, p.buffer_games)
     start_global = 0
@@ -406,7 +473,7 @@ def buffer_games_loaded(params: TrainParams, upstream: Upstream) -> int:
 @footprint("blokus-train")
 def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
     """The replay buffer, the network with gradients and momentum, a batch and its activations."""
-    weights = nbytes(net_parameters(params.blocks, params.filters), 4)
+    weights = nbytes(net_parameters(params.blocks, params.filters, params.policy_head), 4)
     dense = nbytes((N_MOVES, 2 * CELLS), 4)  # the policy layer, the largest array stored
     b = params.batch
     return Footprint(

@@ -501,7 +501,8 @@ def test_margin_value_targets_come_from_the_final_scores(records):
 def test_replay_buffer_is_the_newest_games_and_loads_no_older_run(records):
     """replay_buffer keeps the newest `newest` games across the games.N inputs (higher N
     newer), in order, and does not read a run older than the buffer needs."""
-    from gameforge.stages.blokus import RECORD_FIELDS, replay_buffer
+    from gameforge.engines.blokus.selfplay import RECORD_FIELDS
+    from gameforge.stages.blokus import replay_buffer
 
     read = []
 
@@ -515,6 +516,9 @@ def test_replay_buffer_is_the_newest_games_and_loads_no_older_run(records):
         def __getitem__(self, name: str) -> np.ndarray:
             read.append(self.n)
             return dict.__getitem__(self, name)
+
+        def array_names(self) -> list[str]:
+            return list(self)
 
     inputs = {f"games.{n}": Run(n) for n in (2, 0, 1)}  # order of the dict does not matter
     buffer = replay_buffer(inputs, 3)
@@ -859,14 +863,19 @@ def test_value_margin_and_value_weight_are_keyed_at_every_value():
     }
 
 
-def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
+@pytest.mark.parametrize("head", ["dense", "conv"])
+def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits(head):
     """The evaluator (batch norms folded into the convolutions, only the asked policy columns
     computed, in either memory layout) gives the plain network's logits and values to float
-    precision."""
+    precision, with either policy head."""
     from gameforge.engines.blokus.zero import BlokusNet, Evaluator, ZeroConfig
 
     torch.manual_seed(3)
-    net = BlokusNet(ZeroConfig(2, 8))
+    net = BlokusNet(ZeroConfig(2, 8, head))
+    with torch.no_grad():  # a placement bias that is not all zero
+        for p in net.policy.parameters():
+            if p.dim() == 1:
+                p.normal_()
     net.train()
     with torch.no_grad():  # move the batch-norm statistics away from their initial values
         for _ in range(3):
@@ -883,6 +892,28 @@ def test_evaluator_folds_batch_norm_and_computes_only_the_asked_logits():
         np.testing.assert_allclose(values, want_values.numpy(), atol=1e-6)
         full, _ = evaluator(planes)
         np.testing.assert_allclose(full, want_logits.numpy(), atol=1e-5)
+
+
+def test_convolutional_policy_head_reads_each_placement_at_its_orientation_and_corner():
+    """The convolutional head's anchors: one distinct (orientation, cell) per placement, the
+    cell the top-left of the placement's bounding box, 91 orientations in the index's order
+    (a piece's orientations consecutive), and a placement shifted by one column reads the next
+    cell of the same map."""
+    from gameforge.engines.blokus.zero import N_ORIENTATIONS, placement_anchors
+
+    t = tables()
+    anchors = placement_anchors()
+    assert anchors.shape == (30_433,) and np.unique(anchors).size == 30_433
+    rows = np.where(t.cells >= 0, t.cells // 20, 99).min(axis=1)
+    cols = np.where(t.cells >= 0, t.cells % 20, 99).min(axis=1)
+    np.testing.assert_array_equal(anchors % 400, 20 * rows + cols)
+    orientation = anchors // 400
+    assert orientation.max() == N_ORIENTATIONS - 1 and (np.diff(orientation) >= 0).all()
+    assert (np.diff(t.piece[np.unique(orientation, return_index=True)[1]]) >= 0).all()
+    shape = [tuple(sorted(c - c.min() for c in row[row >= 0])) for row in t.cells[:2000]]
+    for m in range(1999):
+        if shape[m] == shape[m + 1] and cols[m + 1] == cols[m] + 1:
+            assert anchors[m + 1] == anchors[m] + 1
 
 
 def test_curve_gathers_evaluations_in_step_order(chain):

@@ -12,9 +12,9 @@ weight decay as the L2 term).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, TypedDict, Unpack
 
 import numpy as np
@@ -63,7 +63,8 @@ Progress = Callable[[int], None]
 
 @dataclass
 class GameRecords:
-    """Finished games: placements, searched positions' visit counts, scores and outcomes."""
+    """Finished games: placements, searched positions' visit counts, scores and outcomes; for
+    records of `engines.blokus.rollouts`, a value target per kept position as well."""
 
     moves: np.ndarray  # [plies] placement per ply, games concatenated
     game_start: np.ndarray  # [games + 1] offsets into moves
@@ -72,6 +73,9 @@ class GameRecords:
     pi_weight: np.ndarray  # the policy target's weights (visit counts, or Gumbel's policy)
     scores: np.ndarray  # [games, 4] advanced scores by colour
     outcome: np.ndarray  # [games, 4] +1 sole winner, 0 shared top, -1 otherwise
+    # [plies, 4] by colour, NaN where a ply has none (the game's outcome is its target), or
+    # [0, 4]: none at all (self-play)
+    ply_value: np.ndarray = field(default_factory=lambda: np.zeros((0, N_PLAYERS), np.float32))
 
     @property
     def games(self) -> int:
@@ -79,8 +83,36 @@ class GameRecords:
         return int(self.scores.shape[0])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """What the store keeps."""
-        return dict(self.__dict__)
+        """What the store keeps (no `ply_value` array when there is none)."""
+        out = dict(self.__dict__)
+        if not self.ply_value.size:
+            del out["ply_value"]
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> GameRecords:
+        """Records from `arrays()`'s fields (read from a store or a checkpoint)."""
+        extra = {"ply_value": np.asarray(arrays["ply_value"])} if "ply_value" in arrays else {}
+        return cls(*(np.asarray(arrays[n]) for n in RECORD_FIELDS), **extra)
+
+    def values_per_ply(self) -> np.ndarray:
+        """[plies, 4]: `ply_value`, NaN-filled when there is none."""
+        if self.ply_value.size:
+            return self.ply_value
+        return np.full((len(self.moves), N_PLAYERS), np.nan, np.float32)
+
+    def last_games(self, n: int) -> GameRecords:
+        """The last n games."""
+        if self.games <= n:
+            return self
+        first = self.games - n
+        a = int(self.game_start[first])
+        pa = int(self.pi_start[a])
+        return GameRecords(
+            self.moves[a:], self.game_start[first:] - a, self.pi_start[a:] - pa,
+            self.pi_move[pa:], self.pi_weight[pa:], self.scores[first:], self.outcome[first:],
+            self.ply_value[a:] if self.ply_value.size else self.ply_value,
+        )  # fmt: skip
 
     @classmethod
     def concat(cls, parts: list[GameRecords]) -> GameRecords:
@@ -90,11 +122,17 @@ class GameRecords:
         game_start = np.concatenate([[0], np.cumsum(lengths)])
         pi_counts = np.concatenate([np.diff(p.pi_start) for p in parts])
         pi_start = np.concatenate([[0], np.cumsum(pi_counts)])
+        any_values = any(p.ply_value.size for p in parts)
+        ply_value = (np.concatenate([p.values_per_ply() for p in parts]).astype(np.float32)
+                     if any_values else np.zeros((0, N_PLAYERS), np.float32))  # fmt: skip
         return cls(moves.astype(np.int64), game_start.astype(np.int64), pi_start.astype(np.int64),
                    np.concatenate([p.pi_move for p in parts]).astype(np.int64),
                    np.concatenate([p.pi_weight for p in parts]).astype(np.float32),
                    np.concatenate([p.scores for p in parts]),
-                   np.concatenate([p.outcome for p in parts]))  # fmt: skip
+                   np.concatenate([p.outcome for p in parts]), ply_value)  # fmt: skip
+
+
+RECORD_FIELDS = ("moves", "game_start", "pi_start", "pi_move", "pi_weight", "scores", "outcome")
 
 
 class _Recorder:
@@ -541,8 +579,9 @@ def sample_batch(
     value_margin: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(planes [B, 33, 400], pi [B, 30433], z [B, 4] from the mover, legal [B, 30433]: the
-    searched placements, i.e. the legal ones) of random positions; z is the game's outcome,
-    or with value_margin > 0 the `margin_values` of its final scores."""
+    searched placements, i.e. the legal ones) of random positions; z is the position's own
+    value target where the records have one (`ply_value`), else the game's outcome, or with
+    value_margin > 0 the `margin_values` of its final scores."""
     searched = np.flatnonzero(np.diff(records.pi_start) > 0)
     pick = searched[rng.integers(0, searched.size, batch)]
     games = np.searchsorted(records.game_start, pick, side="right") - 1
@@ -564,6 +603,9 @@ def sample_batch(
         for g in np.unique(games).tolist():
             margin_values(records.scores[g].astype(np.float64), value_margin, final[g])
     z = final[games[:, None], order].astype(np.float32)
+    if records.ply_value.size:
+        own = records.ply_value[pick[:, None], order]
+        z = np.where(np.isnan(own), z, own).astype(np.float32)
     if augment:
         cell_map = board_symmetries()
         for i, k in enumerate(rng.integers(0, 8, batch)):

@@ -1,0 +1,205 @@
+"""Games of MCTS-MAXN's rollout policy as BlokusZero training records (beyond the paper).
+
+A network trained from scratch by self-play sees too few games on a CPU to learn a value: its
+value head memorises the outcomes of a few hundred games (bench/BENCHMARKS.md). The rollout
+policy of MCTS-MAXN (the largest piece that fits, at random; a uniformly random placement with
+probability epsilon) plays a game in about a millisecond, so its games are nearly free. Each
+game here keeps a few positions, each with two targets:
+
+- policy: the rollout policy's own distribution at that position (1 - epsilon spread evenly
+  over the legal placements of the largest size that fits, epsilon over all legal placements);
+- value: the mean `utility` of `value_rollouts` further rollouts from that position, so the
+  target is what MCTS-MAXN estimates with one noisy rollout, averaged (a single game outcome
+  is mostly noise: its variance about a constant is 2.87 summed over the colours, the mean of
+  16 rollouts' 1.04, of which about 0.18 is still noise).
+
+AlphaGo started its networks the same way, from a fast policy's play, before self-play. A game
+depends on its number and the seed only, so chunks and threads give the same records.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from numba import njit
+
+from gameforge.engines.blokus.game import (
+    CELLS,
+    N_PLAYERS,
+    PIECE_SIZES,
+    STATE_SIZE,
+    Tables,
+    advance,
+    legal_moves,
+    new_state,
+    place,
+    scores,
+    utility,
+)
+from gameforge.engines.blokus.mcts import rollout_move, seeded_rng
+from gameforge.engines.blokus.selfplay import GameRecords
+from gameforge.engines.blokus.zero import MAX_PLIES
+from gameforge.engines.common.rng import uniform
+
+ROLLOUT_EPSILON = 0.05  # MCTS-MAXN's own rollouts (`mcts.search`)
+# room for one position's legal placements (1,000 at most measured, never near this)
+ROLLOUT_WIDEST = 2000
+
+
+@njit(cache=True, nogil=True)
+def _mean_rollouts(
+    s0: np.ndarray,
+    k: int,
+    t: Tables,
+    margin: float,
+    stamp: np.ndarray,
+    moves: np.ndarray,
+    anchors: np.ndarray,
+    rng: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[c] = the mean `utility` of colour c over k rollouts from s0."""
+    s = s0.copy()
+    z = np.zeros(N_PLAYERS)
+    out[:] = 0.0
+    for _ in range(k):
+        s[:] = s0
+        alive = True
+        while alive:
+            m = rollout_move(s, t, stamp, moves, anchors, ROLLOUT_EPSILON, rng)
+            if m < 0:
+                break
+            place(s, m, t)
+            alive = advance(s, t)
+        utility(s, PIECE_SIZES, margin, z)
+        for c in range(N_PLAYERS):
+            out[c] += z[c] / k
+
+
+@njit(cache=True, nogil=True)
+def _play_game(
+    t: Tables,
+    root: np.ndarray,
+    epsilon: float,
+    positions: int,
+    value_rollouts: int,
+    margin: float,
+    rng: np.ndarray,
+    plies: np.ndarray,
+    targets: np.ndarray,
+    pi_move: np.ndarray,
+    pi_weight: np.ndarray,
+    final: np.ndarray,
+) -> tuple[int, int]:
+    """One game of the rollout policy from `root`; at `positions` of its plies drawn without
+    replacement, the policy target (into pi_move / pi_weight, CSR by kept ply: each ply's count
+    in targets[ply, 4], -1 if not kept) and the value target (targets[ply, :4]).
+    Returns (plies, policy entries)."""
+    n_placements = t.piece.shape[0]
+    stamp = np.zeros(n_placements + 1, np.int64)
+    moves = np.zeros(n_placements, np.int64)
+    anchors = np.zeros(CELLS, np.int64)
+    states = np.zeros((MAX_PLIES, STATE_SIZE), np.uint8)
+    s = root.copy()  # colour 0 to move, as self-play records are replayed
+    n = 0
+    while True:
+        m = rollout_move(s, t, stamp, moves, anchors, epsilon, rng)
+        if m < 0:
+            break
+        states[n] = s
+        plies[n] = m
+        n += 1
+        place(s, m, t)
+        if not advance(s, t):
+            break
+    final[:] = s
+    keep = np.zeros(n, np.bool_)
+    for i in range(n - min(positions, n), n):  # Floyd's sampling: min(positions, n) of n
+        j = int(uniform(rng) * (i + 1))
+        if keep[j]:
+            keep[i] = True
+        else:
+            keep[j] = True
+    used = 0
+    for i in range(n):
+        targets[i, N_PLAYERS] = -1.0
+        if not keep[i]:
+            continue
+        k = legal_moves(states[i], t, stamp, moves, 1)
+        largest = 0
+        for a in range(k):
+            largest = max(largest, t.size[moves[a]])
+        n_largest = 0
+        for a in range(k):
+            if t.size[moves[a]] == largest:
+                n_largest += 1
+        for a in range(k):
+            w = epsilon / k
+            if t.size[moves[a]] == largest:
+                w += (1.0 - epsilon) / n_largest
+            pi_move[used + a] = moves[a]
+            pi_weight[used + a] = w
+        used += k
+        targets[i, N_PLAYERS] = k
+        _mean_rollouts(states[i], value_rollouts, t, margin, stamp, moves, anchors, rng,
+                       targets[i, :N_PLAYERS])  # fmt: skip
+    return n, used
+
+
+def rollout_games(
+    t: Tables,
+    first: int,
+    stop: int,
+    seed: int,
+    epsilon: float = ROLLOUT_EPSILON,
+    positions: int = 4,
+    value_rollouts: int = 16,
+    margin: float = 0.0,
+    threads: int = 2,
+) -> GameRecords:
+    """Games first..stop-1 of the rollout policy as records with policy and value targets at
+    `positions` plies each (see the module docstring); game g's stream is seeded_rng(seed, g)."""
+    games = stop - first
+    plies = np.zeros((games, MAX_PLIES), np.int64)
+    counts = np.zeros((games, 2), np.int64)
+    targets = np.zeros((games, MAX_PLIES, N_PLAYERS + 1))
+    finals = np.zeros((games, STATE_SIZE), np.uint8)
+    pi_move = np.zeros((games, positions * ROLLOUT_WIDEST), np.int64)
+    pi_weight = np.zeros((games, positions * ROLLOUT_WIDEST))
+    root = new_state()
+
+    def one(g: int) -> None:
+        n, used = _play_game(t, root, epsilon, positions, value_rollouts, margin,
+                             seeded_rng(seed, first + g), plies[g], targets[g], pi_move[g],
+                             pi_weight[g], finals[g])  # fmt: skip
+        counts[g] = n, used
+
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        list(pool.map(one, range(games)))
+    moves, pi_counts, ply_value, pm, pw = [], [], [], [], []
+    out_scores = np.zeros((games, N_PLAYERS))
+    out_z = np.zeros((games, N_PLAYERS))
+    for g in range(games):
+        n, used = counts[g]
+        moves.append(plies[g, :n])
+        kept = targets[g, :n, N_PLAYERS]
+        pi_counts.append(np.maximum(kept, 0).astype(np.int64))
+        value = targets[g, :n, :N_PLAYERS].copy()
+        value[kept < 0] = np.nan
+        ply_value.append(value)
+        pm.append(pi_move[g, :used])
+        pw.append(pi_weight[g, :used])
+        scores(finals[g], PIECE_SIZES, out_scores[g])
+        utility(finals[g], PIECE_SIZES, 0.0, out_z[g])
+    lengths = np.array([len(m) for m in moves], np.int64)
+    return GameRecords(
+        np.concatenate(moves).astype(np.int64),
+        np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        np.concatenate([[0], np.cumsum(np.concatenate(pi_counts))]).astype(np.int64),
+        np.concatenate(pm).astype(np.int64),
+        np.concatenate(pw).astype(np.float32),
+        out_scores,
+        out_z,
+        np.concatenate(ply_value).astype(np.float32),
+    )
