@@ -33,7 +33,13 @@ STAGE_MODULES: dict[str, tuple[str, ...]] = {
     "gameforge.stages.poker.lbr": ("lbr",),
     "gameforge.stages.nlhe": ("nlhe-histories", "nlhe-train", "nlhe-league"),
     "gameforge.stages.hearts": ("hearts-logs", "hearts-svr", "hearts-falcon", "hearts-eval"),
-    "gameforge.stages.blokus": ("blokus-selfplay", "blokus-train", "blokus-eval", "blokus-curve"),
+    "gameforge.stages.blokus": (
+        "blokus-rollouts",
+        "blokus-selfplay",
+        "blokus-train",
+        "blokus-eval",
+        "blokus-curve",
+    ),
 }
 MODULE_OF = {name: module for module, names in STAGE_MODULES.items() for name in names}
 
