@@ -53,8 +53,7 @@ from gameforge.engines.blokus.game import (
     place,
     tables,
 )
-from gameforge.engines.blokus.mcts import History, Tree, mcts_move, seeded_rng
-from gameforge.engines.blokus.rollouts import ROLLOUT_EPSILON
+from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON, History, Tree, mcts_move, seeded_rng
 from gameforge.engines.blokus.selfplay import self_play, tree_capacity
 from gameforge.engines.blokus.zero import N_MOVES, N_PLANES, BlokusNet, Evaluator, ZeroConfig
 

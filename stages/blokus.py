@@ -22,7 +22,8 @@ from pydantic import Field
 
 from gameforge.artifacts import Artifact
 from gameforge.engines.blokus.game import CELLS, N_PLAYERS, tables
-from gameforge.engines.blokus.rollouts import ROLLOUT_EPSILON, ROLLOUT_WIDEST, rollout_games
+from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON
+from gameforge.engines.blokus.rollouts import ROLLOUT_WIDEST, rollout_games
 from gameforge.engines.blokus.selfplay import (
     POLICY_STATS,
     RECORD_FIELDS,

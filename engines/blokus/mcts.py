@@ -34,6 +34,7 @@ from gameforge.engines.blokus.game import (
     legal_moves,
     outcome,
     place,
+    utility,
 )
 from gameforge.engines.common.rng import mix, uniform
 
@@ -142,6 +143,32 @@ def rollout_move(
         if n > 0:
             return moves[int(uniform(rng) * n)]
     return -1
+
+
+ROLLOUT_EPSILON = 0.05  # the random-placement share of MCTS-MAXN's rollouts (`mcts_move`)
+
+
+@njit(cache=True, nogil=True)
+def play_out(
+    s: np.ndarray,
+    t: Tables,
+    margin: float,
+    stamp: np.ndarray,
+    moves: np.ndarray,
+    anchors: np.ndarray,
+    rng: np.ndarray,
+    z: np.ndarray,
+) -> None:
+    """Play s to the end in place with the rollout policy (epsilon `ROLLOUT_EPSILON`); z = the
+    final `utility` per colour."""
+    alive = True
+    while alive:
+        m = rollout_move(s, t, stamp, moves, anchors, ROLLOUT_EPSILON, rng)
+        if m < 0:
+            break
+        place(s, m, t)
+        alive = advance(s, t)
+    utility(s, PIECE_SIZES, margin, z)
 
 
 @njit(cache=True, nogil=True)

@@ -37,12 +37,11 @@ from gameforge.engines.blokus.game import (
     scores,
     utility,
 )
-from gameforge.engines.blokus.mcts import rollout_move, seeded_rng
+from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON, play_out, rollout_move, seeded_rng
 from gameforge.engines.blokus.selfplay import GameRecords
 from gameforge.engines.blokus.zero import MAX_PLIES
 from gameforge.engines.common.rng import uniform
 
-ROLLOUT_EPSILON = 0.05  # MCTS-MAXN's own rollouts (`mcts.search`)
 # room for one position's legal placements (1,000 at most measured, never near this)
 ROLLOUT_WIDEST = 2000
 
@@ -65,14 +64,7 @@ def _mean_rollouts(
     out[:] = 0.0
     for _ in range(k):
         s[:] = s0
-        alive = True
-        while alive:
-            m = rollout_move(s, t, stamp, moves, anchors, ROLLOUT_EPSILON, rng)
-            if m < 0:
-                break
-            place(s, m, t)
-            alive = advance(s, t)
-        utility(s, PIECE_SIZES, margin, z)
+        play_out(s, t, margin, stamp, moves, anchors, rng, z)
         for c in range(N_PLAYERS):
             out[c] += z[c] / k
 
@@ -87,14 +79,15 @@ def _play_game(
     margin: float,
     rng: np.ndarray,
     plies: np.ndarray,
-    targets: np.ndarray,
+    pi_count: np.ndarray,
+    value: np.ndarray,
     pi_move: np.ndarray,
     pi_weight: np.ndarray,
     final: np.ndarray,
 ) -> tuple[int, int]:
     """One game of the rollout policy from `root`; at `positions` of its plies drawn without
-    replacement, the policy target (into pi_move / pi_weight, CSR by kept ply: each ply's count
-    in targets[ply, 4], -1 if not kept) and the value target (targets[ply, :4]).
+    replacement, the policy target (into pi_move / pi_weight, CSR by ply: pi_count[ply] entries,
+    0 where not kept) and the value target (value[ply]; left as it is where not kept).
     Returns (plies, policy entries)."""
     n_placements = t.piece.shape[0]
     stamp = np.zeros(n_placements + 1, np.int64)
@@ -123,7 +116,7 @@ def _play_game(
             keep[j] = True
     used = 0
     for i in range(n):
-        targets[i, N_PLAYERS] = -1.0
+        pi_count[i] = 0
         if not keep[i]:
             continue
         k = legal_moves(states[i], t, stamp, moves, 1)
@@ -141,9 +134,8 @@ def _play_game(
             pi_move[used + a] = moves[a]
             pi_weight[used + a] = w
         used += k
-        targets[i, N_PLAYERS] = k
-        _mean_rollouts(states[i], value_rollouts, t, margin, stamp, moves, anchors, rng,
-                       targets[i, :N_PLAYERS])  # fmt: skip
+        pi_count[i] = k
+        _mean_rollouts(states[i], value_rollouts, t, margin, stamp, moves, anchors, rng, value[i])
     return n, used
 
 
@@ -163,7 +155,8 @@ def rollout_games(
     games = stop - first
     plies = np.zeros((games, MAX_PLIES), np.int64)
     counts = np.zeros((games, 2), np.int64)
-    targets = np.zeros((games, MAX_PLIES, N_PLAYERS + 1))
+    pi_count = np.zeros((games, MAX_PLIES), np.int64)
+    value = np.full((games, MAX_PLIES, N_PLAYERS), np.nan)
     finals = np.zeros((games, STATE_SIZE), np.uint8)
     pi_move = np.zeros((games, positions * ROLLOUT_WIDEST), np.int64)
     pi_weight = np.zeros((games, positions * ROLLOUT_WIDEST))
@@ -171,8 +164,8 @@ def rollout_games(
 
     def one(g: int) -> None:
         n, used = _play_game(t, root, epsilon, positions, value_rollouts, margin,
-                             seeded_rng(seed, first + g), plies[g], targets[g], pi_move[g],
-                             pi_weight[g], finals[g])  # fmt: skip
+                             seeded_rng(seed, first + g), plies[g], pi_count[g], value[g],
+                             pi_move[g], pi_weight[g], finals[g])  # fmt: skip
         counts[g] = n, used
 
     with ThreadPoolExecutor(max(1, threads)) as pool:
@@ -183,11 +176,8 @@ def rollout_games(
     for g in range(games):
         n, used = counts[g]
         moves.append(plies[g, :n])
-        kept = targets[g, :n, N_PLAYERS]
-        pi_counts.append(np.maximum(kept, 0).astype(np.int64))
-        value = targets[g, :n, :N_PLAYERS].copy()
-        value[kept < 0] = np.nan
-        ply_value.append(value)
+        pi_counts.append(pi_count[g, :n])
+        ply_value.append(value[g, :n])
         pm.append(pi_move[g, :used])
         pw.append(pi_weight[g, :used])
         scores(finals[g], PIECE_SIZES, out_scores[g])

@@ -58,7 +58,7 @@ from gameforge.engines.blokus.game import (
     place,
     utility,
 )
-from gameforge.engines.blokus.mcts import rollout_move
+from gameforge.engines.blokus.mcts import play_out
 from gameforge.engines.common.rng import uniform
 from gameforge.engines.common.torch_arrays import load_arrays
 
@@ -510,12 +510,7 @@ def mix_rollouts(
             continue
         s[:] = leaf_states[g]
         me = s[TO_MOVE]
-        alive = True
-        while alive:
-            m = rollout_move(s, t, stamp, moves, anchors, 0.05, rng)
-            place(s, m, t)
-            alive = advance(s, t)
-        utility(s, PIECE_SIZES, margin, z)
+        play_out(s, t, margin, stamp, moves, anchors, rng, z)
         for i in range(N_PLAYERS):
             values[r, i] = (1.0 - mix) * values[r, i] + mix * z[(me + i) % N_PLAYERS]
 
