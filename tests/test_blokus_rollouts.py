@@ -16,6 +16,7 @@ from gameforge.engines.blokus.rollouts import _mean_rollouts, rollout_games
 from gameforge.engines.blokus.selfplay import GameRecords, replay_planes, sample_batch
 from gameforge.stages.runner import run_stage
 from tests.blokus_helpers import engine_legal, outcome_of, score_of, step
+from tests.resume_helpers import killed_then_rerun
 
 torch.set_num_threads(1)
 QUIET = {"log": lambda m: None}
@@ -168,23 +169,12 @@ def test_rollouts_stage_resumes_and_feeds_training(tmp_path, monkeypatch):
     rec = load_records(store.open(whole.key))
     assert rec.games == 4 and np.isfinite(rec.ply_value[:, 0]).sum() == 12
     assert store.open(whole.key).meta["summary"]["positions"] == 12
-    real = stage.rollout_games
-    calls = []
-
-    def dying(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed")
-        return real(*args, **kwargs)
-
     store.remove(whole.key, force=True)
-    monkeypatch.setattr(stage, "rollout_games", dying)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("blokus-rollouts", ROLLOUTS, {}, store=store, **QUIET)
-    calls.clear()
-    monkeypatch.setattr(stage, "rollout_games", lambda *a, **k: calls.append(1) or real(*a, **k))
-    again = run_stage("blokus-rollouts", ROLLOUTS, {}, store=store, **QUIET)
-    assert again.key == whole.key and len(calls) == 1
+    again, calls = killed_then_rerun(
+        monkeypatch, stage, "rollout_games", 2,
+        lambda: run_stage("blokus-rollouts", ROLLOUTS, {}, store=store, **QUIET),
+    )  # fmt: skip
+    assert again.key == whole.key and calls == 1
     assert {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()} == want
     train = {"blocks": 1, "filters": 8, "policy_head": "conv", "steps": 3, "batch": 8,
              "legal_softmax": True, "device": "cpu"}  # fmt: skip

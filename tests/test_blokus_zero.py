@@ -47,6 +47,7 @@ from gameforge.engines.common.stats import wilson_interval
 from gameforge.stages.base import StageError
 from gameforge.stages.runner import run_stage
 from tests.blokus_helpers import engine_legal, one_winning_move_position, outcome_of, score_of, step
+from tests.resume_helpers import killed_then_rerun
 
 torch.set_num_threads(1)
 
@@ -747,23 +748,13 @@ def test_selfplay_resumes_after_a_kill_to_the_same_games(chain, monkeypatch):
     params = {**SELFPLAY, "games": 4, "parallel": 2}
     whole = run_stage("blokus-selfplay", params, {}, store=store, **QUIET)
     want = _checksums(store, whole.key)
-    real = stage.self_play
-    calls = []
-
-    def dying(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:  # the second batch: the first is checkpointed
-            raise KeyboardInterrupt("killed")
-        return real(*args, **kwargs)
-
     store.remove(whole.key, force=True)
-    monkeypatch.setattr(stage, "self_play", dying)
-    with pytest.raises(KeyboardInterrupt):
-        run_stage("blokus-selfplay", params, {}, store=store, **QUIET)
-    calls.clear()
-    monkeypatch.setattr(stage, "self_play", lambda *a, **k: calls.append(1) or real(*a, **k))
-    again = run_stage("blokus-selfplay", params, {}, store=store, **QUIET)
-    assert again.key == whole.key and len(calls) == 1
+    # killed in the second batch: the first is checkpointed
+    again, calls = killed_then_rerun(
+        monkeypatch, stage, "self_play", 2,
+        lambda: run_stage("blokus-selfplay", params, {}, store=store, **QUIET),
+    )  # fmt: skip
+    assert again.key == whole.key and calls == 1
     assert _checksums(store, again.key) == want
 
 

@@ -29,6 +29,7 @@ from gameforge.engines.poker.cards import parse_cards
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
 from gameforge.stages.runner import run_stage
+from tests.resume_helpers import killed_then_rerun
 
 RULES = nl.rules_of(load_game("holdem.nolimit.2p.50bb"))
 TINY_NET = {"filters": [4, 8], "kernel": 3, "dense": 16, "epochs": 1, "batch_size": 256}
@@ -330,31 +331,16 @@ def _checksums(store: ArtifactStore, key: str) -> dict[str, str]:
     return {n: a["checksum"] for n, a in store.open(key).meta["arrays"].items()}
 
 
-def _killed_on_call(real, n: int, calls: list[int]):
-    """`real`, except that its n-th call (counted in `calls`) raises as a kill would."""
-
-    def dying(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == n:
-            raise KeyboardInterrupt("killed")
-        return real(*args, **kwargs)
-
-    return dying
-
-
 def _killed_then_rerun(monkeypatch, store, name, params, inputs, target: str, n: int, log=None):
     """Run stage `name`, killed on the n-th call of `target` in the NLHE stages' module, then
     again: (the rerun, how many calls of `target` the rerun made)."""
     import gameforge.stages.nlhe as stage
 
-    real = getattr(stage, target)
-    monkeypatch.setattr(stage, target, _killed_on_call(real, n, []))
-    with pytest.raises(KeyboardInterrupt):
-        run_stage(name, params, inputs, store=store, log=lambda m: None)
-    calls: list[int] = []
-    monkeypatch.setattr(stage, target, _killed_on_call(real, 0, calls))  # counts, never kills
-    again = run_stage(name, params, inputs, store=store, log=log or (lambda m: None))
-    return again, len(calls)
+    return killed_then_rerun(
+        monkeypatch, stage, target, n,
+        lambda: run_stage(name, params, inputs, store=store, log=lambda m: None),
+        lambda: run_stage(name, params, inputs, store=store, log=log or (lambda m: None)),
+    )  # fmt: skip
 
 
 def test_histories_resume_after_a_kill_to_the_same_records(tiny_chain, monkeypatch):
