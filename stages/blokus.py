@@ -6,9 +6,10 @@
 - `blokus-train` continues the `previous` network (or starts one) on the most recent
   `buffer_games` games of its `games` inputs: SGD with momentum and weight decay, the paper's
   learning-rate drop at a global step, optional symmetry augmentation; checkpoints as it goes.
-- `blokus-eval` plays every `net.N` input against three MCTS-MAXN (the paper's protocol) and
-  writes win rates with 95% Wilson intervals (a shared win counts 1/k: `WIN_DEFINITION`), plus
-  the policy statistics of the paper's Figure 12.
+- `blokus-eval` plays every `net.N` input against three MCTS-MAXN (the paper's protocol) on
+  the same seeded games, optionally beside an untrained control, and writes win rates with 95%
+  Wilson intervals (a shared win counts 1/k: `WIN_DEFINITION`), plus the policy statistics of
+  the paper's Figure 12.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from gameforge.engines.common.torch_arrays import (
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
 from gameforge.stages.registry import footprint, stage
-from gameforge.stages.reporting import rate_fields, win_rate_text
+from gameforge.stages.reporting import UNTRAINED, rate_fields, win_rate_text
 from gameforge.stages.resources import MB, TORCH_WORKING, Footprint, Upstream, nbytes
 
 WEIGHT_PREFIX = "weights."
@@ -521,6 +522,10 @@ class EvalParams(StageParams):
     value_margin: float = Field(default=0.0, ge=0)  # as in blokus-selfplay
     parallel: int = Field(default=16, ge=1)
     threads: int = Field(default=2, ge=1)
+    # beyond the paper: also play an untrained network of the last input's shape (initialised
+    # as a fresh blokus-train with that input's seed) on the same games, as row 0: the control
+    # that tells what the search wins without any learning
+    control: bool = False
     seed: int = 20_000_003
     device: str = "auto"
     # `parallel` is in the key (the batch size is the network's, and rollout_mix draws from one
@@ -557,7 +562,7 @@ def _rate_arrays(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 @stage(
     "blokus-eval",
-    5,
+    6,
     EvalParams,
     inputs={"net": "blokus-train"},
     many={"net"},
@@ -566,7 +571,8 @@ def _rate_arrays(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 def run_eval(ctx: StageContext) -> dict[str, Any]:
     """BlokusZero networks vs three MCTS-MAXN: win rates with 95% Wilson intervals.
 
-    Every network against three MCTS-MAXN; one checkpointed result per network.
+    Every network (and, with `control`, an untrained one first) against three MCTS-MAXN on the
+    same seeded games; one checkpointed result per network.
     """
     p: EvalParams = ctx.params
     device = pick_device(p.device)
@@ -574,16 +580,26 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
     names = numbered(ctx.inputs, "net")
     if not names:
         raise StageError("blokus-eval: needs at least one net.N input (blokus-train)")
+    last = ctx.inputs[names[-1]]
+    last_games = p.final_games or p.games
+    players: list[tuple[str, Artifact | None, int]] = [
+        (name, ctx.inputs[name], last_games if name == names[-1] else p.games) for name in names
+    ]
+    if p.control:
+        players.insert(0, (UNTRAINED, None, players[-1][2]))
     rows = []
-    for i, name in enumerate(names):
-        art = ctx.inputs[name]
-        games = p.final_games if (i == len(names) - 1 and p.final_games) else p.games
+    for i, (name, art, games) in enumerate(players):
         saved = ctx.writer.load_checkpoint(f"eval-{i}")
         if saved is None:
-            model, _ = load_net(art, device)
+            if art is None:
+                model = fresh_net(ZeroConfig(*_net_size(last.params, NetParams())),
+                                  int(last.params.get("seed", 0))).to(device)  # fmt: skip
+            else:
+                model, _ = load_net(art, device)
             bar = ctx.progress.start(f"{name}: games vs 3 MCTS-MAXN", games)
+            # every network plays the same seeded games (seats, openings, opponents' streams)
             result = match(t, Evaluator(model, device), games, p.parallel, p.zero_sims,
-                           p.mcts_sims, p.seed + i, p.random_plies, p.threads,
+                           p.mcts_sims, p.seed, p.random_plies, p.threads,
                            progress=bar.advance, rollout_mix=p.rollout_mix,
                            fpu_reduction=p.fpu_reduction, root_rule=p.root_rule,
                            considered=p.considered, value_margin=p.value_margin)  # fmt: skip
@@ -594,15 +610,31 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
             ctx.writer.save_checkpoint(f"eval-{i}", saved)
         fields = ("seat", "scores", "share", "boards", "policy")
         ctx.writer.write_arrays({f"{key}_{i}": np.asarray(saved[key]) for key in fields})
-        steps = int(np.asarray(art["steps_total"][...]).ravel()[0])
+        steps = 0 if art is None else int(np.asarray(art["steps_total"][...]).ravel()[0])
         shares = np.asarray(saved["share"])
         rows.append({"net": name, "steps": steps, "games": len(shares),
                      **win_rate_fields(float(shares.sum()), len(shares))})  # fmt: skip
         ctx.log(f"blokus-eval: {name}: {win_rate_text(rows[-1])}")
     all_steps = np.array([r["steps"] for r in rows], np.int64)
     ctx.writer.write_arrays({"steps": all_steps, **_rate_arrays(rows)})
-    return {"table": rows, "win_definition": WIN_DEFINITION, "zero_sims": p.zero_sims,
-            "mcts_sims": p.mcts_sims, "policy_stats": list(POLICY_STATS)}  # fmt: skip
+    summary = {"table": rows, "win_definition": WIN_DEFINITION, "zero_sims": p.zero_sims,
+               "mcts_sims": p.mcts_sims, "policy_stats": list(POLICY_STATS)}  # fmt: skip
+    if p.control:
+        summary["versus_control"] = versus_control(rows[-1], rows[0])
+    return summary
+
+
+def versus_control(trained: dict[str, Any], control: dict[str, Any]) -> dict[str, Any]:
+    """The last network against the untrained control on the same games: whether their 95%
+    intervals separate, as a sentence with the numbers."""
+    above = trained["win_rate_low"] > control["win_rate_high"]
+    below = trained["win_rate_high"] < control["win_rate_low"]
+    verdict = ("above the control's: the learning wins" if above
+               else "below the control's" if below
+               else "overlapping the control's: undecided")  # fmt: skip
+    text = (f"{trained['net']}: {win_rate_text(trained)}; untrained: {win_rate_text(control)}; "
+            f"the trained network's interval lies {verdict}")  # fmt: skip
+    return {"separated": bool(above or below), "above": bool(above), "statement": text}
 
 
 @footprint("blokus-eval")

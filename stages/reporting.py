@@ -97,6 +97,10 @@ def rate_fields(successes: float, n: int, name: str = "rate") -> dict[str, Any]:
     return {name: rate, f"{name}_low": round(low, 4), f"{name}_high": round(high, 4)}
 
 
+# the name of the untrained control row in a blokus-eval table
+UNTRAINED = "untrained"
+
+
 def win_rate_text(row: dict[str, Any]) -> str:
     """'win rate 0.433 (95% Wilson 0.347-0.523, 120 games) after 3,000 steps' for a
     `blokus-eval` result row (for a row from before the Wilson interval, which stored a

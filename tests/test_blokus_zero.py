@@ -26,6 +26,7 @@ from gameforge.engines.blokus.game import (
 from gameforge.engines.blokus.selfplay import (
     GameRecords,
     ZeroSearch,
+    match,
     sample_batch,
     self_play,
     train_step,
@@ -693,6 +694,38 @@ def test_eval_stage_reports_every_network(chain):
         assert ((entropy >= -1e-9) & (entropy <= np.log(legal) + 1e-6)).all()
         assert (top1 >= 1 / legal - 1e-6).all()
         assert ((top1 <= top10 + 1e-9) & (top10 <= top100 + 1e-9) & (top100 <= 1 + 1e-5)).all()
+
+
+def test_eval_plays_every_network_on_the_same_games_beside_an_untrained_control(chain):
+    """Two inputs holding the same network play the same seeded games, so their records are
+    identical (seats, scores, boards); `control` adds, as row 0, an untrained network of that
+    shape initialised as a fresh blokus-train of its seed would be, on those same seats, and
+    the summary says whether the last network's interval separates from the control's."""
+    from gameforge.stages.blokus import fresh_net, load_net
+
+    store, _sp, tr1, _tr2, _ev = chain
+    params = {**EVAL, "games": 3, "parallel": 3, "control": True}
+    ev = run_stage("blokus-eval", params, {"net.0": tr1, "net.1": tr1}, store=store, **QUIET)
+    art = store.open(ev.key)
+    table = art.meta["summary"]["table"]
+    assert [r["net"] for r in table] == ["untrained", "net.0", "net.1"]
+    assert [r["steps"] for r in table] == [0, 6, 6] and all(r["games"] == 3 for r in table)
+    for name in ("seat", "scores", "share", "boards", "policy"):
+        assert np.array_equal(np.asarray(art[f"{name}_1"][...]), np.asarray(art[f"{name}_2"][...]))
+    assert np.array_equal(np.asarray(art["seat_0"][...]), np.asarray(art["seat_1"][...]))
+    versus = art.meta["summary"]["versus_control"]
+    low, high = table[2]["win_rate_low"], table[2]["win_rate_high"]
+    assert versus["above"] is (low > table[0]["win_rate_high"])
+    assert versus["separated"] is (versus["above"] or high < table[0]["win_rate_low"])
+    assert "untrained" in versus["statement"] and "net.1" in versus["statement"]
+    # the control is the starting point of a fresh training run of that seed and shape
+    _, config = load_net(store.open(tr1), "cpu")
+    control = fresh_net(config, int(store.open(tr1).params["seed"]))
+    p = art.params
+    again = match(tables(), Evaluator(control, "cpu"), 3, 3, p["zero_sims"], p["mcts_sims"],
+                  p["seed"], p["random_plies"], 1)  # fmt: skip
+    assert np.array_equal(again.scores, np.asarray(art["scores_0"][...]))
+    assert np.array_equal(again.boards, np.asarray(art["boards_0"][...]))
 
 
 def test_train_stage_weighs_the_value_gradient_by_value_weight(chain):

@@ -46,6 +46,7 @@ TINY_RUNS: tuple[tuple[str, list[str], tuple[str, ...]], ...] = (
         ["games=1", "parallel=1", "steps=2", "final_games=1", "mcts_sims=2", "rollout_mix=0"],
         ("eval-1", "eval-2"),
     ),
+    ("blokus-bootstrap", [], ()),  # rollout games, pretraining, 2 self-play rounds, controls
 )  # fmt: skip
 
 

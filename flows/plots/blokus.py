@@ -21,7 +21,7 @@ from gameforge.flows.plots.common import (
     stage_title,
     store_of,
 )
-from gameforge.stages.reporting import win_rate_text
+from gameforge.stages.reporting import UNTRAINED, win_rate_text
 
 BLOKUS_COLOURS = ("#1f5fbf", "#e8c31a", "#c8322c", "#2f9a3f")  # blue, yellow, red, green
 COLOUR_NAMES = ("blue", "yellow", "red", "green")
@@ -52,9 +52,17 @@ def _win_rate_axes(ax, rows: list[dict[str, Any]]) -> None:  # type: ignore[no-u
     """Win rate against three MCTS-MAXN per training step, 95% Wilson intervals, the games
     behind each point written above it (n=12+120: two evaluations of that step), against
     par."""
+    control = [r for r in rows if r.get("net") == UNTRAINED]
+    if control:  # the untrained network on the same games: apart from the curve, in grey
+        c_steps, c_rate, c_low, c_high, _ = _rate_rows(control)
+        ax.errorbar(c_steps, c_rate, yerr=[c_rate - c_low, c_high - c_rate], marker="s",
+                    capsize=3, linestyle="none", color="grey",
+                    label="untrained control, same games")  # fmt: skip
     steps, rate, low, high, games = _rate_rows(rows)
-    ax.errorbar(steps, rate, yerr=[rate - low, high - rate], marker="o", capsize=3,
-                linestyle="-" if len(steps) > 1 else "none",
+    trained = np.array([r.get("net") != UNTRAINED for r in rows])
+    ax.errorbar(steps[trained], rate[trained],
+                yerr=[(rate - low)[trained], (high - rate)[trained]], marker="o", capsize=3,
+                linestyle="-" if trained.sum() > 1 else "none",
                 label="BlokusZero, 95% Wilson interval")  # fmt: skip
     for x in np.unique(steps):  # evaluations of one step (several runs) share one label
         at = steps == x
@@ -183,8 +191,18 @@ def plot_blokus_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
         _win_rate_axes(axes[0, 0], rows)
         wins = sum(float(r["win_rate"]) * int(r["games"]) for r in rows)
         games = sum(int(r["games"]) for r in rows)
+        versus = artifact.meta["summary"].get("versus_control")
+        verdict = ""
+        if versus:
+            verdict = (
+                "\nintervals separate: above the untrained control"
+                if versus["above"]
+                else "\nintervals separate: below the untrained control"
+                if versus["separated"]
+                else "\nintervals overlap the untrained control's"
+            )
         axes[0, 0].set_title(f"win rate of {len(rows)} network{'s' if len(rows) > 1 else ''} "
-                             f"({wins:g} wins in {games:,} games)")  # fmt: skip
+                             f"({wins:g} wins in {games:,} games){verdict}")  # fmt: skip
         _policy_mass_axes(axes[0, 1], policy)
         _policy_spread_axes(axes[1, 0], policy)
         boards = _last_array(artifact, f"boards_{last}", 400)

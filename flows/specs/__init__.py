@@ -16,7 +16,12 @@ from gameforge.flows.specs.base import (
     stored_inputs,
     sweep_values,
 )
-from gameforge.flows.specs.blokus import BLOKUS_ITERATIONS, BLOKUS_ZERO
+from gameforge.flows.specs.blokus import (
+    BLOKUS_BOOTSTRAP,
+    BLOKUS_ITERATIONS,
+    BLOKUS_ZERO,
+    BOOTSTRAP_ITERATIONS,
+)
 from gameforge.flows.specs.hearts import HEARTS_FALCON, HEARTS_TRIALS, HEARTS_VARIANTS
 from gameforge.flows.specs.nlhe import NLHE_CNN, NLHE_GENERATIONS
 from gameforge.flows.specs.poker import (
@@ -31,6 +36,7 @@ from gameforge.stages.registry import get_stage
 
 __all__ = [
     "BLOKUS_ITERATIONS",
+    "BOOTSTRAP_ITERATIONS",
     "FLOWS",
     "HEARTS_TRIALS",
     "HEARTS_VARIANTS",
@@ -60,6 +66,7 @@ FLOWS: dict[str, FlowSpec] = {
         NLHE_CNN,
         HEARTS_FALCON,
         BLOKUS_ZERO,
+        BLOKUS_BOOTSTRAP,
     )
 }
 

@@ -85,3 +85,79 @@ BLOKUS_ZERO = FlowSpec(
     nodes=_blokus_nodes(),
     presets={name: _blokus_preset(values) for name, values in _BLOKUS.items()},
 )
+
+
+# Blokus on a CPU (beyond the paper): self-play alone gives a 2-core machine too few games for a
+# value head, so the network starts from MCTS-MAXN's rollout policy, as AlphaGo started from a
+# fast policy: `rollouts` plays its games (a millisecond each) with targets at a few positions
+# per game, `pretrain` fits the network to them, then `BOOTSTRAP_ITERATIONS` rounds of
+# self-play continue it, the rollout games staying in the buffer. The network always searches
+# alone (rollout_mix 0), so what it wins is learnt; the first and last evaluations play an
+# untrained network of the same shape on the same games (`control`), and `curve` draws it at
+# step 0.
+BOOTSTRAP_ITERATIONS = 2
+_BOOTSTRAP: dict[str, dict[str, Any]] = {
+    # rollout games and the targets per game; the net (6x32 with the convolutional policy head
+    # trains at about 6 steps/s here); pretraining steps, lr and its drop; self-play games and
+    # steps per iteration at a tenth of the pretraining lr; games of the first and last
+    # evaluations (with the control) and of the others
+    "tiny": {"rollout_games": 40, "positions": 2, "value_rollouts": 2, "blocks": 1,
+             "filters": 8, "pretrain_steps": 4, "lr": 0.01, "drop": 2, "sims": 2, "games": 2,
+             "parallel": 2, "steps": 2, "final_games": 2, "eval_games": 1},
+    "cpu": {"rollout_games": 20_000, "positions": 4, "value_rollouts": 16, "blocks": 6,
+            "filters": 32, "pretrain_steps": 6000, "lr": 0.01, "drop": 4500, "sims": 64,
+            "games": 96, "parallel": 48, "steps": 1000, "final_games": 240, "eval_games": 48},
+}  # fmt: skip
+
+
+def _bootstrap_nodes() -> tuple[Node, ...]:
+    nodes = [
+        Node("blokus-rollouts", id="rollouts"),
+        Node("blokus-train", inputs={"games.0": "rollouts"}, id="pretrain"),
+        Node("blokus-eval", inputs={"net.0": "pretrain"}, id="eval-0"),
+    ]
+    previous = "pretrain"
+    for i in range(1, BOOTSTRAP_ITERATIONS + 1):
+        nodes.append(Node("blokus-selfplay", inputs={"net": previous}, id=f"selfplay-{i}"))
+        buffer = {"games.0": "rollouts", **{f"games.{j}": f"selfplay-{j}" for j in range(1, i + 1)}}
+        nodes.append(Node("blokus-train", inputs={**buffer, "previous": previous}, id=f"train-{i}"))
+        nodes.append(Node("blokus-eval", inputs={"net.0": f"train-{i}"}, id=f"eval-{i}"))
+        previous = f"train-{i}"
+    evals = {f"evals.{i}": f"eval-{i}" for i in range(BOOTSTRAP_ITERATIONS + 1)}
+    nodes.append(Node("blokus-curve", inputs=evals, id="curve"))
+    return tuple(nodes)
+
+
+def _bootstrap_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    net = {"blocks": v["blocks"], "filters": v["filters"], "policy_head": "conv"}
+    # one seed for every training node: a step's batch depends on (seed, global step) only,
+    # and both controls are then the pretraining's own starting network
+    train = {**net, "augment": True, "legal_softmax": True, "value_weight": 1.0, "seed": 1,
+             "buffer_games": v["rollout_games"] + BOOTSTRAP_ITERATIONS * v["games"]}  # fmt: skip
+    search = {"fpu_reduction": 0.25, "root_rule": "gumbel", "rollout_mix": 0.0}
+    rollouts = {"games": v["rollout_games"], "positions": v["positions"],
+                "value_rollouts": v["value_rollouts"], "seed": 1}  # fmt: skip
+    pretrain = {**train, "steps": v["pretrain_steps"], "lr": v["lr"], "lr_late": v["lr"] / 10,
+                "lr_drop_step": v["drop"]}  # fmt: skip
+    out: dict[str, dict[str, Any]] = {"rollouts": rollouts, "pretrain": pretrain}
+    for i in range(BOOTSTRAP_ITERATIONS + 1):
+        ends = i in (0, BOOTSTRAP_ITERATIONS)
+        out[f"eval-{i}"] = {**search, "games": v["final_games"] if ends else v["eval_games"],
+                            "zero_sims": v["sims"], "mcts_sims": v["sims"],
+                            "parallel": v["parallel"], "control": ends,
+                            "seed": 20_000_013 + i}  # fmt: skip
+    for i in range(1, BOOTSTRAP_ITERATIONS + 1):
+        out[f"selfplay-{i}"] = {**net, **search, "sims": v["sims"], "games": v["games"],
+                                "parallel": v["parallel"], "seed": i}  # fmt: skip
+        out[f"train-{i}"] = {**train, "steps": v["steps"], "lr": v["lr"] / 10,
+                             "lr_late": v["lr"] / 10, "lr_drop_step": 0}  # fmt: skip
+    return out
+
+
+BLOKUS_BOOTSTRAP = FlowSpec(
+    name="blokus-bootstrap",
+    description="Blokus on a CPU: a network from rollout-policy games, then self-play; "
+    "evaluated searching alone beside an untrained control",
+    nodes=_bootstrap_nodes(),
+    presets={name: _bootstrap_preset(values) for name, values in _BOOTSTRAP.items()},
+)
