@@ -12,6 +12,7 @@
     .venv/bin/python bench/bench_blokus.py ownership --games 200 [--steps 450] [--weights 0,1]
     .venv/bin/python bench/bench_blokus.py bootstrap --games 5000 --steps 3000 [--blocks 6
         --filters 32 --head conv] [--positions 4] [--rollouts 16] [--eval-games 48]
+    .venv/bin/python bench/bench_blokus.py report --store DIR [--preset cpu]
 
 `probe`: a stored blokus-train network (or an untrained one) under a chosen search against three
 MCTS-MAXN, the paper's evaluation protocol, without writing to the store. `targets`: how much
@@ -22,7 +23,8 @@ policy: a softmax on piece size). `ownership`: whether KataGo's auxiliary target
 final owner) keeps the value head from memorising a few games' outcomes. `bootstrap`: a network
 trained on rollout-policy games (`engines.blokus.rollouts`), its held-out value error against
 the best constant as it trains, then its own search (no rollouts) and an untrained network's
-against three MCTS-MAXN on the same games.
+against three MCTS-MAXN on the same games. `report`: a `blokus-bootstrap` run in a store, node
+by node, with its evaluations beside their untrained controls.
 
 Reference in the same run for legal moves: the rules applied to all 30,433 placements at once
 with numpy (what a vectorised Python engine would do).
@@ -492,6 +494,53 @@ def bootstrap_probe(args: argparse.Namespace) -> None:
               f"{len(shares)} games ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
 
 
+def flow_report(args: argparse.Namespace) -> None:
+    """A blokus-bootstrap run in `--store` at `--preset` (markdown): every node's key, wall and
+    CPU time over all its attempts and what it found; every evaluation's rows (the untrained
+    control beside the network it was played against); the training time in all."""
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.flows.pipeline import plan_keys
+    from gameforge.flows.specs import get_flow
+
+    spec = get_flow("blokus-bootstrap")
+    keys = plan_keys(spec, spec.resolve(args.preset, []))
+    store = ArtifactStore(args.store)
+    print("| node | key | wall h | CPU h | result |\n|---|---|---:|---:|---|")
+    learning = 0.0
+    for node in spec.nodes:
+        key = keys[node.name]
+        if not store.exists(key):
+            print(f"| {node.name} | {key} | | | not built |")
+            continue
+        art = store.open(key)
+        built = art.meta.get("provenance", {})
+        wall = float(built.get("wall_s_all_attempts", built.get("wall_s", 0.0)))
+        cpu = float(built.get("cpu_s_all_attempts", built.get("cpu_s", 0.0)))
+        if not node.stage.endswith(("eval", "curve")):
+            learning += wall
+        s = art.meta["summary"]
+        if node.stage == "blokus-eval":
+            result = "; ".join(f"{r['net']} {r['win_rate']:.3f} ({r['win_rate_low']:.3f}-"
+                               f"{r['win_rate_high']:.3f}, {r['games']} games)"
+                               for r in s["table"])  # fmt: skip
+        elif node.stage == "blokus-train":
+            result = (f"{s['steps_total']:,} steps, value {s['value_loss_last_100']}, policy "
+                      f"{s['policy_loss_last_100']} (last 100)")  # fmt: skip
+        elif node.stage == "blokus-curve":
+            result = f"{len(s['table'])} rows"
+        else:
+            result = f"{s['games']:,} games, {s['plies_per_game']} plies each"
+        print(f"| {node.name} | {key} | {wall / 3600:.2f} | {cpu / 3600:.2f} | {result} |")
+    print(f"\nrollout games, pretraining, self-play and training (no evaluation): "
+          f"{learning / 3600:.2f} h wall")  # fmt: skip
+    for node in spec.nodes:
+        key = keys[node.name]
+        versus = store.open(key).meta["summary"].get("versus_control") if (
+            node.stage == "blokus-eval" and store.exists(key)) else None  # fmt: skip
+        if versus:
+            print(f"\n{node.name}: {versus['statement']}")
+
+
 def main() -> None:
     """Run the chosen benchmarks."""
     ap = argparse.ArgumentParser()
@@ -518,9 +567,11 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=500, help="bootstrap: steps between reports")
     ap.add_argument("--eval-games", type=int, default=48, help="bootstrap: games vs MCTS-MAXN")
     ap.add_argument("--save", default=None, help="bootstrap: where to save the trained weights")
+    ap.add_argument("--preset", default="cpu", help="report: the blokus-bootstrap preset")
     args = ap.parse_args()
     search_probes = {"probe": probe, "targets": target_spread, "signal": learnable_signal,
-                     "ownership": ownership_probe, "bootstrap": bootstrap_probe}  # fmt: skip
+                     "ownership": ownership_probe, "bootstrap": bootstrap_probe,
+                     "report": flow_report}  # fmt: skip
     if args.what in search_probes:
         search_probes[args.what](args)
         return

@@ -458,18 +458,31 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     }
 
 
-def buffer_games_loaded(params: TrainParams, upstream: Upstream) -> int:
-    """Games `replay_buffer` loads: whole `games.N` runs, newest first, until `buffer_games`
-    (a run of unknown size counted as a full buffer)."""
+def replay_buffer_bytes(params: TrainParams, upstream: Upstream) -> int:
+    """Bytes `replay_buffer` holds while loading: whole `games.N` runs, newest first, until
+    `buffer_games` (a run of unknown size counted as a full buffer of self-play games)."""
     names = numbered(upstream, "games")
     if not names:
-        return params.buffer_games
-    loaded = 0
+        return params.buffer_games * RECORD_PEAK_BYTES
+    loaded = total = 0
     for name in reversed(names):
-        loaded += int(upstream[name].get("games", params.buffer_games))
+        run = upstream[name]
+        games = int(run.get("games", params.buffer_games))
+        loaded += games
+        total += games * record_peak_bytes(run)
         if loaded >= params.buffer_games:
             break
-    return loaded
+    return total
+
+
+def record_peak_bytes(run: dict[str, Any]) -> int:
+    """Peak bytes per game of a games input while gathered: a self-play game's policy targets
+    at every ply, or a rollout game's at its `positions` kept plies only (with a value target
+    per ply beside its placements)."""
+    if "positions" not in run:
+        return RECORD_PEAK_BYTES
+    per_ply = 3 * (8 + N_PLAYERS * 4)  # placement and ply value, in lists, joined, cast
+    return MAX_PLIES * per_ply + int(run["positions"]) * WIDEST * 32 + 3 * 2 * N_PLAYERS * 8
 
 
 @footprint("blokus-train")
@@ -481,7 +494,7 @@ def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
     return Footprint(
         peak={
             # the loaded games, their concatenation and its copies
-            "replay buffer": buffer_games_loaded(params, upstream) * RECORD_PEAK_BYTES,
+            "replay buffer": replay_buffer_bytes(params, upstream),
             # weights, gradients and SGD momentum (float32 each)
             "weights+grads+momentum": 3 * weights,
             # a stored array in flight: its encoded copy (written), or its encoded bytes beside
@@ -629,11 +642,11 @@ def versus_control(trained: dict[str, Any], control: dict[str, Any]) -> dict[str
     intervals separate, as a sentence with the numbers."""
     above = trained["win_rate_low"] > control["win_rate_high"]
     below = trained["win_rate_high"] < control["win_rate_low"]
-    verdict = ("above the control's: the learning wins" if above
-               else "below the control's" if below
-               else "overlapping the control's: undecided")  # fmt: skip
+    verdict = ("the trained network's interval lies above the control's: the learning wins"
+               if above else "the trained network's interval lies below the control's"
+               if below else "the intervals overlap: undecided")  # fmt: skip
     text = (f"{trained['net']}: {win_rate_text(trained)}; untrained: {win_rate_text(control)}; "
-            f"the trained network's interval lies {verdict}")  # fmt: skip
+            f"{verdict}")  # fmt: skip
     return {"separated": bool(above or below), "above": bool(above), "statement": text}
 
 
