@@ -39,13 +39,14 @@ def test_full_traversal_stage_records_the_exact_curve(store):
     assert summary["abstraction"] == "lossless"
 
 
-def test_sampled_run_killed_then_resumed_is_bit_identical(store, tmp_path):
-    """A chance-sampling run killed mid-way resumes from its checkpoint to the same bits."""
+@pytest.mark.parametrize("algorithm, iterations", [("chance", 30_000), ("public", 3_000)])
+def test_sampled_run_killed_then_resumed_is_bit_identical(store, tmp_path, algorithm, iterations):
+    """A sampled run killed mid-way resumes from its checkpoint to the same bits."""
     params = {
         "game": LEDUC,
-        "algorithm": "chance",
-        "iterations": 30_000,
-        "batch": 2_000,
+        "algorithm": algorithm,
+        "iterations": iterations,
+        "batch": iterations // 15,
         "checkpoint_seconds": 0,
     }
     with pytest.raises(CrashAfter.Boom):
@@ -188,8 +189,9 @@ FULL_TRAVERSAL = ("cfr", "cfr+")
         {"algorithm": "cfr", "averaging": 1.0},
         {"algorithm": "chance", "plus": True, "averaging": 1.0},
         {"algorithm": "external"},
+        {"algorithm": "public", "plus": True, "averaging": 2.0},
     ],
-    ids=["cfr", "cfr+", "linear", "chance+", "external"],
+    ids=["cfr", "cfr+", "linear", "chance+", "external", "public+"],
 )
 def test_extending_a_solve_equals_solving_the_total_at_once(store, settings):
     """A run extended through `parent` ends with the same strategy sums as one run of the total

@@ -229,7 +229,7 @@ def _deal(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _match(regret: np.ndarray, row: int, legal: np.ndarray, out: np.ndarray) -> None:
+def match_regrets(regret: np.ndarray, row: int, legal: np.ndarray, out: np.ndarray) -> None:
     """Regret matching of one information-set row over the legal actions."""
     total = 0.0
     count = 0
@@ -304,7 +304,7 @@ def _run(
                 p = player[n]
                 r = rnd[n]
                 row = offsets[r] + buckets[p, r] * ndec[r] + slot[n]
-                _match(regret, row, children[n], sig[n])
+                match_regrets(regret, row, children[n], sig[n])
                 if variant == CHANCE_SAMPLING:
                     live = reach[n, 0] > 0.0 or reach[n, 1] > 0.0
                     for a in range(3):
@@ -419,6 +419,11 @@ class SampledSolver:
         self._board_through = np.array(
             [game.board_cards_through(r) for r in range(game.num_rounds)], dtype=np.int64
         )
+
+    @property
+    def deals_per_iteration(self) -> int:
+        """Deals one iteration's regret updates sum over (one: the sampled deal)."""
+        return 1
 
     @property
     def num_infosets(self) -> int:

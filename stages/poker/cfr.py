@@ -2,7 +2,9 @@
 
 Algorithms: `cfr` and `cfr+` walk the whole game every iteration (vectorised over hands; small
 games only, e.g. Kuhn, Leduc), `chance` and `external` sample one deal per iteration (Monte
-Carlo CFR, any size: the paper preset's 169-9000-9000-9000 Hold'em abstraction). With the two
+Carlo CFR, any size: the paper preset's 169-9000-9000-9000 Hold'em abstraction), `public`
+samples one board per iteration and walks every private hand of both players as a vector
+(public chance sampling, `engines.poker.pcs`; any size). With the two
 bucket inputs the information sets are (betting sequence, bucket of this round); without them
 the game is solved losslessly (canonical hands).
 
@@ -25,6 +27,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
+from gameforge.engines.poker.pcs import PublicSampledSolver
 from gameforge.stages.base import Nondeterminism, StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import TreeGameParams, same_game
@@ -39,7 +42,7 @@ EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is co
 class CFRParams(TreeGameParams):
     """Algorithm, iterations, seed and averaging of the solve."""
 
-    algorithm: Literal["cfr", "cfr+", "chance", "external"] = "chance"
+    algorithm: Literal["cfr", "cfr+", "chance", "external", "public"] = "chance"
     iterations: int = Field(default=100_000, ge=1)
     seed: int = 0
     averaging: float | None = Field(default=None, ge=0)  # weight t**averaging; default below
@@ -68,7 +71,7 @@ class CFRParams(TreeGameParams):
         if algorithm in FULL and plus != (algorithm == "cfr+"):
             raise ValueError(
                 f"{plus} contradicts algorithm {algorithm} (cfr+ always uses regret "
-                "matching+, cfr never; plus is a choice for chance and external)"
+                "matching+, cfr never; plus is a choice for chance, external and public)"
             )
         return plus
 
@@ -111,9 +114,13 @@ def _solver(ctx: StageContext) -> tuple[Any, Solver | None]:
             raise StageError("cfr/cfr+: averaging must be 0 (uniform) or 1 (linear)")
         return solver, solver
     tables = abstraction.deal_tables() if abstraction is not None else None
-    sampled = SampledSolver(
-        game, tables, variant=params.algorithm, gamma=gamma, plus=params.plus, seed=params.seed
-    )
+    sampled: SampledSolver
+    if params.algorithm == "public":
+        sampled = PublicSampledSolver(game, tables, gamma=gamma, plus=params.plus, seed=params.seed)
+    else:
+        sampled = SampledSolver(
+            game, tables, variant=params.algorithm, gamma=gamma, plus=params.plus, seed=params.seed
+        )
     exact = None
     try:
         if abstraction is None:
@@ -199,8 +206,10 @@ def run(ctx: StageContext) -> dict:
             value = np.nan if exact is None else exact.exploitability(solver.average_strategy())
             curve["iteration"].append(float(target))
             curve["exploitability"].append(value)
-            # Full-traversal regrets sum over every deal; sampled ones are per-deal estimates.
-            scale = solver.cards.num_deals if isinstance(solver, Solver) else 1.0
+            # Full-traversal regrets sum over every deal, public-sampled ones over every pair of
+            # hands on a board; chance- and external-sampled ones are per-deal estimates.
+            scale = (solver.cards.num_deals if isinstance(solver, Solver)
+                     else solver.deals_per_iteration)  # fmt: skip
             curve["regret_bound"].append(regret_bound(solver.regret, target) / scale)
             latest = (
                 ("exploitability", value)
