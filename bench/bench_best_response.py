@@ -69,11 +69,9 @@ def against_enumerated() -> None:
         print(f"{name}: enumerated {a * 1e3:.1f} ms, streamed {b * 1e3:.1f} ms, ratio {a / b:.1f}x")
 
 
-def synthetic_engine(seed: int = 0):
-    """A best-response engine for a random strategy on a random 169-9000-9000-9000 abstraction
-    of heads-up limit Hold'em."""
-    from gameforge.engines.poker.best_response import BestResponse
-    from gameforge.engines.poker.betting import DECISION, build_tree
+def synthetic_tables(seed: int = 0):  # type: ignore[no-untyped-def]
+    """Heads-up limit Hold'em, a random 169-9000-9000-9000 abstraction of it (deal tables) and
+    the random generator that drew it, to draw more from."""
     from gameforge.engines.poker.mccfr import deal_tables
     from gameforge.engines.poker.shipped_games import load_game
     from gameforge.stages.poker.hsd import round_indexer
@@ -88,7 +86,17 @@ def synthetic_engine(seed: int = 0):
         rng.integers(0, k, int(ix.size(ix.rounds - 1)), dtype=np.int32)
         for ix, k in zip(indexers[1:], buckets[1:], strict=True)
     ]
-    dt = deal_tables(game, indexers, tables, buckets)
+    return game, deal_tables(game, indexers, tables, buckets), rng
+
+
+def synthetic_engine(seed: int = 0):
+    """A best-response engine for a random strategy on a random 169-9000-9000-9000 abstraction
+    of heads-up limit Hold'em."""
+    from gameforge.engines.poker.best_response import BestResponse
+    from gameforge.engines.poker.betting import DECISION, build_tree
+
+    game, dt, rng = synthetic_tables(seed)
+    buckets = [int(b) for b in dt.num_buckets]
     tree = build_tree(game)
     ndec = np.array(tree.decision_counts(), dtype=np.int64)
     sizes = ndec * np.array(buckets)

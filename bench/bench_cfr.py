@@ -1,7 +1,8 @@
 """CFR benchmarks: Leduc against OpenSpiel, sampling variants by time, and the paper preset.
 
 python bench/bench_cfr.py leduc [--iterations 1000]      # ours vs pyspiel C++, same run
-python bench/bench_cfr.py sampling [--seconds 10]         # exploitability at equal time
+python bench/bench_cfr.py sampling [--seconds 10] [--game G] [--plot P.png]   # equal time
+python bench/bench_cfr.py hulhe [--iterations 20]         # public sampling's speed at full size
 python bench/bench_cfr.py paper --store S [--iterations 300000] [--algorithm chance]
 """
 
@@ -17,6 +18,7 @@ from _shared import build_upstream, elapsed_log
 
 from gameforge.engines.poker.cfr import Solver
 from gameforge.engines.poker.mccfr import SampledSolver
+from gameforge.engines.poker.pcs import PublicSampledSolver
 from gameforge.engines.poker.shipped_games import load_game
 
 
@@ -62,31 +64,44 @@ def leduc(iterations: int) -> None:
         print(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.1f}x | " + " | ".join(rows) + " |")
 
 
-def sampling(seconds: float, game_name: str) -> None:
-    """Exploitability after equal wall time: full CFR+, chance and external sampling."""
+SAMPLING_VARIANTS = (
+    ("CFR+ (full traversal)", "full", {}),
+    ("chance sampling, uniform avg", "chance", {"gamma": 0.0}),
+    ("chance sampling, linear avg", "chance", {"gamma": 1.0}),
+    ("external sampling, uniform avg", "external", {"gamma": 0.0}),
+    ("external sampling, linear avg", "external", {"gamma": 1.0}),
+    ("public sampling, uniform avg", "public", {"gamma": 0.0}),
+    ("public sampling, CFR+, linear avg", "public", {"gamma": 1.0, "plus": True}),
+    ("public sampling, CFR+, quadratic avg", "public", {"gamma": 2.0, "plus": True}),
+)
+
+
+def _sampling_solver(game, kind: str, options: dict):  # type: ignore[no-untyped-def]
+    if kind == "full":
+        return Solver(game, plus=True)
+    if kind == "public":
+        return PublicSampledSolver(game, **options)
+    return SampledSolver(game, variant=kind, **options)
+
+
+def sampling(seconds: float, game_name: str, plot: str | None) -> None:
+    """Exploitability after equal wall time: full CFR+, chance, external and public sampling
+    (a table at log-spaced times; with `plot`, the curves in one PNG)."""
     game = load_game(game_name)
     exact = Solver(game)
-    budgets = [seconds / 8, seconds / 2, seconds]
+    budgets = [float(b) for b in np.geomspace(seconds / 32, seconds, 6)]
     print(f"{game_name}: exploitability (chips) after the same wall time; {os.cpu_count()} cores\n")
     print(
-        "| algorithm | " + " | ".join(f"{b:g} s" for b in budgets) + " | iterations in "
+        "| algorithm | " + " | ".join(f"{b:.3g} s" for b in budgets) + " | iterations in "
         f"{seconds:g} s | nodes / iteration |"
     )
     print("|---|" + "---:|" * (len(budgets) + 2))
-    for label, make in (
-        ("CFR+ (full traversal)", lambda: Solver(game, plus=True)),
-        ("chance sampling, linear avg", lambda: SampledSolver(game, variant="chance")),
-        ("chance sampling, uniform avg", lambda: SampledSolver(game, variant="chance", gamma=0.0)),
-        ("external sampling, linear avg", lambda: SampledSolver(game, variant="external")),
-        (
-            "external sampling, uniform avg",
-            lambda: SampledSolver(game, variant="external", gamma=0.0),
-        ),
-    ):
-        warm = make()
-        warm.iterate(10)
-        solver = make()
-        step = 1 if isinstance(solver, Solver) else 2000
+    curves = {}
+    for label, kind, options in SAMPLING_VARIANTS:
+        warm = _sampling_solver(game, kind, options)
+        warm.iterate(2)
+        solver = _sampling_solver(game, kind, options)
+        step = {"full": 1, "public": 20}.get(kind, 2000)
         values = []
         spent = 0.0
         for budget in budgets:
@@ -94,15 +109,56 @@ def sampling(seconds: float, game_name: str) -> None:
                 t0 = time.perf_counter()
                 solver.iterate(step)
                 spent += time.perf_counter() - t0
-            strategy = solver.average_strategy()
-            values.append(f"{exact.exploitability(strategy):.4f}")
+            values.append(exact.exploitability(solver.average_strategy()))
+        curves[label] = values
         nodes = getattr(solver, "nodes_visited", 0) / max(1, solver.iteration)
         print(
             f"| {label} | "
-            + " | ".join(values)
+            + " | ".join(f"{v:.4f}" for v in values)
             + f" | {solver.iteration:,} | "
-            + (f"{nodes:.0f} |" if nodes else "all |")
+            + (f"{nodes:.0f} |" if nodes else "all |"),
+            flush=True,
         )
+    if plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 5.5), layout="constrained")
+        for label, values in curves.items():
+            style = "-" if label.startswith("public") else "--"
+            ax.loglog(budgets, values, style, marker="o", label=label)
+        ax.set_xlabel("seconds of solving (one thread)")
+        ax.set_ylabel("exact exploitability (chips per hand, mean over seats)")
+        ax.set_title(
+            f"{game_name}: exploitability against wall time, {os.cpu_count()}-core machine"
+        )
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.savefig(plot, dpi=120)
+        print(f"\nwrote {plot}")
+
+
+def hulhe_speed(iterations: int) -> None:
+    """Public sampling on heads-up limit hold'em with a random 169-9000-9000-9000 abstraction:
+    seconds per iteration and peak memory, beside chance sampling's per deal."""
+    from bench_best_response import synthetic_tables
+
+    game, tables, _rng = synthetic_tables()
+    for label, make, count in (
+        ("chance sampling", lambda: SampledSolver(game, tables, variant="chance"), 20_000),
+        ("public sampling, CFR+", lambda: PublicSampledSolver(game, tables, plus=True, gamma=2.0),
+         iterations),
+    ):  # fmt: skip
+        solver = make()
+        solver.iterate(1)  # compile
+        t0 = time.perf_counter()
+        solver.iterate(count)
+        spent = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        print(f"{label}: {count:,} iterations in {spent:.1f} s, {1e3 * spent / count:.3f} ms "
+              f"each; peak RSS so far {peak:.1f} GB", flush=True)  # fmt: skip
 
 
 def paper(store: str, iterations: int, algorithm: str) -> None:
@@ -143,18 +199,21 @@ def paper(store: str, iterations: int, algorithm: str) -> None:
 def main() -> None:
     """Dispatch to one benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=("leduc", "sampling", "paper"))
+    parser.add_argument("which", choices=("leduc", "sampling", "hulhe", "paper"))
     parser.add_argument("--iterations", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--store", default=None)
     parser.add_argument("--algorithm", default="chance")
     parser.add_argument("--game", default="leduc.limit.2p")
+    parser.add_argument("--plot", default=None, help="sampling: the curves as a PNG")
     args = parser.parse_args()
     np.set_printoptions(precision=6)
     if args.which == "leduc":
         leduc(args.iterations or 1000)
     elif args.which == "sampling":
-        sampling(args.seconds, args.game)
+        sampling(args.seconds, args.game, args.plot)
+    elif args.which == "hulhe":
+        hulhe_speed(args.iterations or 20)
     else:
         if not args.store:
             parser.error("paper needs --store")

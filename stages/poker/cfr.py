@@ -19,12 +19,14 @@ along the way, in chips and mbb/g.
 from __future__ import annotations
 
 import time
+from math import comb
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.betting import tree_size
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver
@@ -51,7 +53,9 @@ class CFRParams(TreeGameParams):
     plus: bool = False
     evaluations: int = Field(default=8, ge=0)  # exploitability points, log-spaced
     checkpoint_seconds: float = Field(default=120.0, ge=0)
-    batch: int = Field(default=1000, ge=1)  # iterations per kernel call (progress granularity)
+    # iterations per kernel call (progress and checkpoint granularity); default: 10 for public
+    # sampling (each iteration walks every hand on a board), else 1,000
+    batch: int | None = Field(default=None, ge=1)
     execution_only: ClassVar[frozenset[str]] = frozenset({"checkpoint_seconds", "batch"})
 
     @model_validator(mode="before")
@@ -74,6 +78,12 @@ class CFRParams(TreeGameParams):
                 "matching+, cfr never; plus is a choice for chance, external and public)"
             )
         return plus
+
+    def iterations_per_call(self) -> int:
+        """Iterations per kernel call: `batch`, else the algorithm's default."""
+        if self.batch is not None:
+            return self.batch
+        return 10 if self.algorithm == "public" else 1000
 
     def gamma(self) -> float:
         """Strategy-sum weight exponent: 1 (linear) for CFR+, else 0 (uniform).
@@ -194,7 +204,7 @@ def run(ctx: StageContext) -> dict:
         ctx.writer.save_checkpoint("cfr", arrays)
 
     while solver.iteration < params.iterations:
-        target = min(params.iterations, solver.iteration + params.batch)
+        target = min(params.iterations, solver.iteration + params.iterations_per_call())
         upcoming = [p for p in points if p > solver.iteration]
         if upcoming:
             target = min(target, upcoming[0])
@@ -326,6 +336,10 @@ def _footprint(params: CFRParams, upstream: dict[str, dict]) -> Footprint:
     if params.algorithm in FULL:
         peak["current strategy, legal mask"] = nbytes((sets, 3), 9)
         peak["enumerated deals"] = _enumerated_deal_bytes(game)
+    if params.algorithm == "public":
+        # per node of the betting tree and private hand: both reaches and a value (float64)
+        hands = comb(game.deck_size, game.num_hole_cards)
+        peak["public walk vectors"] = nbytes((tree_size(game).nodes, 3, hands), 8)
     return Footprint(
         peak=peak,
         stored={
