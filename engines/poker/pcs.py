@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from itertools import combinations
 from math import comb
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -120,6 +121,73 @@ def _showdown(
         i = j
 
 
+class WalkLayout(NamedTuple):
+    """Where each node's per-hand data lives in the walk's scratch arrays."""
+
+    decision: np.ndarray  # (N,) index among the decision nodes, -1 at terminals
+    terminal: np.ndarray  # (N,) index among the terminals, -1 at decision nodes
+    terminals: np.ndarray  # (T,) node of each terminal
+
+
+class WalkScratch(NamedTuple):
+    """Arrays a walk reuses: hand-major for the per-hand passes (each hand's information-set
+    rows of a round are one contiguous run in the bucket-major layout), node-major for the
+    terminals (one vector over the hands each)."""
+
+    reach: np.ndarray  # (H, N, 2) both players' reach
+    sigma: np.ndarray  # (H, D, 3) the strategy at each decision node, before any update
+    opp_reach: np.ndarray  # (T, H) the opponent's reach at each terminal
+    payoff: np.ndarray  # (T, H) the traverser's value at each terminal
+    payoff_by_hand: np.ndarray  # (H, T) the same, hand-major
+    values: np.ndarray  # (N,) one hand's values during the up pass
+    by_card: np.ndarray  # (deck,) per-card reach sums
+    tie_card: np.ndarray  # (deck,)
+    compatible: np.ndarray  # (H,)
+
+
+def walk_layout(tree: TreeArrays) -> WalkLayout:
+    """Decision and terminal indices of a betting tree's nodes."""
+    is_decision = tree.kind == DECISION
+    decision = np.where(is_decision, np.cumsum(is_decision) - 1, -1).astype(np.int64)
+    terminal = np.where(~is_decision, np.cumsum(~is_decision) - 1, -1).astype(np.int64)
+    return WalkLayout(decision, terminal, np.flatnonzero(~is_decision).astype(np.int64))
+
+
+def walk_scratch(layout: WalkLayout, hands: int, deck_size: int) -> WalkScratch:
+    """Scratch arrays for walks over `hands` private hands."""
+    n, d, t = layout.decision.shape[0], int((layout.decision >= 0).sum()), layout.terminals.size
+    return WalkScratch(
+        np.zeros((hands, n, 2)), np.zeros((hands, d, 3)), np.zeros((t, hands)),
+        np.zeros((t, hands)), np.zeros((hands, t)), np.zeros(n), np.zeros(deck_size),
+        np.zeros(deck_size), np.zeros(hands),
+    )  # fmt: skip
+
+
+TILE = 64  # a tile of the transposes below: both sides stay in cache
+
+
+@njit(cache=True, nogil=True)
+def _gather_reach(reach: np.ndarray, nodes: np.ndarray, player: int, out: np.ndarray) -> None:
+    """out[t, h] = reach[h, nodes[t], player], tile by tile."""
+    T, H = out.shape
+    for t0 in range(0, T, TILE):
+        for h0 in range(0, H, TILE):
+            for h in range(h0, min(h0 + TILE, H)):
+                for t in range(t0, min(t0 + TILE, T)):
+                    out[t, h] = reach[h, nodes[t], player]
+
+
+@njit(cache=True, nogil=True)
+def _transpose(src: np.ndarray, out: np.ndarray) -> None:
+    """out[h, t] = src[t, h], tile by tile."""
+    T, H = src.shape
+    for t0 in range(0, T, TILE):
+        for h0 in range(0, H, TILE):
+            for t in range(t0, min(t0 + TILE, T)):
+                for h in range(h0, min(h0 + TILE, H)):
+                    out[h, t] = src[t, h]
+
+
 @njit(cache=True, nogil=True)
 def walk_board(
     board: np.ndarray,
@@ -127,7 +195,7 @@ def walk_board(
     weight: float,
     plus: bool,
     tree: TreeArrays,
-    end: np.ndarray,
+    layout: WalkLayout,
     offsets: np.ndarray,
     ndec: np.ndarray,
     board_through: np.ndarray,
@@ -135,17 +203,15 @@ def walk_board(
     hand_bits: np.ndarray,
     lookup: BucketLookup,
     ev: EvalTables,
-    deck_size: int,
     regret: np.ndarray,
     avg: np.ndarray,
-    reach: np.ndarray,
-    value: np.ndarray,
-    live: np.ndarray,
+    scratch: WalkScratch,
 ) -> int:
     """One walk for traverser `trav` on a complete `board`: updates trav's regrets and strategy
-    sums (weight * own reach); returns the decision nodes walked. `reach` [N, 2, H], `value`
-    [N, H] and `live` [N] are scratch, reused from walk to walk."""
+    sums (weight * own reach); returns the decision nodes walked, summed over the hands."""
     kind, player, rnd, spent, children, slot = tree
+    decision, terminal, terminals = layout
+    reach, sigma, opp_reach, payoff, payoff_by_hand, values, by_card, tie_card, compatible = scratch
     N = kind.shape[0]
     R = board_through.shape[0]
     H = hands.shape[0]
@@ -168,96 +234,92 @@ def walk_board(
             cards[t] = hands[h, t]
         rank[h] = hand_value(cards, cards.shape[0], card_key, card_bit, rank_table, flush_table)
     order = valid[np.argsort(rank[valid], kind="mergesort")]
-    live[:] = False
-    for h in valid:
-        reach[0, 0, h] = 1.0
-        reach[0, 1, h] = 1.0
-    live[0] = True
-    sig = np.zeros(3)
-    by_card = np.zeros(deck_size)
-    tie_card = np.zeros(deck_size)
-    compatible = np.zeros(H)
     walked = 0
-    # Down: reach of both players; a subtree neither reaches is skipped.
-    n = 0
-    while n < N:
-        if not live[n]:
-            n = end[n]
+    # Down, hand by hand: both players' reach and the strategy before this walk's updates.
+    for h in range(H):
+        if buckets[R - 1, h] < 0:
+            for n in range(N):
+                reach[h, n, 0] = 0.0
+                reach[h, n, 1] = 0.0
             continue
-        if kind[n] != DECISION:
-            n += 1
-            continue
-        walked += 1
-        p = player[n]
-        r = rnd[n]
-        base = offsets[r] + slot[n]
-        for a in range(3):
-            c = children[n, a]
-            if c >= 0:
-                live[c] = False
-        for h in valid:
-            match_regrets(regret, base + buckets[r, h] * ndec[r], children[n], sig)
+        reach[h, 0, 0] = 1.0
+        reach[h, 0, 1] = 1.0
+        for n in range(N):
+            if kind[n] != DECISION:
+                continue
+            p = player[n]
+            d = decision[n]
+            walked += 1
+            r = rnd[n]
+            match_regrets(regret, offsets[r] + buckets[r, h] * ndec[r] + slot[n], children[n],
+                          sigma[h, d])  # fmt: skip
             for a in range(3):
                 c = children[n, a]
                 if c >= 0:
-                    reach[c, p, h] = reach[n, p, h] * sig[a]
-                    reach[c, 1 - p, h] = reach[n, 1 - p, h]
-                    if reach[c, 0, h] > 0.0 or reach[c, 1, h] > 0.0:
-                        live[c] = True
-        n += 1
-    # Up: trav's counterfactual values (against the opponent's reach), children first.
+                    reach[h, c, p] = reach[h, n, p] * sigma[h, d, a]
+                    reach[h, c, 1 - p] = reach[h, n, 1 - p]
+    # Terminals, node by node: the traverser's value against the opponent's reach vector.
     opp = 1 - trav
-    scratch = np.zeros((H, 3))
-    for n in range(N - 1, -1, -1):
-        if not live[n]:
+    _gather_reach(reach, terminals, opp, opp_reach)
+    for t in range(terminals.shape[0]):
+        n = terminals[t]
+        any_reach = False
+        for h in valid:
+            if opp_reach[t, h] != 0.0:
+                any_reach = True
+                break
+        if not any_reach:
+            for h in valid:
+                payoff[t, h] = 0.0
             continue
-        k = kind[n]
-        if k == FOLD_END:
+        _compatible_totals(opp_reach[t], hands, valid, by_card, compatible)
+        if kind[n] == FOLD_END:
             folder = player[n]
             stake = float(spent[n, folder]) if folder == opp else -float(spent[n, trav])
-            _compatible_totals(reach[n, opp], hands, valid, by_card, compatible)
             for h in valid:
-                value[n, h] = stake * compatible[h]
-            continue
-        if k != DECISION:
-            _compatible_totals(reach[n, opp], hands, valid, by_card, compatible)
-            _showdown(reach[n, opp], hands, order, rank, compatible, by_card, tie_card,
-                      float(spent[n, 0]), value[n])  # fmt: skip
-            continue
-        p = player[n]
-        if p != trav:  # the opponent's strategy is already in its reach below
-            for h in valid:
+                payoff[t, h] = stake * compatible[h]
+        else:
+            _showdown(opp_reach[t], hands, order, rank, compatible, by_card, tie_card,
+                      float(spent[n, 0]), payoff[t])  # fmt: skip
+    _transpose(payoff, payoff_by_hand)
+    # Up, hand by hand: values, then the traverser's regrets and strategy sums.
+    for h in valid:
+        for n in range(N - 1, -1, -1):
+            if kind[n] != DECISION:
+                values[n] = payoff_by_hand[h, terminal[n]]
+                continue
+            if player[n] != trav:  # the opponent's strategy is already in its reach below
                 v = 0.0
                 for a in range(3):
                     c = children[n, a]
-                    if c >= 0 and live[c]:
-                        v += value[c, h]
-                value[n, h] = v
-            continue
-        r = rnd[n]
-        base = offsets[r] + slot[n]
-        for h in valid:  # every hand's strategy before any of this node's rows change
-            match_regrets(regret, base + buckets[r, h] * ndec[r], children[n], scratch[h])
+                    if c >= 0:
+                        v += values[c]
+                values[n] = v
+                continue
+            d = decision[n]
             v = 0.0
             for a in range(3):
                 c = children[n, a]
-                if c >= 0 and live[c]:
-                    v += scratch[h, a] * value[c, h]
-            value[n, h] = v
-        for h in valid:
-            row = base + buckets[r, h] * ndec[r]
+                if c >= 0:
+                    v += sigma[h, d, a] * values[c]
+            values[n] = v
+            r = rnd[n]
+            row = offsets[r] + buckets[r, h] * ndec[r] + slot[n]
+            own = weight * reach[h, n, trav]
             for a in range(3):
                 c = children[n, a]
                 if c >= 0:
-                    child = value[c, h] if live[c] else 0.0
-                    regret[row, a] += child - value[n, h]
-                    avg[row, a] += weight * reach[n, trav, h] * scratch[h, a]
-        if plus:
-            for h in valid:
-                row = base + buckets[r, h] * ndec[r]
-                for a in range(3):
-                    if regret[row, a] < 0.0:
-                        regret[row, a] = 0.0
+                    regret[row, a] += values[c] - v
+                    avg[row, a] += own * sigma[h, d, a]
+    if plus:  # after every hand's update, as a full iteration floors them
+        for h in valid:
+            for n in range(N):
+                if kind[n] == DECISION and player[n] == trav:
+                    r = rnd[n]
+                    row = offsets[r] + buckets[r, h] * ndec[r] + slot[n]
+                    for a in range(3):
+                        if regret[row, a] < 0.0:
+                            regret[row, a] = 0.0
     return walked
 
 
@@ -269,35 +331,31 @@ def _run(
     gamma: float,
     plus: bool,
     tree: TreeArrays,
-    end: np.ndarray,
+    layout: WalkLayout,
     offsets: np.ndarray,
     ndec: np.ndarray,
     board_through: np.ndarray,
     hands: np.ndarray,
     hand_bits: np.ndarray,
-    deck_size: int,
     lookup: BucketLookup,
     ev: EvalTables,
     regret: np.ndarray,
     avg: np.ndarray,
+    scratch: WalkScratch,
 ) -> int:
     """Iterations start+1 .. start+count: a board each, then a walk per player."""
     board_total = board_through[board_through.shape[0] - 1]
-    deck = np.empty(deck_size, np.int8)
+    deck = np.empty(scratch.by_card.shape[0], np.int8)
     state = np.zeros(1, np.uint64)
-    N = tree.kind.shape[0]
-    reach = np.zeros((N, 2, hands.shape[0]))
-    value = np.zeros((N, hands.shape[0]))
-    live = np.zeros(N, np.bool_)
     walked = 0
     for t in range(start + 1, start + count + 1):
         shuffle_deal(seed, t, state, deck, board_total)
         board = deck[:board_total].copy()
         weight = float(t) ** gamma
         for trav in range(2):
-            walked += walk_board(board, trav, weight, plus, tree, end, offsets, ndec,
-                                 board_through, hands, hand_bits, lookup, ev, deck_size,
-                                 regret, avg, reach, value, live)  # fmt: skip
+            walked += walk_board(board, trav, weight, plus, tree, layout, offsets, ndec,
+                                 board_through, hands, hand_bits, lookup, ev, regret, avg,
+                                 scratch)  # fmt: skip
     return walked
 
 
@@ -321,6 +379,8 @@ class PublicSampledSolver(SampledSolver):
         super().__init__(game, tables, variant="chance", gamma=gamma, plus=plus, seed=seed)
         self.variant = "public"
         self.hands, self.hand_bits = private_hands(game)
+        self._layout = walk_layout(self.tree.arrays)
+        self._walk_scratch: WalkScratch | None = None
 
     @property
     def deals_per_iteration(self) -> int:
@@ -332,19 +392,24 @@ class PublicSampledSolver(SampledSolver):
 
     def update_on_board(self, board: np.ndarray, trav: int, weight: float = 1.0) -> None:
         """One walk of `trav` on a given complete board (what an iteration does per player)."""
-        n, h = self.tree.num_nodes, self.hands.shape[0]
         walk_board(np.asarray(board, np.int8), trav, weight, self.plus, self.tree.arrays,
-                   self._end, self.offsets, self.ndec, self._board_through, self.hands,
-                   self.hand_bits, self.tables.lookup, self.tables.evaluator,
-                   self.game.deck_size, self.regret, self.avg, np.zeros((n, 2, h)),
-                   np.zeros((n, h)), np.zeros(n, np.bool_))  # fmt: skip
+                   self._layout, self.offsets, self.ndec, self._board_through, self.hands,
+                   self.hand_bits, self.tables.lookup, self.tables.evaluator, self.regret,
+                   self.avg, self._scratch())  # fmt: skip
+
+    def _scratch(self) -> WalkScratch:
+        """The walk's scratch arrays, made at the first walk (hundreds of MB for Hold'em)."""
+        if self._walk_scratch is None:
+            self._walk_scratch = walk_scratch(self._layout, self.hands.shape[0],
+                                              self.game.deck_size)  # fmt: skip
+        return self._walk_scratch
 
     def iterate(self, iterations: int = 1) -> None:
         """Run `iterations` more iterations (deterministic for the seed)."""
         self.nodes_visited += _run(
             self.iteration, iterations, self.seed, self.gamma, self.plus, self.tree.arrays,
-            self._end, self.offsets, self.ndec, self._board_through, self.hands,
-            self.hand_bits, self.game.deck_size, self.tables.lookup, self.tables.evaluator,
-            self.regret, self.avg,
+            self._layout, self.offsets, self.ndec, self._board_through, self.hands,
+            self.hand_bits, self.tables.lookup, self.tables.evaluator, self.regret, self.avg,
+            self._scratch(),
         )  # fmt: skip
         self.iteration += iterations
