@@ -145,6 +145,20 @@ class WalkScratch(NamedTuple):
     compatible: np.ndarray  # (H,)
 
 
+class PublicGame(NamedTuple):
+    """What the walks read of the game and the abstraction, passed as one argument."""
+
+    tree: TreeArrays
+    layout: WalkLayout
+    offsets: np.ndarray  # (R,) first information-set row of each round
+    ndec: np.ndarray  # (R,) decision nodes per round
+    board_through: np.ndarray  # (R,) board cards dealt by each round
+    hands: np.ndarray  # (H, hole cards) every private hand
+    hand_bits: np.ndarray  # (H,) their card bits
+    lookup: BucketLookup
+    ev: EvalTables
+
+
 def walk_layout(tree: TreeArrays) -> WalkLayout:
     """Decision and terminal indices of a betting tree's nodes."""
     is_decision = tree.kind == DECISION
@@ -194,21 +208,14 @@ def walk_board(
     trav: int,
     weight: float,
     plus: bool,
-    tree: TreeArrays,
-    layout: WalkLayout,
-    offsets: np.ndarray,
-    ndec: np.ndarray,
-    board_through: np.ndarray,
-    hands: np.ndarray,
-    hand_bits: np.ndarray,
-    lookup: BucketLookup,
-    ev: EvalTables,
+    game: PublicGame,
     regret: np.ndarray,
     avg: np.ndarray,
     scratch: WalkScratch,
 ) -> int:
     """One walk for traverser `trav` on a complete `board`: updates trav's regrets and strategy
     sums (weight * own reach); returns the decision nodes walked, summed over the hands."""
+    tree, layout, offsets, ndec, board_through, hands, hand_bits, lookup, ev = game
     kind, player, rnd, spent, children, slot = tree
     decision, terminal, terminals = layout
     reach, sigma, opp_reach, payoff, payoff_by_hand, values, by_card, tie_card, compatible = scratch
@@ -330,21 +337,13 @@ def _run(
     seed: int,
     gamma: float,
     plus: bool,
-    tree: TreeArrays,
-    layout: WalkLayout,
-    offsets: np.ndarray,
-    ndec: np.ndarray,
-    board_through: np.ndarray,
-    hands: np.ndarray,
-    hand_bits: np.ndarray,
-    lookup: BucketLookup,
-    ev: EvalTables,
+    game: PublicGame,
     regret: np.ndarray,
     avg: np.ndarray,
     scratch: WalkScratch,
 ) -> int:
     """Iterations start+1 .. start+count: a board each, then a walk per player."""
-    board_total = board_through[board_through.shape[0] - 1]
+    board_total = game.board_through[game.board_through.shape[0] - 1]
     deck = np.empty(scratch.by_card.shape[0], np.int8)
     state = np.zeros(1, np.uint64)
     walked = 0
@@ -353,9 +352,7 @@ def _run(
         board = deck[:board_total].copy()
         weight = float(t) ** gamma
         for trav in range(2):
-            walked += walk_board(board, trav, weight, plus, tree, layout, offsets, ndec,
-                                 board_through, hands, hand_bits, lookup, ev, regret, avg,
-                                 scratch)  # fmt: skip
+            walked += walk_board(board, trav, weight, plus, game, regret, avg, scratch)
     return walked
 
 
@@ -380,6 +377,9 @@ class PublicSampledSolver(SampledSolver):
         self.variant = "public"
         self.hands, self.hand_bits = private_hands(game)
         self._layout = walk_layout(self.tree.arrays)
+        self._game = PublicGame(self.tree.arrays, self._layout, self.offsets, self.ndec,
+                                self._board_through, self.hands, self.hand_bits,
+                                self.tables.lookup, self.tables.evaluator)  # fmt: skip
         self._walk_scratch: WalkScratch | None = None
 
     @property
@@ -392,9 +392,7 @@ class PublicSampledSolver(SampledSolver):
 
     def update_on_board(self, board: np.ndarray, trav: int, weight: float = 1.0) -> None:
         """One walk of `trav` on a given complete board (what an iteration does per player)."""
-        walk_board(np.asarray(board, np.int8), trav, weight, self.plus, self.tree.arrays,
-                   self._layout, self.offsets, self.ndec, self._board_through, self.hands,
-                   self.hand_bits, self.tables.lookup, self.tables.evaluator, self.regret,
+        walk_board(np.asarray(board, np.int8), trav, weight, self.plus, self._game, self.regret,
                    self.avg, self._scratch())  # fmt: skip
 
     def _scratch(self) -> WalkScratch:
@@ -406,10 +404,6 @@ class PublicSampledSolver(SampledSolver):
 
     def iterate(self, iterations: int = 1) -> None:
         """Run `iterations` more iterations (deterministic for the seed)."""
-        self.nodes_visited += _run(
-            self.iteration, iterations, self.seed, self.gamma, self.plus, self.tree.arrays,
-            self._layout, self.offsets, self.ndec, self._board_through, self.hands,
-            self.hand_bits, self.tables.lookup, self.tables.evaluator, self.regret, self.avg,
-            self._scratch(),
-        )  # fmt: skip
+        self.nodes_visited += _run(self.iteration, iterations, self.seed, self.gamma, self.plus,
+                                   self._game, self.regret, self.avg, self._scratch())  # fmt: skip
         self.iteration += iterations
