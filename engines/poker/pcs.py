@@ -243,12 +243,7 @@ def walk_board(
     order = valid[np.argsort(rank[valid], kind="mergesort")]
     walked = 0
     # Down, hand by hand: both players' reach and the strategy before this walk's updates.
-    for h in range(H):
-        if buckets[R - 1, h] < 0:
-            for n in range(N):
-                reach[h, n, 0] = 0.0
-                reach[h, n, 1] = 0.0
-            continue
+    for h in valid:  # (another hand's rows are stale: nothing below reads them)
         reach[h, 0, 0] = 1.0
         reach[h, 0, 1] = 1.0
         for n in range(N):
