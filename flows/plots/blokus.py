@@ -326,9 +326,73 @@ def _target_entropy(pi_start: np.ndarray, pi_weight: np.ndarray) -> tuple[np.nda
 def plot_blokus_selfplay(artifact: Artifact, out: Path, hand: str | None) -> str:
     """What a self-play run gives training: game lengths, final scores and outcomes by colour,
     and the policy targets' entropy by ply."""
+    p = artifact.params
+    net = artifact.inputs.get("net", "a fresh network (seeded)")
+    title = stage_title(
+        artifact,
+        f"{artifact['scores'].shape[0]:,} games of 4 copies of {net}, net {p['blocks']}x"
+        f"{p['filters']}, {p['sims']} simulations, {_search_text(p)}, seed {p['seed']}",
+    )
+    outcome = np.asarray(artifact["outcome"][...])
+    return _games_figure(artifact, out, title, lambda ax: _outcome_axes(ax, outcome))
+
+
+def plot_blokus_rollouts(artifact: Artifact, out: Path, hand: str | None) -> str:
+    """What rollout-policy games give training: game lengths, final scores by colour, the
+    policy targets' entropy and the value targets (means of rollouts) by ply."""
+    p = artifact.params
+    title = stage_title(
+        artifact,
+        f"{artifact['scores'].shape[0]:,} games of MCTS-MAXN's rollout policy (epsilon "
+        f"{p['epsilon']:g}), {p['positions']} positions kept per game, each valued by the mean "
+        f"of {p['value_rollouts']} rollouts; seed {p['seed']}",
+    )
+    values = np.asarray(artifact["ply_value"][...], np.float64)
+    game_start = np.asarray(artifact["game_start"][:]).astype(np.int64)
+    ply = np.arange(len(values)) - np.repeat(game_start[:-1], np.diff(game_start))
+    return _games_figure(artifact, out, title, lambda ax: _value_target_axes(ax, values, ply))
+
+
+def _outcome_axes(ax, outcome: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+    """Sole, shared and lost top scores by colour, stacked."""
+    games = len(outcome)
+    kinds = ((1, "sole top score", "#2f9a3f"), (0, "shared top score", "#e8c31a"),
+             (-1, "below the top", "#bbbbbb"))  # fmt: skip
+    bottom = np.zeros(4)
+    for value, label, colour in kinds:
+        count = (outcome == value).sum(axis=0)
+        ax.bar(range(4), count, bottom=bottom, color=colour, label=label, edgecolor="white")
+        bottom += count
+    ax.set_xticks(range(4), COLOUR_NAMES)
+    ax.set_xlabel("colour")
+    ax.set_ylabel("games")
+    ax.set_ylim(0, games * 1.05)
+    integer_ticks(ax.yaxis)
+    ax.set_title(f"outcome by colour (n={games:,} game{'s' if games != 1 else ''})")
+    legend_below(ax, ncol=3)
+
+
+def _value_target_axes(ax, values: np.ndarray, ply: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+    """Each colour's mean value target over the kept positions, by ply (bins of 4)."""
+    kept = np.isfinite(values[:, 0])
+    bins = ply[kept] // 4
+    present = np.unique(bins)
+    for c in range(4):
+        means = [values[kept, c][bins == b].mean() for b in present]
+        ax.plot(4 * present + 1.5, means, color=BLOKUS_COLOURS[c], marker="o", markersize=3,
+                label=COLOUR_NAMES[c])  # fmt: skip
+    ax.set_xlabel("ply (placements so far in the game)")
+    ax.set_ylabel("mean value target (rollouts' utility)")
+    ax.set_title(f"value targets of {int(kept.sum()):,} kept positions by ply (bins of 4)")
+    ax.grid(True, alpha=0.3)
+    legend_below(ax, ncol=4)
+
+
+def _games_figure(artifact: Artifact, out: Path, title: str, last_panel) -> str:  # type: ignore[no-untyped-def]
+    """Game records' figure: lengths, final scores, policy-target entropy by ply, and
+    `last_panel` (drawn into the fourth axes)."""
     game_start = np.asarray(artifact["game_start"][:]).astype(np.int64)
     scores = np.asarray(artifact["scores"][...])
-    outcome = np.asarray(artifact["outcome"][...])
     games = len(scores)
     lengths = np.diff(game_start)
     # the policy targets of the first games, up to ENTROPY_POSITIONS positions (a paper-size
@@ -340,13 +404,6 @@ def plot_blokus_selfplay(artifact: Artifact, out: Path, hand: str | None) -> str
     pi_start = np.asarray(artifact["pi_start"][: plies + 1]).astype(np.int64)
     weights = np.asarray(artifact["pi_weight"][int(pi_start[0]) : int(pi_start[-1])])
     searched, entropy, support = _target_entropy(pi_start - pi_start[0], weights)
-    p = artifact.params
-    net = artifact.inputs.get("net", "a fresh network (seeded)")
-    title = stage_title(
-        artifact,
-        f"{games:,} games of 4 copies of {net}, net {p['blocks']}x{p['filters']}, "
-        f"{p['sims']} simulations, {_search_text(p)}, seed {p['seed']}",
-    )
     n_games = f"n={games:,} game{'s' if games != 1 else ''}"
     with figure(out, nrows=2, ncols=2, figsize=(13, 9.5), layout="constrained") as (fig, axes):
         fig.suptitle(title, fontsize=10)
@@ -389,26 +446,12 @@ def plot_blokus_selfplay(artifact: Artifact, out: Path, hand: str | None) -> str
         ax.set_ylabel("entropy (nats)")
         of_games = f"{shown:,} game{'s' if shown != 1 else ''}"
         of_games = f"the first {of_games}" if shown < games else of_games
-        ax.set_title(f"policy targets of {of_games}: {len(searched):,} searched positions of "
+        ax.set_title(f"policy targets of {of_games}: {len(searched):,} positions with one, of "
                      f"{plies:,}")  # fmt: skip
         ax.set_ylim(bottom=0)
         integer_ticks(ax.xaxis)
         ax.grid(True, alpha=0.3)
-        ax = axes[1, 1]
-        kinds = ((1, "sole top score", "#2f9a3f"), (0, "shared top score", "#e8c31a"),
-                 (-1, "below the top", "#bbbbbb"))  # fmt: skip
-        bottom = np.zeros(4)
-        for value, label, colour in kinds:
-            count = (outcome == value).sum(axis=0)
-            ax.bar(range(4), count, bottom=bottom, color=colour, label=label, edgecolor="white")
-            bottom += count
-        ax.set_xticks(range(4), COLOUR_NAMES)
-        ax.set_xlabel("colour")
-        ax.set_ylabel("games")
-        ax.set_ylim(0, games * 1.05)
-        integer_ticks(ax.yaxis)
-        ax.set_title(f"outcome by colour ({n_games})")
-        legend_below(ax, ncol=3)
+        last_panel(axes[1, 1])
         key_footnote(fig, artifact)
     return (
         f"{games:,} games, {lengths.mean():.1f} placements per game, mean scores "
@@ -419,6 +462,7 @@ def plot_blokus_selfplay(artifact: Artifact, out: Path, hand: str | None) -> str
 
 PLOTTERS: dict[str, Plotter] = {
     "blokus-selfplay": plot_blokus_selfplay,
+    "blokus-rollouts": plot_blokus_rollouts,
     "blokus-eval": plot_blokus_eval,
     "blokus-curve": plot_blokus_curve,
     "blokus-train": plot_blokus_train,
