@@ -337,9 +337,12 @@ def _footprint(params: CFRParams, upstream: dict[str, dict]) -> Footprint:
         peak["current strategy, legal mask"] = nbytes((sets, 3), 9)
         peak["enumerated deals"] = _enumerated_deal_bytes(game)
     if params.algorithm == "public":
-        # per node of the betting tree and private hand: both reaches and a value (float64)
+        # per private hand (float64): both reaches at every node, the strategy at every
+        # decision, and at every terminal the opponent's reach and the payoff, twice laid out
         hands = comb(game.deck_size, game.num_hole_cards)
-        peak["public walk vectors"] = nbytes((tree_size(game).nodes, 3, hands), 8)
+        size = tree_size(game)
+        per_hand = 2 * size.nodes + 3 * sum(size.decisions) + 3 * size.terminals
+        peak["public walk vectors"] = nbytes((hands, per_hand), 8)
     return Footprint(
         peak=peak,
         stored={
