@@ -202,24 +202,20 @@ def _transpose(src: np.ndarray, out: np.ndarray) -> None:
                     out[h, t] = src[t, h]
 
 
+class BoardHands(NamedTuple):
+    """One board's view of the private hands: bucket per round (-1 if the hand collides with
+    the board), the hands that do not, their showdown ranks and the sweep order."""
+
+    buckets: np.ndarray  # (R, H)
+    valid: np.ndarray  # hands that share no card with the board
+    rank: np.ndarray  # (H,) showdown value on the whole board (valid hands only)
+    order: np.ndarray  # valid hands by rank
+
+
 @njit(cache=True, nogil=True)
-def walk_board(
-    board: np.ndarray,
-    trav: int,
-    weight: float,
-    plus: bool,
-    game: PublicGame,
-    regret: np.ndarray,
-    avg: np.ndarray,
-    scratch: WalkScratch,
-) -> int:
-    """One walk for traverser `trav` on a complete `board`: updates trav's regrets and strategy
-    sums (weight * own reach); returns the decision nodes walked, summed over the hands."""
-    tree, layout, offsets, ndec, board_through, hands, hand_bits, lookup, ev = game
-    kind, player, rnd, spent, children, slot = tree
-    decision, terminal, terminals = layout
-    reach, sigma, opp_reach, payoff, payoff_by_hand, values, by_card, tie_card, compatible = scratch
-    N = kind.shape[0]
+def board_hands(board: np.ndarray, game: PublicGame) -> BoardHands:
+    """Every hand's buckets and showdown rank on a complete `board` (both walks share them)."""
+    board_through, hands, hand_bits, lookup, ev = game[4:]
     R = board_through.shape[0]
     H = hands.shape[0]
     nh = hands.shape[1]
@@ -230,7 +226,6 @@ def walk_board(
     for r in range(R):
         hand_buckets(hands, board, r, board_through[r], lookup, conflict, hand_bits, buckets[r])
     valid = np.flatnonzero(buckets[R - 1] >= 0)
-    # showdown ranks of every valid hand on the whole board, and the sweep order
     card_key, card_bit, rank_table, flush_table = ev
     cards = np.empty(nh + board.shape[0], np.int8)
     for t in range(board.shape[0]):
@@ -240,7 +235,29 @@ def walk_board(
         for t in range(nh):
             cards[t] = hands[h, t]
         rank[h] = hand_value(cards, cards.shape[0], card_key, card_bit, rank_table, flush_table)
-    order = valid[np.argsort(rank[valid], kind="mergesort")]
+    return BoardHands(buckets, valid, rank, valid[np.argsort(rank[valid], kind="mergesort")])
+
+
+@njit(cache=True, nogil=True)
+def walk_board(
+    dealt: BoardHands,
+    trav: int,
+    weight: float,
+    plus: bool,
+    game: PublicGame,
+    regret: np.ndarray,
+    avg: np.ndarray,
+    scratch: WalkScratch,
+) -> int:
+    """One walk for traverser `trav` on a dealt board: updates trav's regrets and strategy
+    sums (weight * own reach); returns the decision nodes walked, summed over the hands."""
+    tree, layout, offsets, ndec = game[:4]
+    hands = game.hands
+    kind, player, rnd, spent, children, slot = tree
+    decision, terminal, terminals = layout
+    reach, sigma, opp_reach, payoff, payoff_by_hand, values, by_card, tie_card, compatible = scratch
+    buckets, valid, rank, order = dealt
+    N = kind.shape[0]
     walked = 0
     # Down, hand by hand: both players' reach and the strategy before this walk's updates.
     for h in valid:  # (another hand's rows are stale: nothing below reads them)
@@ -344,10 +361,10 @@ def _run(
     walked = 0
     for t in range(start + 1, start + count + 1):
         shuffle_deal(seed, t, state, deck, board_total)
-        board = deck[:board_total].copy()
+        dealt = board_hands(deck[:board_total].copy(), game)
         weight = float(t) ** gamma
         for trav in range(2):
-            walked += walk_board(board, trav, weight, plus, game, regret, avg, scratch)
+            walked += walk_board(dealt, trav, weight, plus, game, regret, avg, scratch)
     return walked
 
 
@@ -387,7 +404,8 @@ class PublicSampledSolver(SampledSolver):
 
     def update_on_board(self, board: np.ndarray, trav: int, weight: float = 1.0) -> None:
         """One walk of `trav` on a given complete board (what an iteration does per player)."""
-        walk_board(np.asarray(board, np.int8), trav, weight, self.plus, self._game, self.regret,
+        dealt = board_hands(np.asarray(board, np.int8), self._game)
+        walk_board(dealt, trav, weight, self.plus, self._game, self.regret,
                    self.avg, self._scratch())  # fmt: skip
 
     def _scratch(self) -> WalkScratch:
