@@ -5,6 +5,7 @@ workers (every canonical board costs about the same: each deals the same later c
     .venv/bin/python bench/bench_best_response.py CFR_KEY --store /tmp/paper --boards 3
     .venv/bin/python bench/bench_best_response.py --against-enumerated   # small games, side by side
     .venv/bin/python bench/bench_best_response.py --synthetic --boards 2  # no solve needed
+    .venv/bin/python bench/bench_best_response.py --lanes 8,16,32,64,128  # the last round's width
 
 `--synthetic` draws a 169-9000-9000-9000 abstraction of full Hold'em (every canonical hand of a
 round in a random bucket) and a random strategy on it: the same work per board as a solved one
@@ -158,11 +159,57 @@ def reference_engine(path: str, br):
     return module.BestResponse(br.game, br.tree, p.strategy, p.offsets, p.ndec, br.lookup, br.ev)
 
 
+def lane_widths(widths: list[int], rivers: int = 32) -> None:
+    """The last round's kernel at several lane widths on the same rivers of one turn (canonical
+    flop 101, turn 7c, synthetic strategy): ms per complete board, median of 3 after a warm-up;
+    the values must agree."""
+    from gameforge.engines.poker.best_response import deal_orbits, last_round_lanes, round_down
+
+    br = synthetic_engine()
+    lay, H = br.layout, br.num_hands
+    _, reach = br.top_reach()
+    board = br.boards.cards[101].astype(np.int8)
+    entries = lay.entries[br.first]
+    for r, card in ((br.first, None), (br.first + 1, 20)):
+        if card is not None:
+            board = np.append(board, np.int8(card))
+        bk = br._buckets(r, board, board.size)
+        nodes = np.empty((lay.round_start[r + 1] - lay.round_start[r], 2, H))
+        exit_reach = np.zeros((lay.entries[r + 1].size, 2, H))
+        alive = np.zeros(lay.entries[r + 1].size, dtype=np.bool_)
+        round_down(
+            r, entries, reach, bk, br.tree.arrays, lay.arrays, br.policy, nodes, exit_reach, alive
+        )  # fmt: skip
+        reach, entries = exit_reach, lay.entries[r + 1][alive]
+    every = np.arange(br.perms.shape[0])
+    orbits = deal_orbits(br.perms, every[:1], board, 1, br.game.deck_size)[:rivers]
+    full = np.array([np.append(board, cards.astype(np.int8)) for cards, _, _ in orbits])
+    last = br.game.num_rounds - 1
+    first = None
+    for width in widths:
+        br.lanes = last_round_lanes(
+            br.tree, lay, br.policy, last, float(br.deals_after[last]), width=width
+        )
+        times = []
+        for _ in range(4):
+            values = np.zeros((lay.entries[last].size, 2, H))
+            t = time.perf_counter()
+            br._deal_last(last, entries, reach, full, np.ones(len(full)), values)
+            times.append(time.perf_counter() - t)
+        first = values if first is None else first
+        assert np.allclose(values, first, rtol=1e-12, atol=1e-9)
+        ms = float(np.median(times[1:])) / len(full) * 1e3
+        print(f"{width:>4} lanes: {ms:.1f} ms per complete board ({len(full)} rivers)", flush=True)
+
+
 def main() -> None:
     """Time `--boards` canonical boards (and optionally a reference implementation on the
     same boards) and print the projection for the whole game."""
     if "--against-enumerated" in sys.argv:
         against_enumerated()
+        return
+    if "--lanes" in sys.argv:
+        lane_widths([int(w) for w in sys.argv[sys.argv.index("--lanes") + 1].split(",")])
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("key", nargs="?", help="a cfr artifact (or --synthetic)")
@@ -195,7 +242,7 @@ def main() -> None:
             t = time.monotonic()
             got[name] = engine.board_values(board, entry_reach)
             seconds = time.monotonic() - t
-            boards = int(walked[i]) if name == "this" else raw
+            boards = int(walked[i])  # both walk one board per orbit
             per_river[name].append(seconds / boards)
             print(
                 f"board {i} {board.tolist()} {name}: {seconds:.1f} s, {boards:,} complete "
@@ -218,7 +265,7 @@ def main() -> None:
         "updates/s per core"
     )
     if "reference" in ms:
-        ref_h = ms["reference"] * br.boards.weight.size * raw / 3600
+        ref_h = ms["reference"] * total / 3600
         print(
             f"reference: {ms['reference'] * 1e3:.1f} ms per complete board, {ref_h:.1f} "
             f"core-hours; per board {ms['reference'] / ms['this']:.2f}x, whole game "

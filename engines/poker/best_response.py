@@ -13,9 +13,10 @@ at a time under the suit permutations that fix the board so far (a monotone flop
 orbits, not 49), and summed back over those permutations. On each board the bucket of every
 hand is looked up once, showdowns are sorted sweeps with exact card removal (O(H) per terminal
 for H hands), and a subtree neither player's strategy reaches is skipped. The last round, where
-nearly all the work is, reads the strategy rows of a group of entries hand by hand (one
-contiguous run each in the bucket-major layout) and walks each subtree node by node over tiles
-of hands (loops the compiler vectorises). Values are sums over every complete deal (a hand
+nearly all the work is, walks LANES of its entries side by side (all of one subtree shape):
+each hand's subtree is walked once for every lane at a time, from a copy of the strategy in
+(bucket, decision, action, lane) order, in two passes over the hands (the reach sums, then
+the showdown sweep with the values going up). Values are sums over every complete deal (a hand
 that ends by a fold in round r stands for every board completion after r), divided by the
 number of deals at the root.
 
@@ -399,34 +400,13 @@ def _entry_up(
     out[:, :] = values[s - base]
 
 
-@njit(cache=True, nogil=True)
-def _sorted_cards(
-    hands: np.ndarray, order: np.ndarray, rank: np.ndarray, cards: np.ndarray, group_end: np.ndarray
-) -> None:
-    """Hole cards of the valid hands in showdown order (a one-card hand repeats its card in the
-    second column, flagged by the caller) and where each hand's group of equal rank ends."""
-    n = order.shape[0]
-    nh = hands.shape[1]
-    for i in range(n):
-        h = order[i]
-        cards[i, 0] = hands[h, 0]
-        cards[i, 1] = hands[h, nh - 1]
-    i = 0
-    while i < n:
-        j = i
-        while j < n and rank[order[j]] == rank[order[i]]:
-            j += 1
-        for q in range(i, j):
-            group_end[q] = j
-        i = j
-
-
 # Plan columns of one last-round node (see `_entry_plan`).
-_KIND, _PLAYER, _CHILD, _DEC, _COL, _REACH, _VALUE = 0, 1, 2, 5, 6, 7, 9
-_PLAN_WIDTH = 11
-TILE = 128  # hands per tile of the subtree walks: their rows stay in the core's L1
+_KIND, _PLAYER, _CHILD, _DEC, _COL = 0, 1, 2, 5, 6
+_PLAN_WIDTH = 7
+# Last-round entries walked side by side. Loops over this many lanes are vectorised; numba
+# leaves loops of 8 or 16 scalar, and 64 measured fastest on Hold'em (bench/BENCHMARKS.md).
+LANES = 64
 BOARD_BATCH = 64  # complete boards per call of the last round's kernel
-GROUP = 4  # last-round entries whose strategy rows are read together, one run per hand
 
 
 @njit(cache=True, nogil=True)
@@ -440,11 +420,9 @@ def _entry_plan(
     scale: np.ndarray,
 ) -> tuple[int, int, int, int]:
     """One last-round entry's subtree as a flat plan, one row per local node j: kind, player,
-    three children (local), decision index (slot minus the entry's first), terminal column,
-    reach row of each seat, value row of each seat. Terminal columns come two per terminal
-    (seat 0's value, then seat 1's), showdowns first; scale[col] is each column's stake or pay.
-    A child's reach row is new for the seat that acts and shared for the other. Value rows
-    0..columns-1 are the terminals' columns, then two per decision.
+    three children (local), decision index (slot minus the entry's first), terminal column.
+    Terminal columns come two per terminal (seat 0's value, then seat 1's), showdowns first;
+    scale[col] is each column's stake or pay.
     Returns (nodes, showdown columns, columns, the entry's first decision slot)."""
     round_list, round_start, local, entry_end, entry_id = lay
     kind, player, rnd, spent, children, slot = tree
@@ -464,10 +442,6 @@ def _entry_plan(
             first_slot = slot[g]
     sd_col = 0
     fold_col = 2 * n_sd
-    dec = 0
-    plan[0, _REACH] = 0
-    plan[0, _REACH + 1] = 1
-    rows = 2
     for j in range(w):
         g = round_list[rs + s + j]
         k = kind[g]
@@ -491,236 +465,70 @@ def _entry_plan(
         else:
             col = -1
         plan[j, _COL] = col
-        if k == DECISION:
-            plan[j, _VALUE] = 2 * n_term + 2 * dec
-            plan[j, _VALUE + 1] = 2 * n_term + 2 * dec + 1
-            dec += 1
-            q = player[g]
-            for a in range(3):
-                c = plan[j, _CHILD + a]
-                if c >= 0:
-                    plan[c, _REACH + q] = rows
-                    plan[c, _REACH + 1 - q] = plan[j, _REACH + 1 - q]
-                    rows += 1
-        else:
-            plan[j, _VALUE] = col
-            plan[j, _VALUE + 1] = col + 1
     return w, 2 * n_sd, 2 * n_term, first_slot
 
 
-@njit(cache=True, nogil=True)
-def _gather_rows(
-    order: np.ndarray,
-    row_base: np.ndarray,
-    strategy: np.ndarray,
-    first_slot: int,
-    n_slots: int,
-    staged: np.ndarray,
-) -> None:
-    """staged[3 s + a, i] = the strategy of valid hand order[i] at slot first_slot + s, action a:
-    each hand's rows for a group of entries are one contiguous read."""
-    n = order.shape[0]
-    for i in range(n):
-        base = row_base[i] + first_slot
-        for s in range(n_slots):
-            for a in range(3):
-                staged[3 * s + a, i] = strategy[base + s, a]
+class LastRound(NamedTuple):
+    """The last round's entries packed E lanes at a time (entries of one subtree shape share a
+    group), with each group's strategy laid out for the lanes: the kernel's whole input."""
+
+    lane_entry: np.ndarray  # (G, E) entry index (entry_id) of each lane; -1 if empty
+    plan: np.ndarray  # (G, widest, _PLAN_WIDTH) the group's shared subtree plan
+    info: np.ndarray  # (G, 3) nodes, showdown columns, columns
+    scale: np.ndarray  # (G, 2 widest, E) each column's stake or pay, per lane
+    strategy: np.ndarray  # (G, buckets, decisions, 3, E)
 
 
-@njit(cache=True, nogil=True)
-def _reach_down(
-    t0: int,
-    m: int,
-    x: int,
-    order: np.ndarray,
-    reach_in: np.ndarray,
-    plan: np.ndarray,
-    w: int,
-    staged: np.ndarray,
-    row0: int,
-    reach: np.ndarray,
-    cols: np.ndarray,
-    colmap: np.ndarray,
-) -> None:
-    """Reach of both seats at every node for hands order[t0:t0+m], into the group's columns
-    (hand-major; an entry's column 2t, at colmap[2t], holds seat 1's reach at terminal t, which
-    seat 0 responds to, and 2t + 1 seat 0's)."""
-    for i in range(m):
-        h = order[t0 + i]
-        reach[0, i] = reach_in[x, 0, h]
-        reach[1, i] = reach_in[x, 1, h]
-    for j in range(w):
-        if plan[j, _KIND] == DECISION:
-            q = plan[j, _PLAYER]
-            src = reach[plan[j, _REACH + q]]
-            for a in range(3):
-                c = plan[j, _CHILD + a]
-                if c < 0:
-                    continue
-                dst = reach[plan[c, _REACH + q]]
-                g = staged[row0 + 3 * plan[j, _DEC] + a, t0 : t0 + m]
-                for i in range(m):
-                    dst[i] = src[i] * g[i]
-    for j in range(w):
-        col = plan[j, _COL]
-        if col < 0:
-            continue
-        r0 = reach[plan[j, _REACH]]
-        r1 = reach[plan[j, _REACH + 1]]
-        c0 = colmap[col]
-        c1 = colmap[col + 1]
-        for i in range(m):
-            cols[t0 + i, c0] = r1[i]
-            cols[t0 + i, c1] = r0[i]
-
-
-@njit(cache=True, nogil=True)
-def _sweep(
-    cards: np.ndarray,
-    group_end: np.ndarray,
-    two: bool,
-    cols: np.ndarray,
-    n_sd: int,
-    tied: np.ndarray,
-    total: np.ndarray,
-    per_card: np.ndarray,
-) -> None:
-    """One pass in showdown order over every column of a group of entries (showdown columns
-    first). Afterwards total and per_card hold every hand's reach, and each showdown column of
-    hand q holds the card-compatible reach of the hands q beats plus of those it beats or ties,
-    less (for two hole cards) q's own. A hand of two hole cards ties only with itself when no
-    other hand has its rank: that common case takes one step."""
-    n, n_cols = cols.shape
-    total[:] = 0.0
-    per_card[:, :] = 0.0
-    i = 0
-    while i < n:
-        j_end = group_end[i]
-        if two and j_end == i + 1:
-            px = per_card[cards[i, 0]]
-            py = per_card[cards[i, 1]]
-            row = cols[i]
-            for c in range(n_sd):
-                tied[0, c] = 2.0 * (total[c] - px[c] - py[c]) - row[c]
-            for c in range(n_cols):
-                total[c] += row[c]
-            for c in range(n_cols):
-                px[c] += row[c]
-            for c in range(n_cols):
-                py[c] += row[c]
-            for c in range(n_sd):
-                row[c] = tied[0, c]
-            i = j_end
-            continue
-        for q in range(i, j_end):
-            px = per_card[cards[q, 0]]
-            py = per_card[cards[q, 1]]
-            for c in range(n_sd):
-                tied[q - i, c] = total[c] - px[c] - (py[c] if two else 0.0)
-        for q in range(i, j_end):
-            px = per_card[cards[q, 0]]
-            py = per_card[cards[q, 1]]
-            row = cols[q]
-            for c in range(n_cols):
-                total[c] += row[c]
-            for c in range(n_cols):
-                px[c] += row[c]
-            if two:
-                for c in range(n_cols):
-                    py[c] += row[c]
-        for q in range(i, j_end):
-            px = per_card[cards[q, 0]]
-            py = per_card[cards[q, 1]]
-            row = cols[q]
-            if two:
-                for c in range(n_sd):
-                    row[c] = tied[q - i, c] + total[c] - px[c] - py[c]
-            else:
-                for c in range(n_sd):
-                    row[c] = tied[q - i, c] + total[c] - px[c]
-        i = j_end
-
-
-@njit(cache=True, nogil=True)
-def _terminal_values(
-    cards: np.ndarray,
-    two: bool,
-    cols: np.ndarray,
-    n_sd: int,
-    scale: np.ndarray,
-    total: np.ndarray,
-    per_card: np.ndarray,
-) -> None:
-    """After the sweep, every column's terminal value in place: showdown, stake x (reach beaten
-    + beaten or tied - every card-compatible hand's); fold, pay x every card-compatible hand's."""
-    n, n_cols = cols.shape
-    for q in range(n):
-        px = per_card[cards[q, 0]]
-        py = per_card[cards[q, 1]]
-        row = cols[q]
-        if two:
-            for c in range(n_sd):
-                row[c] = scale[c] * (row[c] - (total[c] - px[c] - py[c]))
-            for c in range(n_sd, n_cols):
-                row[c] = scale[c] * (total[c] - px[c] - py[c] + row[c])
-        else:
-            for c in range(n_sd):
-                row[c] = scale[c] * (row[c] - (total[c] - px[c]))
-            for c in range(n_sd, n_cols):
-                row[c] = scale[c] * (total[c] - px[c])
-
-
-@njit(cache=True, nogil=True)
-def _values_up(
-    t0: int,
-    m: int,
-    x: int,
-    order: np.ndarray,
-    plan: np.ndarray,
-    w: int,
-    n_cols: int,
-    cols: np.ndarray,
-    colmap: np.ndarray,
-    value: np.ndarray,
-    weight: float,
-    values_out: np.ndarray,
-) -> None:
-    """Values of hands order[t0:t0+m] up one entry's subtree from its terminal columns (the
-    seat that responds takes its best action, the other's are summed); weight x the root's
-    added to values_out."""
-    for c in range(n_cols):
-        gc = colmap[c]
-        dst = value[c]
-        for i in range(m):
-            dst[i] = cols[t0 + i, gc]
-    for j in range(w - 1, -1, -1):
-        if plan[j, _KIND] != DECISION:
-            continue
-        p = plan[j, _PLAYER]
-        mine = value[plan[j, _VALUE + p]]
-        other = value[plan[j, _VALUE + 1 - p]]
-        first = True
-        for a in range(3):
-            c = plan[j, _CHILD + a]
-            if c < 0:
-                continue
-            cm = value[plan[c, _VALUE + p]]
-            co = value[plan[c, _VALUE + 1 - p]]
-            if first:
-                for i in range(m):
-                    mine[i] = cm[i]
-                    other[i] = co[i]
-                first = False
-            else:
-                for i in range(m):
-                    mine[i] = cm[i] if cm[i] > mine[i] else mine[i]
-                    other[i] += co[i]
-    v0 = value[plan[0, _VALUE]]
-    v1 = value[plan[0, _VALUE + 1]]
-    for i in range(m):
-        h = order[t0 + i]
-        values_out[x, 0, h] += weight * v0[i]
-        values_out[x, 1, h] += weight * v1[i]
+def last_round_lanes(
+    tree: BettingTree, lay: Layout, policy: Policy, last: int, fold_scale: float, width: int = 0
+) -> LastRound:
+    """Pack the last round's entries into groups of `width` (default LANES) with the same
+    subtree shape, and copy each group's strategy into (bucket, decision, action, lane) order:
+    a hand's rows for a group are then one contiguous 3 x decisions x width read."""
+    width = width or LANES
+    entries = lay.entries[last]
+    widest = max(int(lay.entry_end[e] - lay.local[e]) for e in entries)
+    plan = np.full((widest, _PLAN_WIDTH), -1, dtype=np.int64)
+    scale = np.zeros(2 * widest)
+    by_shape: dict[bytes, list[tuple[int, int, np.ndarray]]] = {}
+    shapes: dict[bytes, tuple[np.ndarray, tuple[int, int, int]]] = {}
+    for e in entries:
+        plan[:] = -1
+        w, n_sd, n_cols, first = _entry_plan(
+            int(e), last, tree.arrays, lay.arrays, fold_scale, plan, scale
+        )
+        key = plan[:w].tobytes()
+        shapes.setdefault(key, (plan.copy(), (w, n_sd, n_cols)))
+        by_shape.setdefault(key, []).append((int(lay.entry_id[e]), first, scale[:n_cols].copy()))
+    width = min(width, max(len(members) for members in by_shape.values()))
+    groups = [
+        (key, members[i : i + width])
+        for key, members in by_shape.items()
+        for i in range(0, len(members), width)
+    ]
+    strategy, offsets, ndec = policy
+    stride = int(ndec[last])
+    buckets = (strategy.shape[0] - int(offsets[last])) // max(stride, 1)
+    decisions = max(info[0] - info[2] // 2 for _, info in shapes.values())
+    G = len(groups)
+    out = LastRound(
+        lane_entry=np.full((G, width), -1, dtype=np.int64),
+        plan=np.zeros((G, widest, _PLAN_WIDTH), dtype=np.int64),
+        info=np.zeros((G, 3), dtype=np.int64),
+        scale=np.zeros((G, 2 * widest, width)),
+        strategy=np.zeros((G, buckets, max(decisions, 1), 3, width), dtype=strategy.dtype),
+    )
+    rows = int(offsets[last]) + stride * np.arange(buckets, dtype=np.int64)
+    for g, (key, members) in enumerate(groups):
+        shape_plan, info = shapes[key]
+        out.plan[g] = shape_plan
+        out.info[g] = info
+        nd = info[0] - info[2] // 2
+        for lane, (x, first, lane_scale) in enumerate(members):
+            out.lane_entry[g, lane] = x
+            out.scale[g, : lane_scale.size, lane] = lane_scale
+            out.strategy[g, :, :nd, :, lane] = strategy[rows[:, None] + first + np.arange(nd)]
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -731,155 +539,265 @@ def _prepare_boards(
     hand_bits: np.ndarray,
     lookup: BucketLookup,
     ev: EvalTables,
-    first_row: int,
-    stride: int,
+    deck: int,
     n_valid: np.ndarray,
     order: np.ndarray,
+    bucket: np.ndarray,
     cards: np.ndarray,
     group_end: np.ndarray,
-    row_base: np.ndarray,
 ) -> None:
-    """Per board: its valid hands in showdown order, their cards, where each tie group ends,
-    and where each hand's strategy rows of round r start."""
+    """Per board: its valid hands in showdown order, their buckets and hole cards (a one-card
+    hand's second is `deck`, a row of the per-card sums that stays 0), and where each hand's
+    group of equal rank ends."""
     H = hands.shape[0]
     nb = boards.shape[1]
+    nh = hands.shape[1]
     bk = np.empty(H, dtype=np.int64)
     for b in range(boards.shape[0]):
         board_buckets(hands, hand_bits, boards[b], nb, r, lookup, bk)
         rank, o = _ranking(hands, bk, boards[b], nb, ev)
         n = o.shape[0]
         n_valid[b] = n
-        order[b, :n] = o
-        _sorted_cards(hands, o, rank, cards[b, :n], group_end[b, :n])
         for i in range(n):
-            row_base[b, i] = first_row + bk[o[i]] * stride
+            h = o[i]
+            order[b, i] = h
+            bucket[b, i] = bk[h]
+            cards[b, i, 0] = hands[h, 0]
+            cards[b, i, 1] = hands[h, 1] if nh == 2 else deck
+        i = 0
+        while i < n:
+            j = i
+            while j < n and rank[o[j]] == rank[o[i]]:
+                j += 1
+            for q in range(i, j):
+                group_end[b, q] = j
+            i = j
+
+
+@njit(cache=True, nogil=True)
+def _lanes_down(
+    plan: np.ndarray,
+    w: int,
+    strategy: np.ndarray,
+    bucket: int,
+    reach: np.ndarray,
+    h: int,
+    node_reach: np.ndarray,
+    term: np.ndarray,
+) -> None:
+    """Both seats' reach down one hand's subtree in every lane; term[col] the opponent's reach
+    at each terminal column (column 2t, seat 0's value, holds seat 1's reach at terminal t)."""
+    E = reach.shape[2]
+    for s in range(2):
+        for lane in range(E):
+            node_reach[0, s, lane] = reach[h, s, lane]
+    for j in range(w):
+        if plan[j, _KIND] == DECISION:
+            q = plan[j, _PLAYER]
+            d = plan[j, _DEC]
+            for a in range(3):
+                c = plan[j, _CHILD + a]
+                if c < 0:
+                    continue
+                for lane in range(E):
+                    node_reach[c, q, lane] = node_reach[j, q, lane] * strategy[bucket, d, a, lane]
+                    node_reach[c, 1 - q, lane] = node_reach[j, 1 - q, lane]
+        else:
+            col = plan[j, _COL]
+            for lane in range(E):
+                term[col, lane] = node_reach[j, 1, lane]
+                term[col + 1, lane] = node_reach[j, 0, lane]
+
+
+@njit(cache=True, nogil=True)
+def _lanes_board(
+    n: int,
+    order: np.ndarray,
+    bucket: np.ndarray,
+    cards: np.ndarray,
+    group_end: np.ndarray,
+    two: bool,
+    plan: np.ndarray,
+    info: np.ndarray,
+    scale: np.ndarray,
+    strategy: np.ndarray,
+    reach: np.ndarray,
+    weight: float,
+    out: np.ndarray,
+    work: tuple[np.ndarray, ...],
+) -> None:
+    """Add weight x both seats' best-response values at a group's entries on one complete board
+    to out (H, 2, E), for the board's n valid hands in showdown order.
+
+    Two passes over the hands, each hand's subtree walked in all lanes at once. The first sums
+    every terminal column's opponent reach over all hands and per card. The second goes in
+    showdown order (a group of equal rank at a time), keeping the same sums over the hands seen
+    so far, and gives each hand its terminal values with exact card removal: a showdown pays
+    stake x (compatible reach beaten - compatible reach that beats it), a fold pay x every
+    compatible hand's reach. The hand's values then go up its subtree (the seat that responds
+    takes its best action, the other's are summed)."""
+    node_reach, term, group_term, below, value, t_all, p_all, t_run, p_run = work
+    w, n_sd, n_cols = info[0], info[1], info[2]
+    E = reach.shape[2]
+    own = 1.0 if two else 0.0  # a two-card hand is removed twice from the per-card sums
+    t_all[:n_cols] = 0.0
+    p_all[:, :n_cols] = 0.0
+    t_run[:n_sd] = 0.0
+    p_run[:, :n_sd] = 0.0
+    for i in range(n):
+        _lanes_down(plan, w, strategy, bucket[i], reach, order[i], node_reach, term)
+        x, y = cards[i, 0], cards[i, 1]
+        for c in range(n_cols):
+            for lane in range(E):
+                v = term[c, lane]
+                t_all[c, lane] += v
+                p_all[x, c, lane] += v
+        if two:
+            for c in range(n_cols):
+                for lane in range(E):
+                    p_all[y, c, lane] += term[c, lane]
+    i = 0
+    while i < n:
+        j_end = group_end[i]
+        for q in range(i, j_end):
+            gt = group_term[q - i]
+            _lanes_down(plan, w, strategy, bucket[q], reach, order[q], node_reach, gt)
+            x, y = cards[q, 0], cards[q, 1]
+            for c in range(n_sd):
+                for lane in range(E):
+                    below[q - i, c, lane] = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
+        for q in range(i, j_end):
+            gt = group_term[q - i]
+            x, y = cards[q, 0], cards[q, 1]
+            for c in range(n_sd):
+                for lane in range(E):
+                    t_run[c, lane] += gt[c, lane]
+                    p_run[x, c, lane] += gt[c, lane]
+            if two:
+                for c in range(n_sd):
+                    for lane in range(E):
+                        p_run[y, c, lane] += gt[c, lane]
+        for q in range(i, j_end):
+            gt = group_term[q - i]
+            x, y = cards[q, 0], cards[q, 1]
+            for j in range(w):
+                if plan[j, _KIND] == DECISION:
+                    continue
+                for p in range(2):
+                    c = plan[j, _COL] + p
+                    if c < n_sd:  # below + (below or tied) - all, each card-compatible
+                        for lane in range(E):
+                            seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
+                            every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                            value[j, p, lane] = scale[c, lane] * (
+                                below[q - i, c, lane] + seen - every
+                            )
+                    else:
+                        for lane in range(E):
+                            every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                            value[j, p, lane] = scale[c, lane] * (every + own * gt[c, lane])
+            for j in range(w - 1, -1, -1):
+                if plan[j, _KIND] != DECISION:
+                    continue
+                p = plan[j, _PLAYER]
+                first = True
+                for a in range(3):
+                    c = plan[j, _CHILD + a]
+                    if c < 0:
+                        continue
+                    if first:
+                        for lane in range(E):
+                            value[j, p, lane] = value[c, p, lane]
+                            value[j, 1 - p, lane] = value[c, 1 - p, lane]
+                        first = False
+                    else:
+                        for lane in range(E):
+                            value[j, p, lane] = max(value[j, p, lane], value[c, p, lane])
+                            value[j, 1 - p, lane] += value[c, 1 - p, lane]
+            h = order[q]
+            for lane in range(E):
+                out[h, 0, lane] += weight * value[0, 0, lane]
+                out[h, 1, lane] += weight * value[0, 1, lane]
+        i = j_end
 
 
 @njit(cache=True, nogil=True)
 def deal_last_round(
     r: int,
-    entries: np.ndarray,
+    wanted: np.ndarray,
     reach_in: np.ndarray,
     boards: np.ndarray,
     weights: np.ndarray,
-    tree: TreeArrays,
-    lay: LayoutArrays,
-    policy: Policy,
+    lanes: LastRound,
     hands: np.ndarray,
     hand_bits: np.ndarray,
     lookup: BucketLookup,
     ev: EvalTables,
     deck: int,
-    fold_scale: float,
     values_out: np.ndarray,
 ) -> None:
     """Add sum over boards b of weights[b] x the best-response values (2, H) at the last
     round's entries on complete board b (hands sharing a card with it add 0) to
-    values_out[entry_id]. The reach at those entries is the same on every board.
+    values_out[entry_id], for the entries `wanted` marks. The reach at those entries is the
+    same on every board.
 
-    Entries go in groups of GROUP, boards inside a group: the group's strategy rows (one
-    contiguous run per bucket in the bucket-major layout) are read from memory on the first
-    board and from cache on the others. Per board and group: both seats' reach down each
-    subtree, node by node over tiles of hands; one sweep in showdown order for every column of
-    the group (a column per terminal and seat), with exact card removal; the values up each
-    subtree, node by node again.
-    """
-    local, entry_end, entry_id = lay.local, lay.entry_end, lay.entry_id
-    strategy, offsets, ndec = policy
+    Entries go E at a time and boards inside a group: each hand's strategy rows for a group
+    are one contiguous read, and every per-hand step is a loop across the lanes that the
+    compiler vectorises."""
+    G, E = lanes.lane_entry.shape
     H = hands.shape[0]
     B = boards.shape[0]
     two = hands.shape[1] == 2
     n_valid = np.zeros(B, dtype=np.int64)
     order = np.zeros((B, H), dtype=np.int64)
+    bucket = np.zeros((B, H), dtype=np.int64)
     cards = np.zeros((B, H, 2), dtype=np.int64)
     group_end = np.zeros((B, H), dtype=np.int64)
-    row_base = np.zeros((B, H), dtype=np.int64)
     _prepare_boards(
-        boards, r, hands, hand_bits, lookup, ev, offsets[r], ndec[r], n_valid, order, cards,
-        group_end, row_base,
-    )  # fmt: skip
-    n_max = 1
-    for b in range(B):
-        n_max = max(n_max, n_valid[b])
-    live = np.empty(entries.size, dtype=np.int64)
-    n_live = 0
-    for e in entries:
-        x = entry_id[e]
-        for h in range(H):
-            if reach_in[x, 0, h] != 0.0 or reach_in[x, 1, h] != 0.0:
-                live[n_live] = e
-                n_live += 1
-                break
-    widest = 1
-    for e in entries:
-        widest = max(widest, entry_end[e] - local[e])
-    plans = np.empty((GROUP, widest, _PLAN_WIDTH), dtype=np.int64)
-    scales = np.empty((GROUP, 2 * widest))
-    colmaps = np.empty((GROUP, 2 * widest), dtype=np.int64)
-    info = np.empty((GROUP, 4), dtype=np.int64)  # nodes, showdown columns, columns, first slot
-    scale = np.empty(GROUP * 2 * widest)
-    reach = np.empty((widest + 2, TILE))
-    value = np.empty((2 * widest, TILE))
-    col_buffer = np.empty(n_max * GROUP * 2 * widest)
-    tied = np.empty((n_max, GROUP * 2 * widest))
-    total = np.empty(GROUP * 2 * widest)
-    per_card = np.empty((deck, GROUP * 2 * widest))
-    staged_buffer = np.empty(0, dtype=strategy.dtype)
-    for g0 in range(0, n_live, GROUP):
-        ng = min(GROUP, n_live - g0)
-        n_sd_all = 0
-        n_cols_all = 0
-        for k in range(ng):
-            w, n_sd, n_cols, first = _entry_plan(
-                live[g0 + k], r, tree, lay, fold_scale, plans[k], scales[k]
-            )
-            info[k, 0], info[k, 1], info[k, 2], info[k, 3] = w, n_sd, n_cols, first
-            n_sd_all += n_sd
-            n_cols_all += n_cols
-        sd_at, fold_at = 0, n_sd_all
-        for k in range(ng):
-            n_sd, n_cols = info[k, 1], info[k, 2]
-            for c in range(n_cols):
-                gc = sd_at + c if c < n_sd else fold_at + c - n_sd
-                colmaps[k, c] = gc
-                scale[gc] = scales[k, c]
-            sd_at += n_sd
-            fold_at += n_cols - n_sd
-        first = info[0, 3]
-        last = ng - 1
-        n_slots = info[last, 3] + info[last, 0] - info[last, 2] // 2 - first
-        if staged_buffer.size < 3 * n_slots * n_max:
-            staged_buffer = np.empty(3 * n_slots * n_max, dtype=strategy.dtype)
+        boards, r, hands, hand_bits, lookup, ev, deck, n_valid, order, bucket, cards, group_end
+    )
+    widest = lanes.plan.shape[1]
+    cols = 2 * widest
+    work = (
+        np.zeros((widest, 2, E)),  # reach at each node
+        np.zeros((cols, E)),  # opponent reach at each terminal column
+        np.empty((H, cols, E)),  # the same, for a group of equal rank
+        np.empty((H, cols, E)),  # showdown columns' compatible reach below each hand
+        np.zeros((widest, 2, E)),  # values at each node
+        np.zeros((cols, E)),  # every hand's reach per column
+        np.zeros((deck + 1, cols, E)),  # the same per card (row `deck` stays 0)
+        np.zeros((cols, E)),  # reach of the hands seen so far
+        np.zeros((deck + 1, cols, E)),  # the same per card
+    )
+    reach = np.zeros((H, 2, E))
+    out = np.zeros((H, 2, E))
+    for g in range(G):
+        live = False
+        for lane in range(E):
+            x = lanes.lane_entry[g, lane]
+            use = x >= 0 and wanted[x]
+            for h in range(H):
+                for s in range(2):
+                    v = reach_in[x, s, h] if use else 0.0
+                    reach[h, s, lane] = v
+                    live = live or v != 0.0
+        if not live:
+            continue
+        out[:] = 0.0
+        strategy = lanes.strategy[g]
         for b in range(B):
             n = n_valid[b]
-            if n == 0:
-                continue
-            o = order[b, :n]
-            staged = staged_buffer[: 3 * n_slots * n].reshape(3 * n_slots, n)
-            _gather_rows(o, row_base[b, :n], strategy, first, n_slots, staged)
-            cols = col_buffer[: n * n_cols_all].reshape(n, n_cols_all)
-            for k in range(ng):
-                x = entry_id[live[g0 + k]]
-                row0 = 3 * (info[k, 3] - first)
-                for t0 in range(0, n, TILE):
-                    m = min(TILE, n - t0)
-                    _reach_down(
-                        t0, m, x, o, reach_in, plans[k], info[k, 0], staged, row0, reach, cols,
-                        colmaps[k],
-                    )  # fmt: skip
-            c_b = cards[b, :n]
-            tot = total[:n_cols_all]
-            pc = per_card[:, :n_cols_all]
-            _sweep(c_b, group_end[b, :n], two, cols, n_sd_all, tied, tot, pc)
-            _terminal_values(c_b, two, cols, n_sd_all, scale[:n_cols_all], tot, pc)
-            for k in range(ng):
-                x = entry_id[live[g0 + k]]
-                for t0 in range(0, n, TILE):
-                    m = min(TILE, n - t0)
-                    _values_up(
-                        t0, m, x, o, plans[k], info[k, 0], info[k, 2], cols, colmaps[k], value,
-                        weights[b], values_out,
-                    )  # fmt: skip
+            _lanes_board(
+                n, order[b, :n], bucket[b, :n], cards[b, :n], group_end[b, :n], two,
+                lanes.plan[g], lanes.info[g], lanes.scale[g], strategy, reach, weights[b], out,
+                work,
+            )  # fmt: skip
+        for lane in range(E):
+            x = lanes.lane_entry[g, lane]
+            if x >= 0 and wanted[x]:
+                for s in range(2):
+                    for h in range(H):
+                        values_out[x, s, h] += out[h, s, lane]
 
 
 @njit(cache=True, nogil=True)
@@ -986,6 +904,9 @@ class BestResponse:
         self.last = game.num_rounds - 1
         self.perms = suit_permutations(game.num_suits)
         self.hand_perm = hand_permutations(self.hands, self.perms, game.deck_size)
+        self.lanes = last_round_lanes(
+            tree, self.layout, self.policy, self.last, float(self.deals_after[self.last])
+        )
 
     @property
     def num_hands(self) -> int:
@@ -1056,12 +977,13 @@ class BestResponse:
     ) -> None:
         """Add the weighted values at the last round's entries over complete `boards` (a
         bounded batch at a time: its per-board tables are H-long rows)."""
+        wanted = np.zeros(self.layout.entries[r].size, dtype=np.bool_)
+        wanted[self.layout.entry_id[entries]] = True
         for at in range(0, boards.shape[0], BOARD_BATCH):
             deal_last_round(
-                r, entries, reach_in, np.ascontiguousarray(boards[at : at + BOARD_BATCH]),
-                weights[at : at + BOARD_BATCH], self.tree.arrays, self.layout.arrays,
-                self.policy, self.hands, self.hand_bits, self.lookup, self.ev,
-                self.game.deck_size, float(self.deals_after[r]), values,
+                r, wanted, reach_in, np.ascontiguousarray(boards[at : at + BOARD_BATCH]),
+                weights[at : at + BOARD_BATCH], self.lanes, self.hands, self.hand_bits,
+                self.lookup, self.ev, self.game.deck_size, values,
             )  # fmt: skip
 
     def _level(

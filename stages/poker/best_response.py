@@ -181,10 +181,16 @@ def strategy_bytes(upstream: dict[str, dict], game: GameDef) -> dict[str, int]:
 
 @footprint("best-response")
 def _footprint(params: BestResponseParams, upstream: dict[str, dict]) -> Footprint:
-    """The strategy and its bucket lookups, per-board working arrays of each thread, and the
-    class sums of every canonical board of the first board round."""
+    """The strategy and its bucket lookups, the last round's strategy again in lanes, per-board
+    working arrays of each thread, and the class sums of every canonical board of the first
+    board round."""
     game = params.game_def()
     held = strategy_bytes(upstream.get("strategy", {}), game)
+    last_round = (
+        tree_size(game).decisions[-1] * buckets_per_round(game, upstream.get("strategy", {}))[-1]
+    )
+    # padding: the last group of each subtree shape fills its lanes (1.6% on Hold'em)
+    held["last round's strategy in lanes"] = nbytes((last_round, 3), 4) * 65 // 64
     hands = comb(game.deck_size, game.num_hole_cards)
     decisions = sum(tree_size(game).decisions)
     flop = game.card_groups()[1] if len(game.card_groups()) > 1 else 0
