@@ -401,8 +401,8 @@ def _entry_up(
 
 
 # Plan columns of one last-round node (see `_entry_plan`).
-_KIND, _PLAYER, _CHILD, _DEC, _COL = 0, 1, 2, 5, 6
-_PLAN_WIDTH = 7
+_KIND, _PLAYER, _CHILD, _DEC, _COL, _ROW = 0, 1, 2, 5, 6, 7
+_PLAN_WIDTH = 9
 # Last-round entries walked side by side. Loops over this many lanes are vectorised; numba
 # leaves loops of 8 or 16 scalar, and 64 measured fastest on Hold'em (bench/BENCHMARKS.md).
 LANES = 64
@@ -420,9 +420,10 @@ def _entry_plan(
     scale: np.ndarray,
 ) -> tuple[int, int, int, int]:
     """One last-round entry's subtree as a flat plan, one row per local node j: kind, player,
-    three children (local), decision index (slot minus the entry's first), terminal column.
-    Terminal columns come two per terminal (seat 0's value, then seat 1's), showdowns first;
-    scale[col] is each column's stake or pay.
+    three children (local), decision index (slot minus the entry's first), terminal column,
+    reach row of each seat. Terminal columns come two per terminal (seat 0's value, then seat
+    1's), showdowns first; scale[col] is each column's stake or pay. A child's reach row is new
+    for the seat that acts and its parent's for the other (rows 0 and 1: the entry's).
     Returns (nodes, showdown columns, columns, the entry's first decision slot)."""
     round_list, round_start, local, entry_end, entry_id = lay
     kind, player, rnd, spent, children, slot = tree
@@ -442,6 +443,9 @@ def _entry_plan(
             first_slot = slot[g]
     sd_col = 0
     fold_col = 2 * n_sd
+    plan[0, _ROW] = 0
+    plan[0, _ROW + 1] = 1
+    rows = 2
     for j in range(w):
         g = round_list[rs + s + j]
         k = kind[g]
@@ -465,6 +469,14 @@ def _entry_plan(
         else:
             col = -1
         plan[j, _COL] = col
+        if k == DECISION:
+            q = player[g]
+            for a in range(3):
+                c = plan[j, _CHILD + a]
+                if c >= 0:
+                    plan[c, _ROW + q] = rows
+                    plan[c, _ROW + 1 - q] = plan[j, _ROW + 1 - q]
+                    rows += 1
     return w, 2 * n_sd, 2 * n_term, first_slot
 
 
@@ -475,6 +487,7 @@ class LastRound(NamedTuple):
     lane_entry: np.ndarray  # (G, E) entry index (entry_id) of each lane; -1 if empty
     plan: np.ndarray  # (G, widest, _PLAN_WIDTH) the group's shared subtree plan
     info: np.ndarray  # (G, 3) nodes, showdown columns, columns
+    col_row: np.ndarray  # (G, 2 widest) the reach row each terminal column reads (the opponent's)
     scale: np.ndarray  # (G, 2 widest, E) each column's stake or pay, per lane
     strategy: np.ndarray  # (G, buckets, decisions, 3, E)
 
@@ -515,6 +528,7 @@ def last_round_lanes(
         lane_entry=np.full((G, width), -1, dtype=np.int64),
         plan=np.zeros((G, widest, _PLAN_WIDTH), dtype=np.int64),
         info=np.zeros((G, 3), dtype=np.int64),
+        col_row=np.zeros((G, 2 * widest), dtype=np.int64),
         scale=np.zeros((G, 2 * widest, width)),
         strategy=np.zeros((G, buckets, max(decisions, 1), 3, width), dtype=strategy.dtype),
     )
@@ -523,6 +537,11 @@ def last_round_lanes(
         shape_plan, info = shapes[key]
         out.plan[g] = shape_plan
         out.info[g] = info
+        for j in range(info[0]):
+            col = shape_plan[j, _COL]
+            if col >= 0:  # seat 0's value reads seat 1's reach, and the other way round
+                out.col_row[g, col] = shape_plan[j, _ROW + 1]
+                out.col_row[g, col + 1] = shape_plan[j, _ROW]
         nd = info[0] - info[2] // 2
         for lane, (x, first, lane_scale) in enumerate(members):
             out.lane_entry[g, lane] = x
@@ -582,31 +601,26 @@ def _lanes_down(
     bucket: int,
     reach: np.ndarray,
     h: int,
-    node_reach: np.ndarray,
-    term: np.ndarray,
+    rows: np.ndarray,
 ) -> None:
-    """Both seats' reach down one hand's subtree in every lane; term[col] the opponent's reach
-    at each terminal column (column 2t, seat 0's value, holds seat 1's reach at terminal t)."""
+    """Both seats' reach down one hand's subtree in every lane, into the plan's reach rows."""
     E = reach.shape[2]
     for s in range(2):
         for lane in range(E):
-            node_reach[0, s, lane] = reach[h, s, lane]
+            rows[s, lane] = reach[h, s, lane]
     for j in range(w):
-        if plan[j, _KIND] == DECISION:
-            q = plan[j, _PLAYER]
-            d = plan[j, _DEC]
-            for a in range(3):
-                c = plan[j, _CHILD + a]
-                if c < 0:
-                    continue
-                for lane in range(E):
-                    node_reach[c, q, lane] = node_reach[j, q, lane] * strategy[bucket, d, a, lane]
-                    node_reach[c, 1 - q, lane] = node_reach[j, 1 - q, lane]
-        else:
-            col = plan[j, _COL]
+        if plan[j, _KIND] != DECISION:
+            continue
+        q = plan[j, _PLAYER]
+        d = plan[j, _DEC]
+        src = plan[j, _ROW + q]
+        for a in range(3):
+            c = plan[j, _CHILD + a]
+            if c < 0:
+                continue
+            dst = plan[c, _ROW + q]
             for lane in range(E):
-                term[col, lane] = node_reach[j, 1, lane]
-                term[col + 1, lane] = node_reach[j, 0, lane]
+                rows[dst, lane] = rows[src, lane] * strategy[bucket, d, a, lane]
 
 
 @njit(cache=True, nogil=True)
@@ -619,6 +633,7 @@ def _lanes_board(
     two: bool,
     plan: np.ndarray,
     info: np.ndarray,
+    col_row: np.ndarray,
     scale: np.ndarray,
     strategy: np.ndarray,
     reach: np.ndarray,
@@ -636,7 +651,7 @@ def _lanes_board(
     stake x (compatible reach beaten - compatible reach that beats it), a fold pay x every
     compatible hand's reach. The hand's values then go up its subtree (the seat that responds
     takes its best action, the other's are summed)."""
-    node_reach, term, group_term, below, value, t_all, p_all, t_run, p_run = work
+    node_reach, group_reach, below, value, t_all, p_all, t_run, p_run = work
     w, n_sd, n_cols = info[0], info[1], info[2]
     E = reach.shape[2]
     own = 1.0 if two else 0.0  # a two-card hand is removed twice from the per-card sums
@@ -645,40 +660,43 @@ def _lanes_board(
     t_run[:n_sd] = 0.0
     p_run[:, :n_sd] = 0.0
     for i in range(n):
-        _lanes_down(plan, w, strategy, bucket[i], reach, order[i], node_reach, term)
+        _lanes_down(plan, w, strategy, bucket[i], reach, order[i], node_reach)
         x, y = cards[i, 0], cards[i, 1]
         for c in range(n_cols):
+            rr = col_row[c]
             for lane in range(E):
-                v = term[c, lane]
+                v = node_reach[rr, lane]
                 t_all[c, lane] += v
                 p_all[x, c, lane] += v
         if two:
             for c in range(n_cols):
+                rr = col_row[c]
                 for lane in range(E):
-                    p_all[y, c, lane] += term[c, lane]
+                    p_all[y, c, lane] += node_reach[rr, lane]
     i = 0
     while i < n:
         j_end = group_end[i]
         for q in range(i, j_end):
-            gt = group_term[q - i]
-            _lanes_down(plan, w, strategy, bucket[q], reach, order[q], node_reach, gt)
+            _lanes_down(plan, w, strategy, bucket[q], reach, order[q], group_reach[q - i])
             x, y = cards[q, 0], cards[q, 1]
             for c in range(n_sd):
                 for lane in range(E):
                     below[q - i, c, lane] = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
         for q in range(i, j_end):
-            gt = group_term[q - i]
+            gr = group_reach[q - i]
             x, y = cards[q, 0], cards[q, 1]
             for c in range(n_sd):
+                rr = col_row[c]
                 for lane in range(E):
-                    t_run[c, lane] += gt[c, lane]
-                    p_run[x, c, lane] += gt[c, lane]
+                    t_run[c, lane] += gr[rr, lane]
+                    p_run[x, c, lane] += gr[rr, lane]
             if two:
                 for c in range(n_sd):
+                    rr = col_row[c]
                     for lane in range(E):
-                        p_run[y, c, lane] += gt[c, lane]
+                        p_run[y, c, lane] += gr[rr, lane]
         for q in range(i, j_end):
-            gt = group_term[q - i]
+            gr = group_reach[q - i]
             x, y = cards[q, 0], cards[q, 1]
             for j in range(w):
                 if plan[j, _KIND] == DECISION:
@@ -693,9 +711,10 @@ def _lanes_board(
                                 below[q - i, c, lane] + seen - every
                             )
                     else:
+                        rr = col_row[c]
                         for lane in range(E):
                             every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
-                            value[j, p, lane] = scale[c, lane] * (every + own * gt[c, lane])
+                            value[j, p, lane] = scale[c, lane] * (every + own * gr[rr, lane])
             for j in range(w - 1, -1, -1):
                 if plan[j, _KIND] != DECISION:
                     continue
@@ -758,10 +777,10 @@ def deal_last_round(
     )
     widest = lanes.plan.shape[1]
     cols = 2 * widest
+    rows = widest + 1  # reach rows: two at the entry, one per child
     work = (
-        np.zeros((widest, 2, E)),  # reach at each node
-        np.zeros((cols, E)),  # opponent reach at each terminal column
-        np.empty((H, cols, E)),  # the same, for a group of equal rank
+        np.zeros((rows, E)),  # both seats' reach down one hand's subtree
+        np.empty((H, rows, E)),  # the same for each hand of a group of equal rank
         np.empty((H, cols, E)),  # showdown columns' compatible reach below each hand
         np.zeros((widest, 2, E)),  # values at each node
         np.zeros((cols, E)),  # every hand's reach per column
@@ -789,8 +808,8 @@ def deal_last_round(
             n = n_valid[b]
             _lanes_board(
                 n, order[b, :n], bucket[b, :n], cards[b, :n], group_end[b, :n], two,
-                lanes.plan[g], lanes.info[g], lanes.scale[g], strategy, reach, weights[b], out,
-                work,
+                lanes.plan[g], lanes.info[g], lanes.col_row[g], lanes.scale[g], strategy, reach,
+                weights[b], out, work,
             )  # fmt: skip
         for lane in range(E):
             x = lanes.lane_entry[g, lane]
