@@ -73,6 +73,7 @@ SAMPLING_VARIANTS = (
     ("public sampling, uniform avg", "public", {"gamma": 0.0}),
     ("public sampling, CFR+, linear avg", "public", {"gamma": 1.0, "plus": True}),
     ("public sampling, CFR+, quadratic avg", "public", {"gamma": 2.0, "plus": True}),
+    ("public sampling, DCFR (1.5, 0, 2)", "public", {"gamma": 2.0, "discount": (1.5, 0.0)}),
 )
 
 

@@ -11,6 +11,7 @@ from gameforge.engines.poker.cfr import Solver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
+from gameforge.stages.poker.cfr import CFRParams
 from gameforge.stages.poker.strategy import StrategyView
 from gameforge.stages.runner import run_stage
 from tests.poker_helpers import LEDUC, SHORT, CrashAfter, quiet
@@ -190,8 +191,9 @@ FULL_TRAVERSAL = ("cfr", "cfr+")
         {"algorithm": "chance", "plus": True, "averaging": 1.0},
         {"algorithm": "external"},
         {"algorithm": "public", "plus": True, "averaging": 2.0},
+        {"algorithm": "public", "averaging": 2.0, "discount_alpha": 1.5},
     ],
-    ids=["cfr", "cfr+", "linear", "chance+", "external", "public+"],
+    ids=["cfr", "cfr+", "linear", "chance+", "external", "public+", "public-dcfr"],
 )
 def test_extending_a_solve_equals_solving_the_total_at_once(store, settings):
     """A run extended through `parent` ends with the same strategy sums as one run of the total
@@ -208,3 +210,15 @@ def test_extending_a_solve_equals_solving_the_total_at_once(store, settings):
     fresh = ArtifactStore(store.root / "fresh").open(at_once)
     for name in ("strategy_sum", "regret", "average_strategy"):
         assert np.array_equal(np.asarray(store.open(extended)[name][:]), np.asarray(fresh[name][:]))
+
+
+def test_the_discount_is_in_the_key_only_where_used():
+    """Solves stored before discounted CFR existed keep their keys; a discount is part of the
+    key; an algorithm without discounting refuses one."""
+    plain = CFRParams(game=LEDUC, algorithm="public")
+    assert "discount_alpha" not in plain.key_params()
+    dcfr = CFRParams(game=LEDUC, algorithm="public", discount_alpha=1.5)
+    assert dcfr.key_params()["discount_alpha"] == 1.5
+    assert dcfr.key_params()["discount_beta"] == 0.0
+    with pytest.raises(ValueError, match="public sampling"):
+        CFRParams(game=LEDUC, algorithm="chance", discount_alpha=1.5)

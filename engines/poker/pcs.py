@@ -13,7 +13,10 @@ sees player 0's new strategy, as `engines.poker.cfr.Solver` does. On a game with
 cards (Kuhn) an iteration is therefore exactly one iteration of full-traversal CFR; with board
 cards it is an unbiased sample of one. The board of iteration t is a function of (seed, t), so
 a checkpoint is the regret and strategy-sum arrays plus t. Average-strategy weights are
-t**gamma; `plus` floors regrets at zero after every update (CFR+).
+t**gamma; `plus` floors regrets at zero after every update (CFR+); `discount` = (alpha, beta)
+is discounted CFR's (Brown & Sandholm 2019): after iteration t every positive regret is
+multiplied by t^alpha / (t^alpha + 1) and every negative one by t^beta / (t^beta + 1) (with
+gamma = 2, DCFR's own averaging).
 
 Information-set rows follow `poker.cfr.Solver`: offsets[r] + bucket * ndec[r] + slot.
 """
@@ -343,18 +346,34 @@ def walk_board(
 
 
 @njit(cache=True, nogil=True)
+def _discount(regret: np.ndarray, t: int, alpha: float, beta: float) -> None:
+    """Discounted CFR after iteration t: positive regrets x t^alpha / (t^alpha + 1), negative
+    ones x t^beta / (t^beta + 1)."""
+    up = float(t) ** alpha
+    down = float(t) ** beta
+    keep_positive = up / (up + 1.0)
+    keep_negative = down / (down + 1.0)
+    flat = regret.reshape(-1)
+    for i in range(flat.shape[0]):
+        v = flat[i]
+        flat[i] = v * (keep_positive if v > 0.0 else keep_negative)
+
+
+@njit(cache=True, nogil=True)
 def _run(
     start: int,
     count: int,
     seed: int,
     gamma: float,
     plus: bool,
+    discount: tuple[float, float],
     game: PublicGame,
     regret: np.ndarray,
     avg: np.ndarray,
     scratch: WalkScratch,
 ) -> int:
-    """Iterations start+1 .. start+count: a board each, then a walk per player."""
+    """Iterations start+1 .. start+count: a board each, then a walk per player (and the
+    regrets discounted, where discount's alpha is not NaN)."""
     board_total = game.board_through[game.board_through.shape[0] - 1]
     deck = np.empty(scratch.by_card.shape[0], np.int8)
     state = np.zeros(1, np.uint64)
@@ -365,6 +384,8 @@ def _run(
         weight = float(t) ** gamma
         for trav in range(2):
             walked += walk_board(dealt, trav, weight, plus, game, regret, avg, scratch)
+        if not np.isnan(discount[0]):
+            _discount(regret, t, discount[0], discount[1])
     return walked
 
 
@@ -379,6 +400,7 @@ class PublicSampledSolver(SampledSolver):
         gamma: float = 0.0,
         plus: bool = False,
         seed: int = 0,
+        discount: tuple[float, float] | None = None,
     ):
         if not 1 <= game.num_hole_cards <= MAX_PUBLIC_HOLE_CARDS:
             raise ValueError(
@@ -393,6 +415,7 @@ class PublicSampledSolver(SampledSolver):
                                 self._board_through, self.hands, self.hand_bits,
                                 self.tables.lookup, self.tables.evaluator)  # fmt: skip
         self._walk_scratch: WalkScratch | None = None
+        self.discount = discount
 
     @property
     def deals_per_iteration(self) -> int:
@@ -417,6 +440,8 @@ class PublicSampledSolver(SampledSolver):
 
     def iterate(self, iterations: int = 1) -> None:
         """Run `iterations` more iterations (deterministic for the seed)."""
+        discount = self.discount if self.discount is not None else (np.nan, 0.0)
         self.nodes_visited += _run(self.iteration, iterations, self.seed, self.gamma, self.plus,
-                                   self._game, self.regret, self.avg, self._scratch())  # fmt: skip
+                                   (float(discount[0]), float(discount[1])), self._game,
+                                   self.regret, self.avg, self._scratch())  # fmt: skip
         self.iteration += iterations

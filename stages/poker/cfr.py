@@ -56,7 +56,27 @@ class CFRParams(TreeGameParams):
     # iterations per kernel call (progress and checkpoint granularity); default: 10 for public
     # sampling (each iteration walks every hand on a board), else 1,000
     batch: int | None = Field(default=None, ge=1)
+    # discounted CFR (public sampling): after iteration t positive regrets x t^a / (t^a + 1),
+    # negative ones x t^b / (t^b + 1); Brown & Sandholm's DCFR is a=1.5, b=0 with averaging=2
+    discount_alpha: float | None = None
+    discount_beta: float = 0.0
     execution_only: ClassVar[frozenset[str]] = frozenset({"checkpoint_seconds", "batch"})
+
+    def key_params(self) -> dict[str, Any]:
+        """The key's parameters; the discount only where it is used, so the keys of solves
+        stored before it existed stand."""
+        found = super().key_params()
+        if self.discount_alpha is None:
+            found.pop("discount_alpha")
+            found.pop("discount_beta")
+        return found
+
+    @model_validator(mode="after")
+    def _discount_is_public(self) -> CFRParams:
+        """Refuse a discount for an algorithm that does not implement it."""
+        if self.discount_alpha is not None and self.algorithm != "public":
+            raise ValueError("discount_alpha (discounted CFR) is implemented for public sampling")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -126,7 +146,12 @@ def _solver(ctx: StageContext) -> tuple[Any, Solver | None]:
     tables = abstraction.deal_tables() if abstraction is not None else None
     sampled: SampledSolver
     if params.algorithm == "public":
-        sampled = PublicSampledSolver(game, tables, gamma=gamma, plus=params.plus, seed=params.seed)
+        discount = (
+            None if params.discount_alpha is None else (params.discount_alpha, params.discount_beta)
+        )
+        sampled = PublicSampledSolver(
+            game, tables, gamma=gamma, plus=params.plus, seed=params.seed, discount=discount
+        )
     else:
         sampled = SampledSolver(
             game, tables, variant=params.algorithm, gamma=gamma, plus=params.plus, seed=params.seed
