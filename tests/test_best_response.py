@@ -104,6 +104,38 @@ def test_later_rounds_walked_by_suit_orbit_equal_the_enumerated_one():
     assert result.values == pytest.approx(expected, abs=1e-9)
 
 
+def test_float32_sums_stay_within_their_rounding():
+    """The last round's sums in float32: both seats within 1e-5 relative of the enumerated
+    best response (float32 rounds at 6e-8; the sums run over a few hundred hands)."""
+    game = parse_game(THREE_BOARDS, "three-boards")
+    solver = Solver(game, plus=True)
+    solver.iterate(3)
+    strategy = solver.average_strategy()
+    tables = lossless_tables(game)
+    engine = BestResponse(
+        game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup,
+        tables.evaluator, precision="float32",
+    )  # fmt: skip
+    result = solve_small(engine)
+    expected = np.array([solver.best_response_value(p, strategy) for p in (0, 1)])
+    assert np.abs(result.values - expected).max() <= 1e-5 * np.abs(expected).max()
+    with pytest.raises(ValueError, match="precision"):
+        BestResponse(
+            game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup,
+            tables.evaluator, precision="float16",
+        )  # fmt: skip
+
+
+def test_precision_is_in_the_key_only_where_not_the_default():
+    """Best responses stored before the precision option keep their keys."""
+    from gameforge.stages.poker.best_response import BestResponseParams
+
+    assert "precision" not in BestResponseParams(game=LEDUC).key_params()
+    assert BestResponseParams(game=LEDUC, precision="float32").key_params()["precision"] == (
+        "float32"
+    )
+
+
 def test_deal_orbits_cover_every_deal_once():
     """Hold'em turn cards under the stabiliser of each of a few flops: orbit sizes (weight x
     group size) add up to the 49 cards left, and each orbit's stabiliser has 1 / weight members."""

@@ -493,7 +493,13 @@ class LastRound(NamedTuple):
 
 
 def last_round_lanes(
-    tree: BettingTree, lay: Layout, policy: Policy, last: int, fold_scale: float, width: int = 0
+    tree: BettingTree,
+    lay: Layout,
+    policy: Policy,
+    last: int,
+    fold_scale: float,
+    width: int = 0,
+    dtype: type = np.float64,
 ) -> LastRound:
     """Pack the last round's entries into groups of `width` (default LANES) with the same
     subtree shape, and copy each group's strategy into (bucket, decision, action, lane) order:
@@ -529,7 +535,7 @@ def last_round_lanes(
         plan=np.zeros((G, widest, _PLAN_WIDTH), dtype=np.int64),
         info=np.zeros((G, 3), dtype=np.int64),
         col_row=np.zeros((G, 2 * widest), dtype=np.int64),
-        scale=np.zeros((G, 2 * widest, width)),
+        scale=np.zeros((G, 2 * widest, width), dtype=dtype),
         strategy=np.zeros((G, buckets, max(decisions, 1), 3, width), dtype=strategy.dtype),
     )
     rows = int(offsets[last]) + stride * np.arange(buckets, dtype=np.int64)
@@ -654,7 +660,6 @@ def _lanes_board(
     node_reach, group_reach, below, value, t_all, p_all, t_run, p_run = work
     w, n_sd, n_cols = info[0], info[1], info[2]
     E = reach.shape[2]
-    own = 1.0 if two else 0.0  # a two-card hand is removed twice from the per-card sums
     t_all[:n_cols] = 0.0
     p_all[:, :n_cols] = 0.0
     t_run[:n_sd] = 0.0
@@ -712,9 +717,14 @@ def _lanes_board(
                             )
                     else:
                         rr = col_row[c]
-                        for lane in range(E):
-                            every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
-                            value[j, p, lane] = scale[c, lane] * (every + own * gr[rr, lane])
+                        if two:  # the hand itself was removed twice from the per-card sums
+                            for lane in range(E):
+                                every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                                value[j, p, lane] = scale[c, lane] * (every + gr[rr, lane])
+                        else:
+                            for lane in range(E):
+                                every = t_all[c, lane] - p_all[x, c, lane]
+                                value[j, p, lane] = scale[c, lane] * every
             for j in range(w - 1, -1, -1):
                 if plan[j, _KIND] != DECISION:
                     continue
@@ -778,17 +788,18 @@ def deal_last_round(
     widest = lanes.plan.shape[1]
     cols = 2 * widest
     rows = widest + 1  # reach rows: two at the entry, one per child
+    real = lanes.scale.dtype  # the sums' precision
     work = (
-        np.zeros((rows, E)),  # both seats' reach down one hand's subtree
-        np.empty((H, rows, E)),  # the same for each hand of a group of equal rank
-        np.empty((H, cols, E)),  # showdown columns' compatible reach below each hand
-        np.zeros((widest, 2, E)),  # values at each node
-        np.zeros((cols, E)),  # every hand's reach per column
-        np.zeros((deck + 1, cols, E)),  # the same per card (row `deck` stays 0)
-        np.zeros((cols, E)),  # reach of the hands seen so far
-        np.zeros((deck + 1, cols, E)),  # the same per card
+        np.zeros((rows, E), real),  # both seats' reach down one hand's subtree
+        np.empty((H, rows, E), real),  # the same for each hand of a group of equal rank
+        np.empty((H, cols, E), real),  # showdown columns' compatible reach below each hand
+        np.zeros((widest, 2, E), real),  # values at each node
+        np.zeros((cols, E), real),  # every hand's reach per column
+        np.zeros((deck + 1, cols, E), real),  # the same per card (row `deck` stays 0)
+        np.zeros((cols, E), real),  # reach of the hands seen so far
+        np.zeros((deck + 1, cols, E), real),  # the same per card
     )
-    reach = np.zeros((H, 2, E))
+    reach = np.zeros((H, 2, E), real)
     out = np.zeros((H, 2, E))
     for g in range(G):
         live = False
@@ -887,6 +898,8 @@ class BestResponse:
 
     `strategy` is (information sets, 3) in the solver's bucket-major layout (row offsets[r] +
     bucket * ndec[r] + slot); `lookup` gives the strategy's bucket of a hand in each round.
+    `precision` is the last round's sums' (float32 halves their memory traffic; every value
+    is still summed over boards in float64).
     """
 
     def __init__(
@@ -898,6 +911,7 @@ class BestResponse:
         ndec: np.ndarray,
         lookup: BucketLookup,
         ev: EvalTables,
+        precision: str = "float64",
     ):
         if game.num_players != 2 or game.betting_type != "limit":
             raise ValueError("best responses are computed for two-player limit games")
@@ -923,9 +937,12 @@ class BestResponse:
         self.last = game.num_rounds - 1
         self.perms = suit_permutations(game.num_suits)
         self.hand_perm = hand_permutations(self.hands, self.perms, game.deck_size)
+        if precision not in ("float64", "float32"):
+            raise ValueError(f"precision is float64 or float32, not {precision}")
         self.lanes = last_round_lanes(
-            tree, self.layout, self.policy, self.last, float(self.deals_after[self.last])
-        )
+            tree, self.layout, self.policy, self.last, float(self.deals_after[self.last]),
+            dtype=np.float32 if precision == "float32" else np.float64,
+        )  # fmt: skip
 
     @property
     def num_hands(self) -> int:

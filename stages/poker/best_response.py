@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from math import ceil, comb, factorial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -46,20 +46,34 @@ SUMS = "board_values"
 
 
 class BestResponseParams(TreeGameParams):
-    """The game (it must be the strategy's); canonical boards per chunk (execution only)."""
+    """The game (it must be the strategy's); the last round's sums' precision; canonical boards
+    per chunk (execution only)."""
 
+    # float32 last-round sums: about 1e-7 relative rounding (measured in bench/BENCHMARKS.md)
+    # for less memory traffic; boards are still summed in float64
+    precision: Literal["float64", "float32"] = "float64"
     boards_per_chunk: int = Field(default=4, ge=1)
     execution_only: ClassVar[frozenset[str]] = frozenset({"boards_per_chunk"})
 
+    def key_params(self) -> dict[str, Any]:
+        """The key's parameters; the precision only where it is not the default, so results
+        stored before it existed keep their keys."""
+        found = super().key_params()
+        if self.precision == "float64":
+            found.pop("precision")
+        return found
 
-_ENGINES: dict[tuple[str, str], BestResponse] = {}
+
+_ENGINES: dict[tuple[str, str, str], BestResponse] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def engine_for(store: ArtifactStore, artifact: Artifact) -> BestResponse:
+def engine_for(
+    store: ArtifactStore, artifact: Artifact, precision: str = "float64"
+) -> BestResponse:
     """A best-response engine for a stored strategy, built once per process (chunk tasks on
     the same worker share the strategy and bucket tables in memory)."""
-    cache_key = (store.location, artifact.key)
+    cache_key = (store.location, artifact.key, precision)
     with _ENGINES_LOCK:
         if cache_key not in _ENGINES:
             _ENGINES.clear()  # one strategy at a time: each holds GBs at the paper's scale
@@ -72,17 +86,23 @@ def engine_for(store: ArtifactStore, artifact: Artifact) -> BestResponse:
             strategy = np.ascontiguousarray(np.asarray(view.average[:]), dtype=np.float32)
             _ENGINES[cache_key] = BestResponse(
                 view.game, view.tree, strategy, view.offsets, view.ndec, tables.lookup,
-                tables.evaluator,
+                tables.evaluator, precision,
             )  # fmt: skip
         return _ENGINES[cache_key]
 
 
 def compute_chunk(
-    build: Build, array: str, chunk_id: int, store_root: str, cfr_key: str, per_chunk: int
+    build: Build,
+    array: str,
+    chunk_id: int,
+    store_root: str,
+    cfr_key: str,
+    per_chunk: int,
+    precision: str,
 ) -> None:
     """Chunk task: class sums of the values under canonical boards [chunk_id * per_chunk, ...)."""
     store = ArtifactStore(store_root)
-    br = engine_for(store, store.open(cfr_key))
+    br = engine_for(store, store.open(cfr_key), precision)
     _, entry_reach = br.top_reach()
     boards = br.boards.cards[chunk_id * per_chunk : (chunk_id + 1) * per_chunk]
     sums = np.stack([br.class_sums(br.board_values(board, entry_reach)) for board in boards])
@@ -105,7 +125,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     strategy = ctx.inputs["strategy"]
     store = strategy.store  # the store its abstraction is in
     t0 = time.monotonic()
-    br = engine_for(store, strategy)
+    br = engine_for(store, strategy, params.precision)
     top, entry_reach = br.top_reach()
     n_boards = int(br.boards.weight.size)
     per_chunk = min(params.boards_per_chunk, n_boards)
@@ -115,7 +135,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         compute_chunk,
         SUMS,
         ceil(n_boards / per_chunk),
-        args=(store.location, strategy.key, per_chunk),
+        args=(store.location, strategy.key, per_chunk, params.precision),
         desc=f"best response: {n_boards:,} canonical boards",
     )
     sums = np.asarray(ctx.writer[SUMS][:])
@@ -139,6 +159,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "exploitability_chips": exploitability,
         "exploitability_mbb_per_game": exploitability / big_blind * 1000.0,
         "convention": "mean over the two seats of the best response's value, per game",
+        "precision": params.precision,
         "canonical_boards": n_boards,
         "big_blind": big_blind,
         "seconds": round(time.monotonic() - t0, 3),
