@@ -488,6 +488,7 @@ class LastRound(NamedTuple):
     plan: np.ndarray  # (G, widest, _PLAN_WIDTH) the group's shared subtree plan
     info: np.ndarray  # (G, 3) nodes, showdown columns, columns
     col_row: np.ndarray  # (G, 2 widest) the reach row each terminal column reads (the opponent's)
+    col_node: np.ndarray  # (G, 2 widest) the terminal node of each column (its seat: col % 2)
     scale: np.ndarray  # (G, 2 widest, E) each column's stake or pay, per lane
     strategy: np.ndarray  # (G, buckets, decisions, 3, E)
 
@@ -535,6 +536,7 @@ def last_round_lanes(
         plan=np.zeros((G, widest, _PLAN_WIDTH), dtype=np.int64),
         info=np.zeros((G, 3), dtype=np.int64),
         col_row=np.zeros((G, 2 * widest), dtype=np.int64),
+        col_node=np.zeros((G, 2 * widest), dtype=np.int64),
         scale=np.zeros((G, 2 * widest, width), dtype=dtype),
         strategy=np.zeros((G, buckets, max(decisions, 1), 3, width), dtype=strategy.dtype),
     )
@@ -548,6 +550,7 @@ def last_round_lanes(
             if col >= 0:  # seat 0's value reads seat 1's reach, and the other way round
                 out.col_row[g, col] = shape_plan[j, _ROW + 1]
                 out.col_row[g, col + 1] = shape_plan[j, _ROW]
+                out.col_node[g, col : col + 2] = j
         nd = info[0] - info[2] // 2
         for lane, (x, first, lane_scale) in enumerate(members):
             out.lane_entry[g, lane] = x
@@ -640,6 +643,7 @@ def _lanes_board(
     plan: np.ndarray,
     info: np.ndarray,
     col_row: np.ndarray,
+    col_node: np.ndarray,
     scale: np.ndarray,
     strategy: np.ndarray,
     reach: np.ndarray,
@@ -656,75 +660,95 @@ def _lanes_board(
     so far, and gives each hand its terminal values with exact card removal: a showdown pays
     stake x (compatible reach beaten - compatible reach that beats it), a fold pay x every
     compatible hand's reach. The hand's values then go up its subtree (the seat that responds
-    takes its best action, the other's are summed)."""
+    takes its best action, the other's are summed). Each step is one loop over the lanes of a
+    column: the loops are few, since each costs a few ns to start whatever its length."""
     node_reach, group_reach, below, value, t_all, p_all, t_run, p_run = work
     w, n_sd, n_cols = info[0], info[1], info[2]
     E = reach.shape[2]
+    # a one-card hand: its second card is a row of zeros to subtract, and a row to add to
+    spare = p_all.shape[0] - 1
     t_all[:n_cols] = 0.0
     p_all[:, :n_cols] = 0.0
     t_run[:n_sd] = 0.0
     p_run[:, :n_sd] = 0.0
     for i in range(n):
         _lanes_down(plan, w, strategy, bucket[i], reach, order[i], node_reach)
-        x, y = cards[i, 0], cards[i, 1]
+        x, y = cards[i, 0], cards[i, 1] if two else spare
         for c in range(n_cols):
             rr = col_row[c]
             for lane in range(E):
                 v = node_reach[rr, lane]
                 t_all[c, lane] += v
                 p_all[x, c, lane] += v
-        if two:
-            for c in range(n_cols):
-                rr = col_row[c]
-                for lane in range(E):
-                    p_all[y, c, lane] += node_reach[rr, lane]
+                p_all[y, c, lane] += v
     i = 0
     while i < n:
         j_end = group_end[i]
-        for q in range(i, j_end):
-            _lanes_down(plan, w, strategy, bucket[q], reach, order[q], group_reach[q - i])
-            x, y = cards[q, 0], cards[q, 1]
-            for c in range(n_sd):
-                for lane in range(E):
-                    below[q - i, c, lane] = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
-        for q in range(i, j_end):
-            gr = group_reach[q - i]
-            x, y = cards[q, 0], cards[q, 1]
+        if j_end == i + 1:  # one hand of its rank: below, the sums and its showdowns at once
+            gr = group_reach[0]
+            _lanes_down(plan, w, strategy, bucket[i], reach, order[i], gr)
+            x, y = cards[i, 0], cards[i, 1]
+            # below = seen; below or tied = seen + r - 2r for two hole cards (the hand itself
+            # is removed once per card), seen for one
             for c in range(n_sd):
                 rr = col_row[c]
-                for lane in range(E):
-                    t_run[c, lane] += gr[rr, lane]
-                    p_run[x, c, lane] += gr[rr, lane]
-            if two:
+                j, p = col_node[c], c % 2
+                if two:
+                    for lane in range(E):
+                        r = gr[rr, lane]
+                        seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
+                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                        value[j, p, lane] = scale[c, lane] * (seen + seen - r - every)
+                        t_run[c, lane] += r
+                        p_run[x, c, lane] += r
+                        p_run[y, c, lane] += r
+                else:
+                    for lane in range(E):
+                        r = gr[rr, lane]
+                        seen = t_run[c, lane] - p_run[x, c, lane]
+                        every = t_all[c, lane] - p_all[x, c, lane]
+                        value[j, p, lane] = scale[c, lane] * (seen + seen - every)
+                        t_run[c, lane] += r
+                        p_run[x, c, lane] += r
+        else:
+            for q in range(i, j_end):
+                _lanes_down(plan, w, strategy, bucket[q], reach, order[q], group_reach[q - i])
+                x, y = cards[q, 0], cards[q, 1]
+                for c in range(n_sd):
+                    for lane in range(E):
+                        below[q - i, c, lane] = (
+                            t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
+                        )
+            for q in range(i, j_end):
+                gr = group_reach[q - i]
+                x, ya = cards[q, 0], cards[q, 1] if two else spare
                 for c in range(n_sd):
                     rr = col_row[c]
                     for lane in range(E):
-                        p_run[y, c, lane] += gr[rr, lane]
+                        r = gr[rr, lane]
+                        t_run[c, lane] += r
+                        p_run[x, c, lane] += r
+                        p_run[ya, c, lane] += r
         for q in range(i, j_end):
             gr = group_reach[q - i]
             x, y = cards[q, 0], cards[q, 1]
-            for j in range(w):
-                if plan[j, _KIND] == DECISION:
-                    continue
-                for p in range(2):
-                    c = plan[j, _COL] + p
-                    if c < n_sd:  # below + (below or tied) - all, each card-compatible
-                        for lane in range(E):
-                            seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
-                            every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
-                            value[j, p, lane] = scale[c, lane] * (
-                                below[q - i, c, lane] + seen - every
-                            )
-                    else:
-                        rr = col_row[c]
-                        if two:  # the hand itself was removed twice from the per-card sums
-                            for lane in range(E):
-                                every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
-                                value[j, p, lane] = scale[c, lane] * (every + gr[rr, lane])
-                        else:
-                            for lane in range(E):
-                                every = t_all[c, lane] - p_all[x, c, lane]
-                                value[j, p, lane] = scale[c, lane] * every
+            if j_end > i + 1:
+                for c in range(n_sd):  # below + (below or tied) - all, each card-compatible
+                    j, p = col_node[c], c % 2
+                    for lane in range(E):
+                        seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
+                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                        value[j, p, lane] = scale[c, lane] * (below[q - i, c, lane] + seen - every)
+            for c in range(n_sd, n_cols):  # folds: every compatible hand's reach
+                rr = col_row[c]
+                j, p = col_node[c], c % 2
+                if two:  # the hand itself was removed twice
+                    for lane in range(E):
+                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                        value[j, p, lane] = scale[c, lane] * (every + gr[rr, lane])
+                else:
+                    for lane in range(E):
+                        value[j, p, lane] = scale[c, lane] * (t_all[c, lane] - p_all[x, c, lane])
             for j in range(w - 1, -1, -1):
                 if plan[j, _KIND] != DECISION:
                     continue
@@ -795,9 +819,11 @@ def deal_last_round(
         np.empty((H, cols, E), real),  # showdown columns' compatible reach below each hand
         np.zeros((widest, 2, E), real),  # values at each node
         np.zeros((cols, E), real),  # every hand's reach per column
-        np.zeros((deck + 1, cols, E), real),  # the same per card (row `deck` stays 0)
+        # the same per card; row `deck` (a one-card hand's second) stays 0, deck + 1 is
+        # where a one-card hand's additions to its second card go
+        np.zeros((deck + 2, cols, E), real),
         np.zeros((cols, E), real),  # reach of the hands seen so far
-        np.zeros((deck + 1, cols, E), real),  # the same per card
+        np.zeros((deck + 2, cols, E), real),  # the same per card
     )
     reach = np.zeros((H, 2, E), real)
     out = np.zeros((H, 2, E))
@@ -819,7 +845,8 @@ def deal_last_round(
             n = n_valid[b]
             _lanes_board(
                 n, order[b, :n], bucket[b, :n], cards[b, :n], group_end[b, :n], two,
-                lanes.plan[g], lanes.info[g], lanes.col_row[g], lanes.scale[g], strategy, reach,
+                lanes.plan[g], lanes.info[g], lanes.col_row[g], lanes.col_node[g], lanes.scale[g],
+                strategy, reach,
                 weights[b], out, work,
             )  # fmt: skip
         for lane in range(E):
