@@ -28,10 +28,13 @@ from tests.poker_helpers import LEDUC, CrashAfter, quiet
 FLOP = "holdem5.flop.limit.2p"
 
 
-def _engine(game, solver: Solver, strategy: np.ndarray, tables) -> BestResponse:
+def _engine(
+    game, solver: Solver, strategy: np.ndarray, tables, precision: str = "float64"
+) -> BestResponse:
     return BestResponse(
-        game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup, tables.evaluator
-    )
+        game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup,
+        tables.evaluator, precision,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["kuhn.limit.2p", LEDUC, FLOP])
@@ -112,18 +115,11 @@ def test_float32_sums_stay_within_their_rounding():
     solver.iterate(3)
     strategy = solver.average_strategy()
     tables = lossless_tables(game)
-    engine = BestResponse(
-        game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup,
-        tables.evaluator, precision="float32",
-    )  # fmt: skip
-    result = solve_small(engine)
+    result = solve_small(_engine(game, solver, strategy, tables, "float32"))
     expected = np.array([solver.best_response_value(p, strategy) for p in (0, 1)])
     assert np.abs(result.values - expected).max() <= 1e-5 * np.abs(expected).max()
     with pytest.raises(ValueError, match="precision"):
-        BestResponse(
-            game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup,
-            tables.evaluator, precision="float16",
-        )  # fmt: skip
+        _engine(game, solver, strategy, tables, "float16")
 
 
 def test_precision_is_in_the_key_only_where_not_the_default():

@@ -633,6 +633,28 @@ def _lanes_down(
 
 
 @njit(cache=True, nogil=True)
+def _add_reach(
+    rows: np.ndarray,
+    col_row: np.ndarray,
+    n_cols: int,
+    x: int,
+    y: int,
+    total: np.ndarray,
+    per_card: np.ndarray,
+) -> None:
+    """Add one hand's opponent reach in each of the first n_cols columns to the sums over
+    hands: the total and the hand's two cards' rows."""
+    E = rows.shape[1]
+    for c in range(n_cols):
+        rr = col_row[c]
+        for lane in range(E):
+            v = rows[rr, lane]
+            total[c, lane] += v
+            per_card[x, c, lane] += v
+            per_card[y, c, lane] += v
+
+
+@njit(cache=True, nogil=True)
 def _lanes_board(
     n: int,
     order: np.ndarray,
@@ -673,14 +695,8 @@ def _lanes_board(
     p_run[:, :n_sd] = 0.0
     for i in range(n):
         _lanes_down(plan, w, strategy, bucket[i], reach, order[i], node_reach)
-        x, y = cards[i, 0], cards[i, 1] if two else spare
-        for c in range(n_cols):
-            rr = col_row[c]
-            for lane in range(E):
-                v = node_reach[rr, lane]
-                t_all[c, lane] += v
-                p_all[x, c, lane] += v
-                p_all[y, c, lane] += v
+        _add_reach(node_reach, col_row, n_cols, cards[i, 0], cards[i, 1] if two else spare,
+                   t_all, p_all)  # fmt: skip
     i = 0
     while i < n:
         j_end = group_end[i]
@@ -720,15 +736,8 @@ def _lanes_board(
                             t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
                         )
             for q in range(i, j_end):
-                gr = group_reach[q - i]
-                x, ya = cards[q, 0], cards[q, 1] if two else spare
-                for c in range(n_sd):
-                    rr = col_row[c]
-                    for lane in range(E):
-                        r = gr[rr, lane]
-                        t_run[c, lane] += r
-                        p_run[x, c, lane] += r
-                        p_run[ya, c, lane] += r
+                _add_reach(group_reach[q - i], col_row, n_sd, cards[q, 0],
+                           cards[q, 1] if two else spare, t_run, p_run)  # fmt: skip
         for q in range(i, j_end):
             gr = group_reach[q - i]
             x, y = cards[q, 0], cards[q, 1]
