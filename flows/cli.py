@@ -659,13 +659,22 @@ def strategy_lbr(
 @strategy_app.command("br")
 def strategy_br(
     key: Annotated[str, typer.Argument(help="cfr artifact key (a unique prefix will do).")],
+    precision: Annotated[
+        str,
+        typer.Option(
+            "--precision",
+            help="The last round's sums: float64, or float32 (about 1.9x faster, 1e-7 "
+            "relative rounding).",
+        ),
+    ] = "float64",
     store: StoreOpt = "store",
     dask_address: DaskOpt = None,
 ) -> None:
     """Exact best response in the real game (stage `best-response`, stored, resumable): the
     strategy's exploitability in mbb/g."""
+    values = {} if precision == "float64" else {"precision": precision}
     try:
-        result, strategy = _strategy_stage("best-response", key, {}, store, dask_address)
+        result, strategy = _strategy_stage("best-response", key, values, store, dask_address)
     except user_errors() + (ValueError,) as exc:
         fail(str(exc))
     summary = result.meta["summary"]
@@ -673,8 +682,8 @@ def strategy_br(
     say(
         f"{strategy.key}: exploitability {summary['exploitability_mbb_per_game']:.3f} mbb/g "
         f"(best response as seat 0: {seats[0]:.3f}, as seat 1: {seats[1]:.3f}; exact, "
-        f"{summary['canonical_boards']:,} canonical boards) [{result.key}: gameforge stage "
-        f"best-response on {strategy.key}]"
+        f"{summary['canonical_boards']:,} canonical boards, {precision} sums) [{result.key}: "
+        f"gameforge stage best-response on {strategy.key}]"
     )
 
 

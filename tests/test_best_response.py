@@ -235,3 +235,15 @@ def test_stage_resumes_bit_identical_and_lbr_stays_below(store, tmp_path):
     assert out.exit_code == 0, out.output
     line = out.output.strip().splitlines()[-1]
     assert f"{summary['exploitability_mbb_per_game']:.3f} mbb/g" in line and resumed.key in line
+
+    # float32 sums: another artifact, within float32's rounding of the exact figure
+    args = ["--store", str(store.root), "--dask-address", "local"]
+    out = CliRunner().invoke(app, ["strategy", "br", solve, "--precision", "float32", *args])
+    assert out.exit_code == 0, out.output
+    line = out.output.strip().splitlines()[-1]
+    key32 = line.rsplit("[", 1)[1].split(":", 1)[0]
+    assert "float32 sums" in line and key32 != resumed.key
+    chips32 = store.open(key32).meta["summary"]["exploitability_chips"]
+    assert chips32 == pytest.approx(np.mean(expected), rel=1e-5)
+    bad = CliRunner().invoke(app, ["strategy", "br", solve, "--precision", "float16", *args])
+    assert bad.exit_code != 0 and "precision" in bad.output
