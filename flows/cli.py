@@ -672,9 +672,10 @@ def strategy_br(
 ) -> None:
     """Exact best response in the real game (stage `best-response`, stored, resumable): the
     strategy's exploitability in mbb/g."""
-    values = {} if precision == "float64" else {"precision": precision}
     try:
-        result, strategy = _strategy_stage("best-response", key, values, store, dask_address)
+        result, strategy = _strategy_stage(
+            "best-response", key, {"precision": precision}, store, dask_address
+        )
     except user_errors() + (ValueError,) as exc:
         fail(str(exc))
     summary = result.meta["summary"]

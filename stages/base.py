@@ -28,10 +28,18 @@ class StageParams(BaseModel):
     # Fields that change how a stage runs (chunk sizes, checkpoint interval, pruning groups)
     # but never what it writes: recorded in the lineage, left out of the artifact key.
     execution_only: ClassVar[frozenset[str]] = frozenset()
+    # Fields added after artifacts were stored, left out of the key while a field is at its
+    # default (that field: the fields it leaves out), so the older artifacts' keys stand.
+    new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def key_params(self) -> dict[str, Any]:
         """The parameters that define the artifact's content (they form its key)."""
-        return self.model_dump(mode="json", exclude=set(self.execution_only))
+        found = self.model_dump(mode="json", exclude=set(self.execution_only))
+        for switch, names in self.new_at_default.items():
+            if getattr(self, switch) == type(self).model_fields[switch].default:
+                for name in names:
+                    found.pop(name)
+        return found
 
     def execution_params(self) -> dict[str, Any]:
         """The execution-only parameters of this run."""

@@ -741,7 +741,7 @@ def _lanes_board(
         for q in range(i, j_end):
             gr = group_reach[q - i]
             x, y = cards[q, 0], cards[q, 1]
-            if j_end > i + 1:
+            if j_end > i + 1:  # a tie group's showdowns (one value buffer: hand by hand)
                 for c in range(n_sd):  # below + (below or tied) - all, each card-compatible
                     j, p = col_node[c], c % 2
                     for lane in range(E):

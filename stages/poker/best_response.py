@@ -54,14 +54,7 @@ class BestResponseParams(TreeGameParams):
     precision: Literal["float64", "float32"] = "float64"
     boards_per_chunk: int = Field(default=4, ge=1)
     execution_only: ClassVar[frozenset[str]] = frozenset({"boards_per_chunk"})
-
-    def key_params(self) -> dict[str, Any]:
-        """The key's parameters; the precision only where it is not the default, so results
-        stored before it existed keep their keys."""
-        found = super().key_params()
-        if self.precision == "float64":
-            found.pop("precision")
-        return found
+    new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {"precision": ("precision",)}
 
 
 _ENGINES: dict[tuple[str, str, str], BestResponse] = {}

@@ -61,15 +61,9 @@ class CFRParams(TreeGameParams):
     discount_alpha: float | None = None
     discount_beta: float = 0.0
     execution_only: ClassVar[frozenset[str]] = frozenset({"checkpoint_seconds", "batch"})
-
-    def key_params(self) -> dict[str, Any]:
-        """The key's parameters; the discount only where it is used, so the keys of solves
-        stored before it existed stand."""
-        found = super().key_params()
-        if self.discount_alpha is None:
-            found.pop("discount_alpha")
-            found.pop("discount_beta")
-        return found
+    new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {
+        "discount_alpha": ("discount_alpha", "discount_beta")
+    }
 
     @model_validator(mode="after")
     def _discount_is_public(self) -> CFRParams:
