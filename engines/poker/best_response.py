@@ -41,7 +41,7 @@ from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, Bettin
 from gameforge.engines.poker.cfr import deals_after, num_deals
 from gameforge.engines.poker.evaluator import EvalTables
 from gameforge.engines.poker.isomorphism import HandIndexer
-from gameforge.engines.poker.mccfr import BucketLookup, hand_buckets, hand_value
+from gameforge.engines.poker.mccfr import BucketLookup, hand_buckets, showdown_order
 
 
 class LayoutArrays(NamedTuple):
@@ -229,36 +229,6 @@ def board_buckets(
     for t in range(nb):
         bits |= np.uint64(1) << np.uint64(board[t])
     hand_buckets(hands, board, r, nb, lookup, bits, hand_bits, out)
-
-
-@njit(cache=True, nogil=True)
-def _ranking(
-    hands: np.ndarray, bk: np.ndarray, board: np.ndarray, nb: int, ev: EvalTables
-) -> tuple[np.ndarray, np.ndarray]:
-    """Showdown value of every valid hand (bucket >= 0) and the valid hands in ascending order."""
-    card_key, card_bit, rank_table, flush_table = ev
-    nh = hands.shape[1]
-    H = hands.shape[0]
-    row = np.empty(nh + nb, dtype=np.int8)
-    for t in range(nb):
-        row[nh + t] = board[t]
-    rank = np.full(H, -1, dtype=np.int64)
-    n_valid = 0
-    for h in range(H):
-        if bk[h] < 0:
-            continue
-        for t in range(nh):
-            row[t] = hands[h, t]
-        rank[h] = hand_value(row, nh + nb, card_key, card_bit, rank_table, flush_table)
-        n_valid += 1
-    valid = np.empty(n_valid, dtype=np.int64)
-    i = 0
-    for h in range(H):
-        if bk[h] >= 0:
-            valid[i] = h
-            i += 1
-    order = valid[np.argsort(rank[valid], kind="mergesort")]
-    return rank, order
 
 
 @njit(cache=True, nogil=True)
@@ -583,7 +553,7 @@ def _prepare_boards(
     bk = np.empty(H, dtype=np.int64)
     for b in range(boards.shape[0]):
         board_buckets(hands, hand_bits, boards[b], nb, r, lookup, bk)
-        rank, o = _ranking(hands, bk, boards[b], nb, ev)
+        rank, o = showdown_order(hands, bk, boards[b], nb, ev)
         n = o.shape[0]
         n_valid[b] = n
         for i in range(n):

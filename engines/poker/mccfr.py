@@ -196,6 +196,37 @@ def hand_value(
 
 
 @njit(cache=True, nogil=True)
+def showdown_order(
+    hands: np.ndarray, bk: np.ndarray, board: np.ndarray, nb: int, ev: EvalTables
+) -> tuple[np.ndarray, np.ndarray]:
+    """Showdown value of every valid hand (bucket >= 0, else -1) on `board[:nb]`, and the valid
+    hands in ascending order of it (ties in hand order)."""
+    card_key, card_bit, rank_table, flush_table = ev
+    nh = hands.shape[1]
+    H = hands.shape[0]
+    row = np.empty(nh + nb, dtype=np.int8)
+    for t in range(nb):
+        row[nh + t] = board[t]
+    rank = np.full(H, -1, dtype=np.int64)
+    n_valid = 0
+    for h in range(H):
+        if bk[h] < 0:
+            continue
+        for t in range(nh):
+            row[t] = hands[h, t]
+        rank[h] = hand_value(row, nh + nb, card_key, card_bit, rank_table, flush_table)
+        n_valid += 1
+    valid = np.empty(n_valid, dtype=np.int64)
+    i = 0
+    for h in range(H):
+        if bk[h] >= 0:
+            valid[i] = h
+            i += 1
+    order = valid[np.argsort(rank[valid], kind="mergesort")]
+    return rank, order
+
+
+@njit(cache=True, nogil=True)
 def _deal(
     num_hole: int,
     board_total: int,

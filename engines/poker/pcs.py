@@ -38,8 +38,8 @@ from gameforge.engines.poker.mccfr import (
     DealTables,
     SampledSolver,
     hand_buckets,
-    hand_value,
     match_regrets,
+    showdown_order,
     shuffle_deal,
 )
 
@@ -221,24 +221,14 @@ def board_hands(board: np.ndarray, game: PublicGame) -> BoardHands:
     board_through, hands, hand_bits, lookup, ev = game[4:]
     R = board_through.shape[0]
     H = hands.shape[0]
-    nh = hands.shape[1]
     conflict = np.uint64(0)
     for t in range(board.shape[0]):
         conflict |= np.uint64(1) << np.uint64(board[t])
     buckets = np.empty((R, H), np.int64)
     for r in range(R):
         hand_buckets(hands, board, r, board_through[r], lookup, conflict, hand_bits, buckets[r])
-    valid = np.flatnonzero(buckets[R - 1] >= 0)
-    card_key, card_bit, rank_table, flush_table = ev
-    cards = np.empty(nh + board.shape[0], np.int8)
-    for t in range(board.shape[0]):
-        cards[nh + t] = board[t]
-    rank = np.zeros(H, np.int64)
-    for h in valid:
-        for t in range(nh):
-            cards[t] = hands[h, t]
-        rank[h] = hand_value(cards, cards.shape[0], card_key, card_bit, rank_table, flush_table)
-    return BoardHands(buckets, valid, rank, valid[np.argsort(rank[valid], kind="mergesort")])
+    rank, order = showdown_order(hands, buckets[R - 1], board, board.shape[0], ev)
+    return BoardHands(buckets, np.flatnonzero(buckets[R - 1] >= 0), rank, order)
 
 
 @njit(cache=True, nogil=True)
