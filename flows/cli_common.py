@@ -23,7 +23,10 @@ StoreOpt = Annotated[
     ),
 ]
 KeyArg = Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")]
-PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="tiny, small or paper.")]
+PresetOpt = Annotated[
+    str,
+    typer.Option("--preset", "-p", help="tiny, small or paper (some flows have more: see flows)."),
+]
 SetOpt = Annotated[
     list[str] | None,
     typer.Option("--set", help="Override a parameter: name=value or stage.name=value."),
