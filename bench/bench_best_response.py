@@ -5,12 +5,15 @@ workers (every canonical board costs about the same: each deals the same later c
     .venv/bin/python bench/bench_best_response.py CFR_KEY --store /tmp/paper --boards 3
     .venv/bin/python bench/bench_best_response.py --against-enumerated   # small games, side by side
     .venv/bin/python bench/bench_best_response.py --synthetic --boards 2  # no solve needed
+    .venv/bin/python bench/bench_best_response.py --policy always-call --boards 3
     .venv/bin/python bench/bench_best_response.py --lanes 8,16,32,64,128  # the last round's width
     .venv/bin/python bench/bench_best_response.py --lanes 64 --precision float64,float32
 
 `--synthetic` draws a 169-9000-9000-9000 abstraction of full Hold'em (every canonical hand of a
 round in a random bucket) and a random strategy on it: the same work per board as a solved one
-(no action has probability 0, so no subtree is skipped), without a half-hour solve.
+(no action has probability 0, so no subtree is skipped), without a half-hour solve. `--policy`
+times the reference strategies that ignore the cards (`uniform`: every legal action alike;
+`always-call`; `always-raise`: raise where legal, else call).
 """
 
 from __future__ import annotations
@@ -114,6 +117,46 @@ def synthetic_engine(seed: int = 0, precision: str = "float64"):
     )
 
 
+POLICIES = ("uniform", "always-call", "always-raise")
+
+
+def fixed_policy_engine(policy: str, precision: str = "float64"):
+    """A best-response engine for a strategy of heads-up limit Hold'em that ignores the cards:
+    one bucket per round after the first, the same action probabilities at every hand."""
+    from gameforge.engines.poker.best_response import BestResponse
+    from gameforge.engines.poker.betting import CALL, DECISION, RAISE, build_tree
+    from gameforge.engines.poker.mccfr import deal_tables
+    from gameforge.engines.poker.shipped_games import load_game
+    from gameforge.stages.poker.hsd import round_indexer
+    from gameforge.stages.poker.river_hs import hand_indexer
+
+    if policy not in POLICIES:
+        raise SystemExit(f"--policy: one of {', '.join(POLICIES)}, not {policy!r}")
+    game = load_game("holdem.limit.2p.reverse_blinds")
+    indexers = [round_indexer(game, r) for r in range(3)] + [hand_indexer(game)]
+    tables = [None] + [np.zeros(int(ix.size(ix.rounds - 1)), np.int32) for ix in indexers[1:]]
+    dt = deal_tables(game, indexers, tables, [169, 1, 1, 1])
+    buckets = [int(b) for b in dt.num_buckets]
+    tree = build_tree(game)
+    ndec = np.array(tree.decision_counts(), dtype=np.int64)
+    sizes = ndec * np.array(buckets)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    strategy = np.zeros((int(sizes.sum()), 3), dtype=np.float32)
+    for node in np.flatnonzero(tree.kind == DECISION):
+        r = int(tree.round[node])
+        rows = offsets[r] + tree.slot[node] + ndec[r] * np.arange(buckets[r])
+        legal = tree.children[node] >= 0
+        if policy == "uniform":
+            strategy[rows] = legal / legal.sum()
+        elif policy == "always-raise" and legal[RAISE]:
+            strategy[rows, RAISE] = 1.0
+        else:
+            strategy[rows, CALL] = 1.0
+    return BestResponse(
+        game, tree, strategy, offsets, ndec, dt.lookup, dt.evaluator, precision=precision
+    )
+
+
 def walked_boards(br) -> np.ndarray:
     """Complete boards of the last round walked under each canonical board: one per orbit of
     every later deal under the suit permutations that fix the cards before it."""
@@ -159,7 +202,12 @@ def reference_engine(path: str, br):
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     p = br.policy
-    return module.BestResponse(br.game, br.tree, p.strategy, p.offsets, p.ndec, br.lookup, br.ev)
+    args = (br.game, br.tree, p.strategy, p.offsets, p.ndec, br.lookup, br.ev)
+    precision = "float32" if br.lanes.scale.dtype == np.float32 else "float64"
+    try:  # the same precision, where the reference has the choice
+        return module.BestResponse(*args, precision=precision)
+    except TypeError:
+        return module.BestResponse(*args)
 
 
 def lane_widths(widths: list[int], precisions: list[str], rivers: int = 32) -> None:
@@ -231,6 +279,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("key", nargs="?", help="a cfr artifact (or --synthetic)")
     ap.add_argument("--synthetic", action="store_true")
+    ap.add_argument("--policy", help=f"a strategy that ignores the cards: {', '.join(POLICIES)}")
     ap.add_argument("--store", default="store")
     ap.add_argument("--boards", type=int, default=3)
     ap.add_argument("--first", type=int, default=0, help="index of the first canonical board")
@@ -240,6 +289,8 @@ def main() -> None:
     t0 = time.monotonic()
     if args.synthetic:
         br = synthetic_engine(precision=args.precision)
+    elif args.policy:
+        br = fixed_policy_engine(args.policy, args.precision)
     else:
         store = ArtifactStore(args.store)
         br = engine_for(store, store.open(args.key), args.precision)

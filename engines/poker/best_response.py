@@ -581,8 +581,10 @@ def _lanes_down(
     reach: np.ndarray,
     h: int,
     rows: np.ndarray,
+    live: np.ndarray,
 ) -> None:
-    """Both seats' reach down one hand's subtree in every lane, into the plan's reach rows."""
+    """Both seats' reach down one hand's subtree in every lane, into the plan's reach rows; a
+    seat with no reach in any lane (live[h, s] False) is skipped, its rows left stale."""
     E = reach.shape[2]
     for s in range(2):
         for lane in range(E):
@@ -591,6 +593,8 @@ def _lanes_down(
         if plan[j, _KIND] != DECISION:
             continue
         q = plan[j, _PLAYER]
+        if not live[h, q]:
+            continue
         d = plan[j, _DEC]
         src = plan[j, _ROW + q]
         for a in range(3):
@@ -611,11 +615,16 @@ def _add_reach(
     y: int,
     total: np.ndarray,
     per_card: np.ndarray,
+    live0: bool,
+    live1: bool,
 ) -> None:
     """Add one hand's opponent reach in each of the first n_cols columns to the sums over
-    hands: the total and the hand's two cards' rows."""
+    hands: the total and the hand's two cards' rows. Column c reads seat 1 - c % 2's reach:
+    a seat without reach adds nothing."""
     E = rows.shape[1]
     for c in range(n_cols):
+        if not (live1 if c % 2 == 0 else live0):
+            continue
         rr = col_row[c]
         for lane in range(E):
             v = rows[rr, lane]
@@ -639,6 +648,7 @@ def _lanes_board(
     scale: np.ndarray,
     strategy: np.ndarray,
     reach: np.ndarray,
+    live: np.ndarray,
     weight: float,
     out: np.ndarray,
     work: tuple[np.ndarray, ...],
@@ -664,22 +674,32 @@ def _lanes_board(
     t_run[:n_sd] = 0.0
     p_run[:, :n_sd] = 0.0
     for i in range(n):
-        _lanes_down(plan, w, strategy, bucket[i], reach, order[i], node_reach)
+        h = order[i]
+        if not (live[h, 0] or live[h, 1]):
+            continue  # no reach in any lane: adds nothing to the sums
+        _lanes_down(plan, w, strategy, bucket[i], reach, h, node_reach, live)
         _add_reach(node_reach, col_row, n_cols, cards[i, 0], cards[i, 1] if two else spare,
-                   t_all, p_all)  # fmt: skip
+                   t_all, p_all, live[h, 0], live[h, 1])  # fmt: skip
     i = 0
     while i < n:
         j_end = group_end[i]
         if j_end == i + 1:  # one hand of its rank: below, the sums and its showdowns at once
             gr = group_reach[0]
-            _lanes_down(plan, w, strategy, bucket[i], reach, order[i], gr)
+            h = order[i]
+            if live[h, 0] or live[h, 1]:
+                _lanes_down(plan, w, strategy, bucket[i], reach, h, gr, live)
             x, y = cards[i, 0], cards[i, 1]
             # below = seen; below or tied = seen + r - 2r for two hole cards (the hand itself
             # is removed once per card), seen for one
             for c in range(n_sd):
                 rr = col_row[c]
                 j, p = col_node[c], c % 2
-                if two:
+                if not live[h, 1 - p]:  # no reach to add: r = 0
+                    for lane in range(E):
+                        seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
+                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                        value[j, p, lane] = scale[c, lane] * (seen + seen - every)
+                elif two:
                     for lane in range(E):
                         r = gr[rr, lane]
                         seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
@@ -698,7 +718,9 @@ def _lanes_board(
                         p_run[x, c, lane] += r
         else:
             for q in range(i, j_end):
-                _lanes_down(plan, w, strategy, bucket[q], reach, order[q], group_reach[q - i])
+                if live[order[q], 0] or live[order[q], 1]:
+                    _lanes_down(plan, w, strategy, bucket[q], reach, order[q], group_reach[q - i],
+                                live)  # fmt: skip
                 x, y = cards[q, 0], cards[q, 1]
                 for c in range(n_sd):
                     for lane in range(E):
@@ -706,11 +728,14 @@ def _lanes_board(
                             t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
                         )
             for q in range(i, j_end):
-                _add_reach(group_reach[q - i], col_row, n_sd, cards[q, 0],
-                           cards[q, 1] if two else spare, t_run, p_run)  # fmt: skip
+                h = order[q]
+                y = cards[q, 1] if two else spare
+                _add_reach(group_reach[q - i], col_row, n_sd, cards[q, 0], y, t_run, p_run,
+                           live[h, 0], live[h, 1])  # fmt: skip
         for q in range(i, j_end):
             gr = group_reach[q - i]
             x, y = cards[q, 0], cards[q, 1]
+            h = order[q]
             if j_end > i + 1:  # a tie group's showdowns (one value buffer: hand by hand)
                 for c in range(n_sd):  # below + (below or tied) - all, each card-compatible
                     j, p = col_node[c], c % 2
@@ -721,10 +746,14 @@ def _lanes_board(
             for c in range(n_sd, n_cols):  # folds: every compatible hand's reach
                 rr = col_row[c]
                 j, p = col_node[c], c % 2
-                if two:  # the hand itself was removed twice
+                if two and live[h, 1 - p]:  # the hand itself was removed twice
                     for lane in range(E):
                         every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
                         value[j, p, lane] = scale[c, lane] * (every + gr[rr, lane])
+                elif two:
+                    for lane in range(E):
+                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
+                        value[j, p, lane] = scale[c, lane] * every
                 else:
                     for lane in range(E):
                         value[j, p, lane] = scale[c, lane] * (t_all[c, lane] - p_all[x, c, lane])
@@ -746,7 +775,6 @@ def _lanes_board(
                         for lane in range(E):
                             value[j, p, lane] = max(value[j, p, lane], value[c, p, lane])
                             value[j, 1 - p, lane] += value[c, 1 - p, lane]
-            h = order[q]
             for lane in range(E):
                 out[h, 0, lane] += weight * value[0, 0, lane]
                 out[h, 1, lane] += weight * value[0, 1, lane]
@@ -805,9 +833,10 @@ def deal_last_round(
         np.zeros((deck + 2, cols, E), real),  # the same per card
     )
     reach = np.zeros((H, 2, E), real)
+    live = np.zeros((H, 2), dtype=np.bool_)  # a seat's hand with reach in some lane
     out = np.zeros((H, 2, E))
     for g in range(G):
-        live = False
+        live[:] = False
         for lane in range(E):
             x = lanes.lane_entry[g, lane]
             use = x >= 0 and wanted[x]
@@ -815,8 +844,9 @@ def deal_last_round(
                 for s in range(2):
                     v = reach_in[x, s, h] if use else 0.0
                     reach[h, s, lane] = v
-                    live = live or v != 0.0
-        if not live:
+                    if v != 0.0:
+                        live[h, s] = True
+        if not live.any():
             continue
         out[:] = 0.0
         strategy = lanes.strategy[g]
@@ -825,7 +855,7 @@ def deal_last_round(
             _lanes_board(
                 n, order[b, :n], bucket[b, :n], cards[b, :n], group_end[b, :n], two,
                 lanes.plan[g], lanes.info[g], lanes.col_row[g], lanes.col_node[g], lanes.scale[g],
-                strategy, reach,
+                strategy, reach, live,
                 weights[b], out, work,
             )  # fmt: skip
         for lane in range(E):
