@@ -158,40 +158,6 @@ def fixed_policy_engine(policy: str, precision: str = "float64"):
     )
 
 
-def walked_boards(br) -> np.ndarray:
-    """Complete boards of the last round walked under each canonical board: one per orbit of
-    every later deal under the suit permutations that fix the cards before it."""
-    from gameforge.engines.poker.best_response import deal_orbits, stabiliser
-
-    game = br.game
-    every = np.arange(br.perms.shape[0])
-    rounds = range(br.first + 1, game.num_rounds)
-
-    def count(board: np.ndarray, group: np.ndarray, rest: list[int]) -> int:
-        if not rest:
-            return 1
-        k = game.num_board_cards[rest[0]]
-        if len(rest) == 1 and k == 1:  # Burnside: orbits = mean number of cards left fixed
-            used = set(board.tolist())
-            suits = br.perms[group] == np.arange(game.num_suits)[None, :]
-            left = np.bincount(
-                [c % game.num_suits for c in range(game.deck_size) if c not in used],
-                minlength=game.num_suits,
-            )
-            return int(round(float((suits * left[None, :]).sum()) / group.size))
-        return sum(
-            count(np.concatenate([board, cards]), sub, rest[1:])
-            for cards, _, sub in deal_orbits(br.perms, group, board, k, game.deck_size)
-        )
-
-    return np.array(
-        [
-            count(b.astype(np.int64), stabiliser(br.perms, every, b), list(rounds))
-            for b in br.boards.cards
-        ]
-    )
-
-
 def reference_engine(path: str, br):
     """The same strategy in another implementation of the module (e.g. a previous commit's
     `engines/poker/best_response.py`), for a side-by-side timing."""
@@ -299,7 +265,7 @@ def main() -> None:
     if args.reference:
         engines["reference"] = reference_engine(args.reference, br)
     _, entry_reach = br.top_reach()
-    walked = walked_boards(br)
+    walked = br.walked_boards()
     print(f"engine ready in {time.monotonic() - t0:.1f} s", flush=True)
     raw = int(np.prod([comb(br.game.deck_size - br.game.board_cards_through(r - 1),
                             br.game.num_board_cards[r]) for r in range(br.first + 1,

@@ -95,11 +95,14 @@ class StageContext:
         n_chunks: int,
         args: Sequence[Any] = (),
         desc: str = "",
+        weights: Sequence[int] | None = None,
     ) -> int:
         """Run ``fn(build, array, chunk_id, *args)`` for every chunk not yet finished.
 
         `fn` must be a module-level function (it may run in a Dask worker) that writes its whole
-        chunk with `artifacts.write_chunk`. Returns the number of chunks computed now.
+        chunk with `artifacts.write_chunk`. `weights` (one per chunk: its share of the work)
+        make the progress bar's rate and ETA count work instead of chunks. Returns the number of
+        chunks computed now.
         """
         build = self.writer.build
         done = done_chunks(build, array)
@@ -107,7 +110,8 @@ class StageContext:
         if done:
             self.log(f"resuming {array}: {len(done)} of {n_chunks} chunks already finished")
         items = [(build, array, c, *args) for c in todo]
-        self.executor.map(fn, items, desc=desc or array, progress=self.progress)
+        work = None if weights is None else [weights[c] for c in todo]
+        self.executor.map(fn, items, desc=desc or array, progress=self.progress, weights=work)
         return len(todo)
 
     def run_batches(

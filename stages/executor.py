@@ -17,8 +17,9 @@ class Executor(Protocol):
         items: Sequence[tuple[Any, ...]],
         desc: str = "",
         progress: Progress | None = None,
+        weights: Sequence[int] | None = None,
     ) -> list[Any]:
-        """Run fn over items."""
+        """Run fn over items; the progress bar counts `weights[i]` for item i (default 1)."""
         ...
 
 
@@ -31,14 +32,16 @@ class InProcessExecutor:
         items: Sequence[tuple[Any, ...]],
         desc: str = "",
         progress: Progress | None = None,
+        weights: Sequence[int] | None = None,
     ) -> list[Any]:
         """Run fn over items serially."""
-        bar = (progress or NullProgress()).start(desc, len(items))
+        work = list(weights) if weights is not None else [1] * len(items)
+        bar = (progress or NullProgress()).start(desc, sum(work))
         results = []
         try:
-            for item in items:
+            for item, amount in zip(items, work, strict=True):
                 results.append(fn(*item))
-                bar.advance()
+                bar.advance(amount)
         finally:
             bar.close()
         return results
@@ -56,16 +59,19 @@ class DaskExecutor:
         items: Sequence[tuple[Any, ...]],
         desc: str = "",
         progress: Progress | None = None,
+        weights: Sequence[int] | None = None,
     ) -> list[Any]:
         """Submit every item (small arguments only: paths and chunk ids), gather in order."""
         from distributed import as_completed
 
-        bar = (progress or NullProgress()).start(desc, len(items))
+        work = list(weights) if weights is not None else [1] * len(items)
+        bar = (progress or NullProgress()).start(desc, sum(work))
         futures = [self.client.submit(fn, *item, pure=False) for item in items]
+        amount = {future.key: w for future, w in zip(futures, work, strict=True)}
         try:
             for future in as_completed(futures):
                 future.result()  # re-raises a worker's exception here
-                bar.advance()
+                bar.advance(amount[future.key])
         except BaseException:
             for future in futures:
                 future.cancel()

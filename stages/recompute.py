@@ -117,18 +117,21 @@ class _SamplingContext(StageContext):
         n_chunks: int,
         args: Sequence[Any] = (),
         desc: str = "",
+        weights: Sequence[int] | None = None,
     ) -> int:
         """Compute and compare a sample of the chunks; copy the rest from the stored array."""
         if self.stored is None or self.report is None:
-            return super().run_chunks(fn, array, n_chunks, args, desc)
+            return super().run_chunks(fn, array, n_chunks, args, desc, weights)
         recorded = self.stored.meta.get("arrays", {}).get(array)
         scratch = self.writer[array]
         if recorded is None or list(recorded["chunks"]) != list(scratch.chunks):
-            return super().run_chunks(fn, array, n_chunks, args, desc)  # scratch work: all of it
+            # scratch work: all of it
+            return super().run_chunks(fn, array, n_chunks, args, desc, weights)
         rng = np.random.default_rng(self.seed + len(self.report.chunks))
         ids = sorted(int(c) for c in rng.choice(n_chunks, min(self.sample, n_chunks), False))
         items = [(self.writer.build, array, c, *args) for c in ids]
-        self.executor.map(fn, items, desc=desc or array, progress=self.progress)
+        work = None if weights is None else [weights[c] for c in ids]
+        self.executor.map(fn, items, desc=desc or array, progress=self.progress, weights=work)
         # A chunk task may write rows of other arrays too (one chunk each, as Hearts' logs do):
         # every stored array chunked the same way along axis 0 is treated alike.
         for name in self._chunked_alike(array, n_chunks):

@@ -184,6 +184,28 @@ def test_deal_orbits_cover_every_deal_once():
     assert len(deal_orbits(perms, group, monotone, 1, 52)) == 10 + 13
 
 
+def test_walked_boards_count_the_orbits_of_later_deals():
+    """The work per canonical board (the stage's progress weights): the complete boards walked
+    under each canonical flop equal the orbits of every (turn, river) deal under the suit
+    permutations that fix the flop, counted by brute force."""
+    game = parse_game(THREE_BOARDS, "three-boards")
+    solver = Solver(game)
+    br = _engine(game, solver, solver.sigma.copy(), lossless_tables(game))
+    perms, every = br.perms, np.arange(br.perms.shape[0])
+    expected = []
+    for board in br.boards.cards.astype(np.int64):
+        group = stabiliser(perms, every, board)
+        rest = [c for c in range(game.deck_size) if c not in board]
+        orbits = {
+            min(tuple((np.array([t, v]) // 3) * 3 + perms[g][np.array([t, v]) % 3]) for g in group)
+            for t in rest
+            for v in rest
+            if v != t
+        }
+        expected.append(len(orbits))
+    assert br.walked_boards().tolist() == expected
+
+
 def test_canonical_boards_cover_every_board_once():
     """Suit isomorphism: Hold'em's 22,100 flops fall into the 1,755 canonical ones."""
     boards = canonical_boards(load_game("holdem.limit.2p.reverse_blinds"), 1)

@@ -116,3 +116,47 @@ def test_stage_through_a_tls_cluster_equals_in_process(tmp_path, monkeypatch):
         _same_artifact_as_in_process(tmp_path, address)
     finally:
         stop_all(procs)
+
+
+class _Bar:
+    """A progress bar that records its total and every advance."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.steps: list[int] = []
+
+    def start(self, desc: str, total: int) -> _Bar:
+        self.total = total
+        return self
+
+    def advance(self, n: int = 1) -> None:
+        self.steps.append(n)
+
+    def close(self) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+
+def test_executors_count_progress_by_work_weights():
+    """Chunks of unequal work: the bar's total is the work, each finished chunk adds its own
+    weight (in-process and through Dask), and results still come back in item order."""
+    from distributed import Client
+
+    from gameforge.stages.executor import InProcessExecutor
+
+    items = [(i,) for i in range(5)]
+    weights = [3, 1, 4, 1, 5]
+    in_process = _Bar()
+    assert InProcessExecutor().map(abs, items, progress=in_process, weights=weights) == [
+        0, 1, 2, 3, 4
+    ]  # fmt: skip
+    assert in_process.total == 14 and in_process.steps == weights
+    with Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as c:
+        bar = _Bar()
+        assert DaskExecutor(c).map(abs, items, progress=bar, weights=weights) == [0, 1, 2, 3, 4]
+    assert bar.total == 14 and sorted(bar.steps) == sorted(weights)
+    plain = _Bar()
+    InProcessExecutor().map(abs, items, progress=plain)
+    assert plain.total == 5 and plain.steps == [1] * 5

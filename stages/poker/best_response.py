@@ -124,12 +124,15 @@ def run(ctx: StageContext) -> dict[str, Any]:
     per_chunk = min(params.boards_per_chunk, n_boards)
     shape = (n_boards, entry_reach.shape[0], 2, int(br.class_size.size))
     ctx.writer.array(SUMS, shape, np.float64, chunks=(per_chunk, *shape[1:]))
+    walked = br.walked_boards()
+    n_chunks = ceil(n_boards / per_chunk)
     ctx.run_chunks(
         compute_chunk,
         SUMS,
-        ceil(n_boards / per_chunk),
+        n_chunks,
         args=(store.location, strategy.key, per_chunk, params.precision),
-        desc=f"best response: {n_boards:,} canonical boards",
+        desc=f"best response: complete boards walked under {n_boards:,} canonical boards",
+        weights=[int(walked[c * per_chunk : (c + 1) * per_chunk].sum()) for c in range(n_chunks)],
     )
     sums = np.asarray(ctx.writer[SUMS][:])
     result = br.combine(top, entry_reach, sums)
