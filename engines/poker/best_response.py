@@ -634,6 +634,32 @@ def _add_reach(
 
 
 @njit(cache=True, nogil=True)
+def _take_reach(
+    rows: np.ndarray,
+    col_row: np.ndarray,
+    n_cols: int,
+    x: int,
+    y: int,
+    total: np.ndarray,
+    per_card: np.ndarray,
+    live0: bool,
+    live1: bool,
+) -> None:
+    """Take twice one hand's opponent reach from the first n_cols columns' sums (the total and
+    the hand's two cards' rows): the showdown sweep's all - 2 x seen."""
+    E = rows.shape[1]
+    for c in range(n_cols):
+        if not (live1 if c % 2 == 0 else live0):
+            continue
+        rr = col_row[c]
+        for lane in range(E):
+            v = rows[rr, lane] + rows[rr, lane]
+            total[c, lane] -= v
+            per_card[x, c, lane] -= v
+            per_card[y, c, lane] -= v
+
+
+@njit(cache=True, nogil=True)
 def _lanes_board(
     n: int,
     order: np.ndarray,
@@ -664,15 +690,13 @@ def _lanes_board(
     compatible hand's reach. The hand's values then go up its subtree (the seat that responds
     takes its best action, the other's are summed). Each step is one loop over the lanes of a
     column: the loops are few, since each costs a few ns to start whatever its length."""
-    node_reach, group_reach, below, value, t_all, p_all, t_run, p_run = work
+    node_reach, group_reach, below, value, t_all, p_all = work
     w, n_sd, n_cols = info[0], info[1], info[2]
     E = reach.shape[2]
     # a one-card hand: its second card is a row of zeros to subtract, and a row to add to
     spare = p_all.shape[0] - 1
     t_all[:n_cols] = 0.0
     p_all[:, :n_cols] = 0.0
-    t_run[:n_sd] = 0.0
-    p_run[:, :n_sd] = 0.0
     for i in range(n):
         h = order[i]
         if not (live[h, 0] or live[h, 1]):
@@ -680,43 +704,40 @@ def _lanes_board(
         _lanes_down(plan, w, strategy, bucket[i], reach, h, node_reach, live)
         _add_reach(node_reach, col_row, n_cols, cards[i, 0], cards[i, 1] if two else spare,
                    t_all, p_all, live[h, 0], live[h, 1])  # fmt: skip
+    # The showdown columns' sums now become all - 2 x seen (seen: the hands before this one in
+    # showdown order), in place: a hand's compatible reach beaten minus the compatible reach
+    # that beats it is -(t - p[x] - p[y]) of them, less its own reach (counted once per card).
     i = 0
     while i < n:
         j_end = group_end[i]
-        if j_end == i + 1:  # one hand of its rank: below, the sums and its showdowns at once
+        if j_end == i + 1:  # one hand of its rank: its showdowns and the sums at once
             gr = group_reach[0]
             h = order[i]
             if live[h, 0] or live[h, 1]:
                 _lanes_down(plan, w, strategy, bucket[i], reach, h, gr, live)
             x, y = cards[i, 0], cards[i, 1]
-            # below = seen; below or tied = seen + r - 2r for two hole cards (the hand itself
-            # is removed once per card), seen for one
             for c in range(n_sd):
                 rr = col_row[c]
                 j, p = col_node[c], c % 2
-                if not live[h, 1 - p]:  # no reach to add: r = 0
+                if not live[h, 1 - p]:  # no reach to take: r = 0
                     for lane in range(E):
-                        seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
-                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
-                        value[j, p, lane] = scale[c, lane] * (seen + seen - every)
+                        d = p_all[x, c, lane] + p_all[y, c, lane] - t_all[c, lane]
+                        value[j, p, lane] = scale[c, lane] * d
                 elif two:
                     for lane in range(E):
                         r = gr[rr, lane]
-                        seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
-                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
-                        value[j, p, lane] = scale[c, lane] * (seen + seen - r - every)
-                        t_run[c, lane] += r
-                        p_run[x, c, lane] += r
-                        p_run[y, c, lane] += r
-                else:
+                        d = p_all[x, c, lane] + p_all[y, c, lane] - t_all[c, lane]
+                        value[j, p, lane] = scale[c, lane] * (d - r)
+                        t_all[c, lane] -= r + r
+                        p_all[x, c, lane] -= r + r
+                        p_all[y, c, lane] -= r + r
+                else:  # row y (= deck) stays 0: no self-removal beyond the one card
                     for lane in range(E):
                         r = gr[rr, lane]
-                        seen = t_run[c, lane] - p_run[x, c, lane]
-                        every = t_all[c, lane] - p_all[x, c, lane]
-                        value[j, p, lane] = scale[c, lane] * (seen + seen - every)
-                        t_run[c, lane] += r
-                        p_run[x, c, lane] += r
-        else:
+                        value[j, p, lane] = scale[c, lane] * (p_all[x, c, lane] - t_all[c, lane])
+                        t_all[c, lane] -= r + r
+                        p_all[x, c, lane] -= r + r
+        else:  # a tie group: the mean of the differences before and after the whole group
             for q in range(i, j_end):
                 if live[order[q], 0] or live[order[q], 1]:
                     _lanes_down(plan, w, strategy, bucket[q], reach, order[q], group_reach[q - i],
@@ -725,24 +746,23 @@ def _lanes_board(
                 for c in range(n_sd):
                     for lane in range(E):
                         below[q - i, c, lane] = (
-                            t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
+                            p_all[x, c, lane] + p_all[y, c, lane] - t_all[c, lane]
                         )
             for q in range(i, j_end):
                 h = order[q]
                 y = cards[q, 1] if two else spare
-                _add_reach(group_reach[q - i], col_row, n_sd, cards[q, 0], y, t_run, p_run,
-                           live[h, 0], live[h, 1])  # fmt: skip
+                _take_reach(group_reach[q - i], col_row, n_sd, cards[q, 0], y, t_all, p_all,
+                            live[h, 0], live[h, 1])  # fmt: skip
         for q in range(i, j_end):
             gr = group_reach[q - i]
             x, y = cards[q, 0], cards[q, 1]
             h = order[q]
             if j_end > i + 1:  # a tie group's showdowns (one value buffer: hand by hand)
-                for c in range(n_sd):  # below + (below or tied) - all, each card-compatible
+                for c in range(n_sd):
                     j, p = col_node[c], c % 2
                     for lane in range(E):
-                        seen = t_run[c, lane] - p_run[x, c, lane] - p_run[y, c, lane]
-                        every = t_all[c, lane] - p_all[x, c, lane] - p_all[y, c, lane]
-                        value[j, p, lane] = scale[c, lane] * (below[q - i, c, lane] + seen - every)
+                        d = p_all[x, c, lane] + p_all[y, c, lane] - t_all[c, lane]
+                        value[j, p, lane] = 0.5 * scale[c, lane] * (below[q - i, c, lane] + d)
             for c in range(n_sd, n_cols):  # folds: every compatible hand's reach
                 rr = col_row[c]
                 j, p = col_node[c], c % 2
@@ -757,24 +777,31 @@ def _lanes_board(
                 else:
                     for lane in range(E):
                         value[j, p, lane] = scale[c, lane] * (t_all[c, lane] - p_all[x, c, lane])
-            for j in range(w - 1, -1, -1):
+            for j in range(w - 1, -1, -1):  # values up: one loop per node, children at once
                 if plan[j, _KIND] != DECISION:
                     continue
                 p = plan[j, _PLAYER]
-                first = True
-                for a in range(3):
-                    c = plan[j, _CHILD + a]
-                    if c < 0:
-                        continue
-                    if first:
-                        for lane in range(E):
-                            value[j, p, lane] = value[c, p, lane]
-                            value[j, 1 - p, lane] = value[c, 1 - p, lane]
-                        first = False
-                    else:
-                        for lane in range(E):
-                            value[j, p, lane] = max(value[j, p, lane], value[c, p, lane])
-                            value[j, 1 - p, lane] += value[c, 1 - p, lane]
+                k0, k1, k2 = plan[j, _CHILD], plan[j, _CHILD + 1], plan[j, _CHILD + 2]
+                if k0 < 0:  # no fold: call and raise, or call alone
+                    k0, k1, k2 = k1, k2, -1
+                if k1 < 0:
+                    k1, k2 = k2, -1
+                if k2 >= 0:
+                    for lane in range(E):
+                        value[j, p, lane] = max(
+                            max(value[k0, p, lane], value[k1, p, lane]), value[k2, p, lane]
+                        )
+                        value[j, 1 - p, lane] = (
+                            value[k0, 1 - p, lane] + value[k1, 1 - p, lane]
+                        ) + value[k2, 1 - p, lane]
+                elif k1 >= 0:
+                    for lane in range(E):
+                        value[j, p, lane] = max(value[k0, p, lane], value[k1, p, lane])
+                        value[j, 1 - p, lane] = value[k0, 1 - p, lane] + value[k1, 1 - p, lane]
+                else:
+                    for lane in range(E):
+                        value[j, p, lane] = value[k0, p, lane]
+                        value[j, 1 - p, lane] = value[k0, 1 - p, lane]
             for lane in range(E):
                 out[h, 0, lane] += weight * value[0, 0, lane]
                 out[h, 1, lane] += weight * value[0, 1, lane]
@@ -829,8 +856,6 @@ def deal_last_round(
         # the same per card; row `deck` (a one-card hand's second) stays 0, deck + 1 is
         # where a one-card hand's additions to its second card go
         np.zeros((deck + 2, cols, E), real),
-        np.zeros((cols, E), real),  # reach of the hands seen so far
-        np.zeros((deck + 2, cols, E), real),  # the same per card
     )
     reach = np.zeros((H, 2, E), real)
     live = np.zeros((H, 2), dtype=np.bool_)  # a seat's hand with reach in some lane
