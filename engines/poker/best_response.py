@@ -597,13 +597,22 @@ def _lanes_down(
             continue
         d = plan[j, _DEC]
         src = plan[j, _ROW + q]
-        for a in range(3):
-            c = plan[j, _CHILD + a]
-            if c < 0:
-                continue
-            dst = plan[c, _ROW + q]
+        c0, c1, c2 = plan[j, _CHILD], plan[j, _CHILD + 1], plan[j, _CHILD + 2]
+        if c0 >= 0 and c2 >= 0:  # fold, call and raise: one loop
+            r0, r1, r2 = plan[c0, _ROW + q], plan[c1, _ROW + q], plan[c2, _ROW + q]
             for lane in range(E):
-                rows[dst, lane] = rows[src, lane] * strategy[bucket, d, a, lane]
+                v = rows[src, lane]
+                rows[r0, lane] = v * strategy[bucket, d, 0, lane]
+                rows[r1, lane] = v * strategy[bucket, d, 1, lane]
+                rows[r2, lane] = v * strategy[bucket, d, 2, lane]
+        else:
+            for a in range(3):
+                c = plan[j, _CHILD + a]
+                if c < 0:
+                    continue
+                dst = plan[c, _ROW + q]
+                for lane in range(E):
+                    rows[dst, lane] = rows[src, lane] * strategy[bucket, d, a, lane]
 
 
 @njit(cache=True, nogil=True)
