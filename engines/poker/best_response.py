@@ -693,12 +693,13 @@ def _lanes_board(
 
     Two passes over the hands, each hand's subtree walked in all lanes at once. The first sums
     every terminal column's opponent reach over all hands and per card. The second goes in
-    showdown order (a group of equal rank at a time), keeping the same sums over the hands seen
-    so far, and gives each hand its terminal values with exact card removal: a showdown pays
-    stake x (compatible reach beaten - compatible reach that beats it), a fold pay x every
-    compatible hand's reach. The hand's values then go up its subtree (the seat that responds
-    takes its best action, the other's are summed). Each step is one loop over the lanes of a
-    column: the loops are few, since each costs a few ns to start whatever its length."""
+    showdown order (a group of equal rank at a time), turning each showdown column's sums into
+    all - 2 x (the hands seen so far), and gives each hand its terminal values with exact card
+    removal: a showdown pays stake x (compatible reach beaten - compatible reach that beats it),
+    a fold pay x every compatible hand's reach. The hand's values then go up its subtree (the
+    seat that responds takes its best action, the other's are summed). Each step is one loop
+    over the lanes of a column: the loops are few, since each costs a few ns to start whatever
+    its length."""
     node_reach, group_reach, below, value, t_all, p_all = work
     w, n_sd, n_cols = info[0], info[1], info[2]
     E = reach.shape[2]
