@@ -50,30 +50,36 @@ class NullProgress:
 class _LogTask:
     def __init__(self, log: Callable[[str], None], desc: str, total: int, every_s: float):
         self.log, self.desc, self.total, self.every_s = log, desc, total, every_s
-        self.done = self.done_at_last = 0
+        self.done = self.done_at_first = 0
         self.text = ""
         self.t0 = self.last = time.monotonic()
+        self.first: float | None = None  # when the first line was logged
 
     def advance(self, n: int = 1) -> None:
         self.done += n
         now = time.monotonic()
         if now - self.last >= self.every_s:
             extra = f" {self.text}" if self.text else ""
-            self.log(f"{self.desc}: {self.done}/{self.total} ({self._pace(now)}){extra}")
-            self.last, self.done_at_last = now, self.done
+            self.log(f"{self.desc}: {self.done:,}/{self.total:,} ({self._pace(now)}){extra}")
+            self.last = now
+            if self.first is None:
+                self.first, self.done_at_first = now, self.done
 
     def _pace(self, now: float) -> str:
-        """Elapsed time, the rate since the previous line (start-up such as JIT compiling
-        then weighs only on the first line) and the remaining time it implies."""
-        elapsed, window = now - self.t0, now - self.last
-        rate = (self.done - self.done_at_last) / window if window > 0 else 0.0
+        """Elapsed time, the rate since the first line (start-up such as JIT compiling then
+        weighs only on the first line; chunks that finish in bursts average out) and the
+        remaining time it implies."""
+        elapsed = now - self.t0
+        since, done_since = (self.t0, 0) if self.first is None else (self.first, self.done_at_first)
+        window = now - since
+        rate = (self.done - done_since) / window if window > 0 else 0.0
         eta = f", ETA {(self.total - self.done) / rate:.0f} s" if rate > 0 else ""
         return f"{elapsed:.0f} s, {rate:,.2f}/s{eta}"
 
     def close(self) -> None:
         extra = f" {self.text}" if self.text else ""
         self.log(
-            f"{self.desc}: {self.done}/{self.total} done in {time.monotonic() - self.t0:.1f} s"
+            f"{self.desc}: {self.done:,}/{self.total:,} done in {time.monotonic() - self.t0:.1f} s"
             + extra
         )
 

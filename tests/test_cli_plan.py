@@ -96,11 +96,15 @@ def test_cli_plan_version_and_stage_resolution(tmp_path):
 
 
 def test_progress_lines_carry_the_node_rate_and_eta(monkeypatch):
-    clock = iter([0.0, 20.0, 40.0])
+    clock = iter([0.0, 20.0, 40.0, 50.0, 60.0])
     monkeypatch.setattr("gameforge.stages.progress.time.monotonic", lambda: next(clock))
     lines: list[str] = []
     bar = LabelledProgress(LogProgress(lines.append, every_s=10), "ochs[k=8]").start("boards", 100)
-    bar.advance(10)  # at 20 s: 10 in 20 s
-    bar.advance(40)  # at 40 s: 40 more in 20 s, 2/s since the last line
+    bar.advance(10)  # at 20 s: 10 in 20 s (start-up included)
+    bar.advance(40)  # at 40 s: 40 more in 20 s, 2/s since the first line
+    bar.advance(10)  # at 50 s: 50 since the first line in 30 s, not the last 10 s's 1/s
+    bar.advance(40)  # at 60 s: all 100, then the closing line
     assert lines[0].startswith("ochs[k=8]: boards: 10/100 (20 s, 0.50/s, ETA 180 s)")
     assert lines[1].startswith("ochs[k=8]: boards: 50/100 (40 s, 2.00/s, ETA 25 s)")
+    assert lines[2].startswith("ochs[k=8]: boards: 60/100 (50 s, 1.67/s, ETA 24 s)")
+    assert lines[3].startswith("ochs[k=8]: boards: 100/100 (60 s, 2.25/s")
