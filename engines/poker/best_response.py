@@ -655,7 +655,8 @@ def _take_reach(
     live1: bool,
 ) -> None:
     """Take twice one hand's opponent reach from the first n_cols columns' sums (the total and
-    the hand's two cards' rows): the showdown sweep's all - 2 x seen."""
+    the hand's two cards' rows): the showdown sweep's all - 2 x seen. (`_add_reach` with a
+    factor would multiply a float32 row by a float64 scalar: 0.77x on the whole kernel.)"""
     E = rows.shape[1]
     for c in range(n_cols):
         if not (live1 if c % 2 == 0 else live0):
