@@ -75,18 +75,41 @@ def against_enumerated() -> None:
         print(f"{name}: enumerated {a * 1e3:.1f} ms, streamed {b * 1e3:.1f} ms, ratio {a / b:.1f}x")
 
 
-def synthetic_tables(seed: int = 0):  # type: ignore[no-untyped-def]
-    """Heads-up limit Hold'em, a random 169-9000-9000-9000 abstraction of it (deal tables) and
-    the random generator that drew it, to draw more from."""
-    from gameforge.engines.poker.mccfr import deal_tables
+def _holdem():  # type: ignore[no-untyped-def]
+    """Heads-up limit Hold'em and one hand indexer per round (the river's is the abstraction's:
+    hole cards and the five board cards as one set)."""
     from gameforge.engines.poker.shipped_games import load_game
     from gameforge.stages.poker.hsd import round_indexer
     from gameforge.stages.poker.river_hs import hand_indexer
 
-    rng = np.random.default_rng(seed)
     game = load_game("holdem.limit.2p.reverse_blinds")
-    # The river's indexer is the abstraction's: hole cards and the five board cards as one set.
-    indexers = [round_indexer(game, r) for r in range(3)] + [hand_indexer(game)]
+    return game, [round_indexer(game, r) for r in range(3)] + [hand_indexer(game)]
+
+
+def _strategy_layout(game, buckets: list[int]):  # type: ignore[no-untyped-def]
+    """The betting tree, decisions per round, strategy row offsets, the number of rows, and
+    each decision node's rows (one per bucket) with its legal actions."""
+    from gameforge.engines.poker.betting import DECISION, build_tree
+
+    tree = build_tree(game)
+    ndec = np.array(tree.decision_counts(), dtype=np.int64)
+    sizes = ndec * np.array(buckets)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    nodes = []
+    for node in np.flatnonzero(tree.kind == DECISION):
+        r = int(tree.round[node])
+        rows = offsets[r] + tree.slot[node] + ndec[r] * np.arange(buckets[r])
+        nodes.append((rows, tree.children[node] >= 0))
+    return tree, ndec, offsets, int(sizes.sum()), nodes
+
+
+def synthetic_tables(seed: int = 0):  # type: ignore[no-untyped-def]
+    """Heads-up limit Hold'em, a random 169-9000-9000-9000 abstraction of it (deal tables) and
+    the random generator that drew it, to draw more from."""
+    from gameforge.engines.poker.mccfr import deal_tables
+
+    rng = np.random.default_rng(seed)
+    game, indexers = _holdem()
     buckets = [169, 9000, 9000, 9000]
     tables = [None] + [
         rng.integers(0, k, int(ix.size(ix.rounds - 1)), dtype=np.int32)
@@ -99,19 +122,12 @@ def synthetic_engine(seed: int = 0, precision: str = "float64"):
     """A best-response engine for a random strategy on a random 169-9000-9000-9000 abstraction
     of heads-up limit Hold'em."""
     from gameforge.engines.poker.best_response import BestResponse
-    from gameforge.engines.poker.betting import DECISION, build_tree
 
     game, dt, rng = synthetic_tables(seed)
-    buckets = [int(b) for b in dt.num_buckets]
-    tree = build_tree(game)
-    ndec = np.array(tree.decision_counts(), dtype=np.int64)
-    sizes = ndec * np.array(buckets)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    strategy = rng.random((int(sizes.sum()), 3), dtype=np.float32) + np.float32(0.05)
-    for node in np.flatnonzero(tree.kind == DECISION):  # illegal actions get probability 0
-        r = int(tree.round[node])
-        rows = offsets[r] + tree.slot[node] + ndec[r] * np.arange(buckets[r])
-        strategy[rows[:, None], np.flatnonzero(tree.children[node] < 0)[None, :]] = 0.0
+    tree, ndec, offsets, n_rows, nodes = _strategy_layout(game, [int(b) for b in dt.num_buckets])
+    strategy = rng.random((n_rows, 3), dtype=np.float32) + np.float32(0.05)
+    for rows, legal in nodes:  # illegal actions get probability 0
+        strategy[rows[:, None], np.flatnonzero(~legal)[None, :]] = 0.0
     strategy /= strategy.sum(axis=1, keepdims=True)
     return BestResponse(
         game, tree, strategy, offsets, ndec, dt.lookup, dt.evaluator, precision=precision
@@ -125,28 +141,17 @@ def fixed_policy_engine(policy: str, precision: str = "float64"):
     """A best-response engine for a strategy of heads-up limit Hold'em that ignores the cards:
     one bucket per round after the first, the same action probabilities at every hand."""
     from gameforge.engines.poker.best_response import BestResponse
-    from gameforge.engines.poker.betting import CALL, DECISION, RAISE, build_tree
+    from gameforge.engines.poker.betting import CALL, RAISE
     from gameforge.engines.poker.mccfr import deal_tables
-    from gameforge.engines.poker.shipped_games import load_game
-    from gameforge.stages.poker.hsd import round_indexer
-    from gameforge.stages.poker.river_hs import hand_indexer
 
     if policy not in POLICIES:
         raise SystemExit(f"--policy: one of {', '.join(POLICIES)}, not {policy!r}")
-    game = load_game("holdem.limit.2p.reverse_blinds")
-    indexers = [round_indexer(game, r) for r in range(3)] + [hand_indexer(game)]
+    game, indexers = _holdem()
     tables = [None] + [np.zeros(int(ix.size(ix.rounds - 1)), np.int32) for ix in indexers[1:]]
     dt = deal_tables(game, indexers, tables, [169, 1, 1, 1])
-    buckets = [int(b) for b in dt.num_buckets]
-    tree = build_tree(game)
-    ndec = np.array(tree.decision_counts(), dtype=np.int64)
-    sizes = ndec * np.array(buckets)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    strategy = np.zeros((int(sizes.sum()), 3), dtype=np.float32)
-    for node in np.flatnonzero(tree.kind == DECISION):
-        r = int(tree.round[node])
-        rows = offsets[r] + tree.slot[node] + ndec[r] * np.arange(buckets[r])
-        legal = tree.children[node] >= 0
+    tree, ndec, offsets, n_rows, nodes = _strategy_layout(game, [int(b) for b in dt.num_buckets])
+    strategy = np.zeros((n_rows, 3), dtype=np.float32)
+    for rows, legal in nodes:
         if policy == "uniform":
             strategy[rows] = legal / legal.sum()
         elif policy == "always-raise" and legal[RAISE]:
