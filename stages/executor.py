@@ -23,6 +23,11 @@ class Executor(Protocol):
         ...
 
 
+def _work(items: Sequence[Any], weights: Sequence[int] | None) -> list[int]:
+    """Each item's share of the progress bar: its weight, or 1."""
+    return list(weights) if weights is not None else [1] * len(items)
+
+
 class InProcessExecutor:
     """Runs chunk work one after another in this process."""
 
@@ -35,7 +40,7 @@ class InProcessExecutor:
         weights: Sequence[int] | None = None,
     ) -> list[Any]:
         """Run fn over items serially."""
-        work = list(weights) if weights is not None else [1] * len(items)
+        work = _work(items, weights)
         bar = (progress or NullProgress()).start(desc, sum(work))
         results = []
         try:
@@ -64,7 +69,7 @@ class DaskExecutor:
         """Submit every item (small arguments only: paths and chunk ids), gather in order."""
         from distributed import as_completed
 
-        work = list(weights) if weights is not None else [1] * len(items)
+        work = _work(items, weights)
         bar = (progress or NullProgress()).start(desc, sum(work))
         futures = [self.client.submit(fn, *item, pure=False) for item in items]
         amount = {future.key: w for future, w in zip(futures, work, strict=True)}

@@ -861,7 +861,7 @@ def deal_last_round(
     work = (
         np.zeros((rows, E), real),  # both seats' reach down one hand's subtree
         np.empty((H, rows, E), real),  # the same for each hand of a group of equal rank
-        np.empty((H, cols, E), real),  # showdown columns' compatible reach below each hand
+        np.empty((H, cols, E), real),  # a tie group's showdown differences before it
         np.zeros((widest, 2, E), real),  # values at each node
         np.zeros((cols, E), real),  # every hand's reach per column
         # the same per card; row `deck` (a one-card hand's second) stays 0, deck + 1 is
