@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_nlhe.py cnn [--deals 500]
     .venv/bin/python bench/bench_nlhe.py scoring --reference OLD/engines/nlhe/net.py
         [--deals 1000] [--store S --network NLHE_TRAIN_KEY]
+    .venv/bin/python bench/bench_nlhe.py bfloat16 [--deals 600] [--store S --network KEY]
     .venv/bin/python bench/bench_nlhe.py quantized [--deals 300] [--store S --network KEY]
     .venv/bin/python bench/bench_nlhe.py train [--samples 20000] [--device cpu]
     .venv/bin/python bench/bench_nlhe.py all
@@ -31,7 +32,14 @@ import torch
 from _shared import random_play
 
 from gameforge.engines.nlhe import game as nl
-from gameforge.engines.nlhe.net import CnnPlayer, NetConfig, PokerCNN, make_optimiser, train_epoch
+from gameforge.engines.nlhe.net import (
+    PRECISIONS,
+    CnnPlayer,
+    NetConfig,
+    PokerCNN,
+    make_optimiser,
+    train_epoch,
+)
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.nlhe import NLHE_GAME, Samples
 
@@ -186,12 +194,16 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
         "this, no memory": CnnPlayer(model, remember=False),
         "this": CnnPlayer(model),
         "this, compiled": CnnPlayer(model, compiled=True),
+        "this, compiled, bfloat16-checked": CnnPlayer(
+            model, compiled=True, precision="bfloat16-checked"
+        ),
+        "this, compiled, bfloat16": CnnPlayer(model, compiled=True, precision="bfloat16"),
     }
     for p in players.values():
         nl.play(RULES, (p, nl.HEURISTIC), 20, seed=0)  # compile and warm up
         p.decisions = p.scored = 0
         if isinstance(p, CnnPlayer):
-            p.remembered = 0
+            p.remembered = p.rescored = 0
             p.forget()
     seconds, records = {}, {}
     for name, p in players.items():
@@ -205,6 +217,8 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
         extra = ""
         if isinstance(p, CnnPlayer) and p.memo is not None:
             extra = f", {p.remembered / p.decisions:.1%} of decisions remembered"
+        if isinstance(p, CnnPlayer) and p.precision == "bfloat16-checked":
+            extra += f", {p.rescored / p.scored:.1%} of candidates rescored in float32"
         print(
             f"{name}: {p.decisions:,} decisions in {seconds[name]:.1f} s = "
             f"{p.decisions / seconds[name]:,.1f} decisions/s, {p.scored / seconds[name]:,.0f} "
@@ -212,13 +226,17 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
             f"reference; hands with the reference's result {same:.2%}"
         )
     assert ref.decisions == players["this"].decisions
-    fastest = min((n for n in seconds if n != "reference"), key=lambda n: seconds[n])
+    exact = [n for n in seconds if n != "reference" and "bfloat16" not in n]
+    fastest = min(exact, key=lambda n: seconds[n])
     arithmetic_peak(players[fastest], seconds[fastest])
+    arithmetic_peak(players["this, compiled, bfloat16"], seconds["this, compiled, bfloat16"])
 
 
 def arithmetic_peak(player: CnnPlayer, seconds: float) -> None:
-    """The network's multiply-adds per second against a large float32 matrix product's."""
-    a, b = torch.randn(4096, 4096), torch.randn(4096, 4096)
+    """The network's multiply-adds per second against a large matrix product's in the
+    player's precision."""
+    dtype = torch.float32 if player.precision == "float32" else torch.bfloat16
+    a, b = torch.randn(4096, 4096, dtype=dtype), torch.randn(4096, 4096, dtype=dtype)
     a @ b
     t0 = time.perf_counter()
     for _ in range(3):
@@ -238,9 +256,75 @@ def arithmetic_peak(player: CnnPlayer, seconds: float) -> None:
     rate = per_candidate * player.scored / seconds
     print(
         f"arithmetic: {per_candidate / 1e6:.1f} M multiply-adds per candidate after the first "
-        f"layer = {rate / 1e9:.1f} G/s, against {gemm / 1e9:.1f} G/s for a 4096^3 float32 "
-        f"matrix product ({rate / gemm:.0%})"
+        f"layer = {rate / 1e9:.1f} G/s in {player.precision}, against {gemm / 1e9:.1f} G/s for "
+        f"a 4096^3 {str(dtype)[6:]} matrix product ({rate / gemm:.0%})"
     )
+
+
+Decision = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _recorded_decisions(player: CnnPlayer, deals: int) -> list[Decision]:
+    """(state planes, candidate rows, candidate patterns, streets) of each batch of decisions
+    `player` makes in `deals` deals against the heuristic."""
+    decisions = []
+
+    class _Recorder:
+        def choose(self, batch: nl.TableBatch, tables: np.ndarray):
+            row, kind, _to, added, states = player._candidates(batch, tables)
+            pattern = player._patterns(added, kind, RULES.small_blind)
+            decisions.append((states, row, pattern, batch.state[tables, nl.ROUND].copy()))
+            return player.choose(batch, tables)
+
+    nl.play(RULES, (_Recorder(), nl.HEURISTIC), deals, seed=11, batch_deals=min(deals, 300))
+    return decisions
+
+
+def bfloat16(deals: int, store_root: str, key: str) -> None:
+    """The network after its first layer in bfloat16, plain and checked, against float32 on
+    the same recorded candidates: time, score error, top-two gaps and argmax moves by street."""
+    from gameforge.engines.nlhe.net import CHECK_MARGIN, _argmax_per_row
+
+    player, label = _network(store_root, key)
+    player.memo = None
+    decisions = _recorded_decisions(player, deals)
+    model = player.model
+    scorers = {p: CnnPlayer(model, remember=False, precision=p) for p in PRECISIONS}
+    for p in scorers.values():  # warm up
+        p._score(*decisions[0][:3])
+        p.rescored = 0
+    seconds = dict.fromkeys(scorers, 0.0)
+    moved = {p: np.zeros(4, np.int64) for p in scorers}
+    seen, worst, gaps, candidates = np.zeros(4, np.int64), 0.0, [], 0
+    for states, row, pattern, street in decisions:
+        scores = {}
+        for name, p in scorers.items():
+            t0 = time.perf_counter()
+            scores[name] = p._score(states, row, pattern)
+            seconds[name] += time.perf_counter() - t0
+        exact = scores["float32"]
+        worst = max(worst, float(np.abs(scores["bfloat16"] - exact).max()))
+        best = {n: _argmax_per_row(row, s, len(states)) for n, s in scores.items()}
+        np.add.at(seen, street, 1)
+        for name in scorers:
+            np.add.at(moved[name], street[best[name] != best["float32"]], 1)
+        candidates += len(row)
+        for j in range(len(states)):
+            mine = np.sort(exact[row == j])
+            if len(mine) > 1:
+                gaps.append(mine[-1] - mine[-2])
+    print(f"network: {label}; {int(seen.sum()):,} decisions, {candidates:,} candidates")
+    print(f"largest |bfloat16 - float32| score: {worst:.4f} (check margin {CHECK_MARGIN})")
+    q = np.quantile(gaps, [0.1, 0.5, 0.9])
+    print(f"float32 gap between a decision's two best scores, 10/50/90%: {q[0]:.5f} {q[1]:.5f} "
+          f"{q[2]:.5f}")  # fmt: skip
+    for name, p in scorers.items():
+        by_street = ", ".join(f"{m}/{n}" for m, n in zip(moved[name], seen, strict=True))
+        rescored = f", {p.rescored / candidates:.1%} rescored" if p.rescored else ""
+        print(
+            f"{name}: {seconds[name]:.1f} s, {seconds['float32'] / seconds[name]:.2f}x float32"
+            f"{rescored}; argmax moved (preflop..river) {by_street}"
+        )
 
 
 def quantized(deals: int, store_root: str, key: str) -> None:
@@ -257,16 +341,7 @@ def quantized(deals: int, store_root: str, key: str) -> None:
     player, label = _network(store_root, key)
     player.memo = None
     model = player.model
-    decisions = []
-
-    class _Recorder:
-        def choose(self, batch: nl.TableBatch, tables: np.ndarray):
-            row, kind, _to, added, states = player._candidates(batch, tables)
-            pattern = player._patterns(added, kind, RULES.small_blind)
-            decisions.append((states, row, pattern, batch.state[tables, nl.ROUND].copy()))
-            return player.choose(batch, tables)
-
-    nl.play(RULES, (_Recorder(), nl.HEURISTIC), deals, seed=11, batch_deals=deals)
+    decisions = _recorded_decisions(player, deals)
 
     def second_layer(states: np.ndarray, row: np.ndarray, pattern: np.ndarray) -> torch.Tensor:
         with torch.no_grad():
@@ -274,7 +349,8 @@ def quantized(deals: int, store_root: str, key: str) -> None:
             h = s1.index_select(0, torch.from_numpy(row))
             h.add_(player.patterns.index_select(0, torch.from_numpy(pattern)))
             assert player.crop is not None
-            return player._cropped_second_layer(h.relu_(), player.crop)
+            conv2 = player.model.features[2]
+            return player._cropped_second_layer(h.relu_(), conv2, player.zero_pooled, player.crop)
 
     tail = nn.Sequential(*list(model.features[5:]), model.head).eval()
     calibration = [second_layer(*d[:3]) for d in decisions[:3]]
@@ -330,21 +406,26 @@ def train(samples: int, device: str) -> dict[str, float]:
     data = Samples(_Hist(), canonical=False)  # type: ignore[arg-type]
     ids = np.arange(min(samples, len(data)))
     rates = {}
-    for compiled in (False, True):
+    for compiled, low in ((False, False), (True, False), (False, True)):
         torch.manual_seed(0)
         model = PokerCNN(NetConfig()).to(device)
         opt = make_optimiser(model)
         net = torch.compile(model) if compiled else model
-        train_epoch(net, opt, data.batch, ids[:512], 128, seed=0, device=device)  # warm up
+        train_epoch(net, opt, data.batch, ids[:512], 128, 0, device, bfloat16=low)  # warm up
         t0 = time.perf_counter()
-        loss = train_epoch(net, opt, data.batch, ids, 128, seed=1, device=device)
-        rates[compiled] = len(ids) / (time.perf_counter() - t0)
+        loss = train_epoch(net, opt, data.batch, ids, 128, 1, device, bfloat16=low)
+        rates[compiled, low] = len(ids) / (time.perf_counter() - t0)
+        how = ", torch.compile" if compiled else ", bfloat16 autocast" if low else ""
         print(
-            f"training on {device}{', torch.compile' if compiled else ''}: {len(ids):,} samples "
-            f"= {rates[compiled]:,.0f} samples/s, mean loss {loss:.6f}"
+            f"training on {device}{how}: {len(ids):,} samples = {rates[compiled, low]:,.0f} "
+            f"samples/s, mean loss {loss:.6f}"
         )
-    print(f"torch.compile: {rates[True] / rates[False]:.2f}x eager")
-    dt = len(ids) / rates[False]
+    eager = rates[False, False]
+    print(
+        f"torch.compile: {rates[True, False] / eager:.2f}x eager; bfloat16 autocast: "
+        f"{rates[False, True] / eager:.2f}x eager"
+    )
+    dt = len(ids) / eager
     t0 = time.perf_counter()
     for b in range(0, len(ids), 128):
         data.batch(ids[b : b + 128])
@@ -388,7 +469,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         "what",
-        choices=("selfplay", "cnn", "scoring", "quantized", "train", "all", "variants", "report"),
+        choices=(
+            "selfplay",
+            "cnn",
+            "scoring",
+            "bfloat16",
+            "quantized",
+            "train",
+            "all",
+            "variants",
+            "report",
+        ),  # fmt: skip
     )
     parser.add_argument("--reference", help="scoring: another engines/nlhe/net.py to time")
     parser.add_argument(
@@ -417,6 +508,8 @@ def main() -> None:
         cnn(args.deals or 500)
     elif args.what == "scoring":
         scoring(args.deals or 1000, args.reference, args.store, args.network)
+    elif args.what == "bfloat16":
+        bfloat16(args.deals or 600, args.store, args.network)
     elif args.what == "quantized":
         quantized(args.deals or 300, args.store, args.network)
     elif args.what == "train":

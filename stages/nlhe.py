@@ -49,6 +49,7 @@ from gameforge.engines.nlhe.net import (
     CnnPlayer,
     NetConfig,
     PokerCNN,
+    Precision,
     evaluate_loss,
     make_optimiser,
     model_from_arrays,
@@ -92,7 +93,11 @@ class RosterParams(NlheParams):
     # CNNs scored through torch.compile: 1.2-1.4x the decisions per second on a CPU, 10-20 s
     # of compiling per network. Like the device, it moves scores in their last bits only.
     compiled: bool = False
+    # CNNs after their first layer in bfloat16 (about 2x where the CPU has AVX512_BF16):
+    # "bfloat16" may flip near-ties; "bfloat16-checked" rescores the near-best in float32.
+    precision: Precision = "float32"
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "compiled"})
+    new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {"precision": ("precision",)}
 
     @field_validator("players", mode="before")
     @classmethod
@@ -125,7 +130,9 @@ def cnn_label(store: ArtifactStore, train: Artifact) -> str:
     return f"CNN-{generation(store, train)}g"
 
 
-def load_cnn(train: Artifact, device: str = "cpu", compiled: bool = False) -> CnnPlayer:
+def load_cnn(
+    train: Artifact, device: str = "cpu", compiled: bool = False, precision: Precision = "float32"
+) -> CnnPlayer:
     """The CNN player of an `nlhe-train` artifact (scoring through torch.compile if asked)."""
     p = train.params
     config = NetConfig(tuple(p["filters"]), p["kernel"], p["dense"], p["dropout"])  # type: ignore[arg-type]
@@ -135,11 +142,17 @@ def load_cnn(train: Artifact, device: str = "cpu", compiled: bool = False) -> Cn
         if name.startswith(WEIGHT_PREFIX)
     }
     model = model_from_arrays(arrays, config, device)
-    return CnnPlayer(model, canonical_suits=p["canonical_suits"], device=device, compiled=compiled)
+    return CnnPlayer(
+        model, p["canonical_suits"], device=device, compiled=compiled, precision=precision
+    )
 
 
 def roster(
-    ctx: StageContext, builtins: list[str], device: str = "cpu", compiled: bool = False
+    ctx: StageContext,
+    builtins: list[str],
+    device: str = "cpu",
+    compiled: bool = False,
+    precision: Precision = "float32",
 ) -> tuple[list[str], list[Player], list[str]]:
     """(labels, players, artifact keys or '') of the built-in names then the `cnn.N` inputs."""
     labels: list[str] = list(builtins)
@@ -147,7 +160,7 @@ def roster(
     keys = [""] * len(builtins)
     for art in ctx.numbered_inputs("cnn"):
         labels.append(cnn_label(art.store, art))
-        players.append(load_cnn(art, device, compiled))
+        players.append(load_cnn(art, device, compiled, precision))
         keys.append(art.key)
     if len(set(labels)) < len(labels):
         labels = [f"{label}#{i}" for i, label in enumerate(labels)]
@@ -275,7 +288,7 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
     params: HistoriesParams = ctx.params
     rules = params.rules()
     labels, players, _keys = roster(
-        ctx, params.players, pick_device(params.device), params.compiled
+        ctx, params.players, pick_device(params.device), params.compiled, params.precision
     )
     if not labels:
         raise StageError("nlhe-histories: needs at least one player")
@@ -756,7 +769,9 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
     """
     params: LeagueParams = ctx.params
     rules = params.rules()
-    labels, players, keys = roster(ctx, params.players, pick_device(params.device), params.compiled)
+    labels, players, keys = roster(
+        ctx, params.players, pick_device(params.device), params.compiled, params.precision
+    )
     n = len(labels)
     if n < 2:
         raise StageError("nlhe-league: needs at least two players")

@@ -231,6 +231,29 @@ def test_scores_equal_the_full_plane_network_on_played_decisions_of_every_street
     assert checked.worst.max() <= 1e-6, checked.worst
 
 
+def test_bfloat16_checked_plays_as_float32_and_bfloat16_stays_within_its_rounding():
+    """bfloat16 scores stay within bfloat16 rounding of the float32 ones; bfloat16-checked
+    rescores only the near-best candidates and plays every decision of 200 deals as float32."""
+    torch.manual_seed(6)
+    model = PokerCNN(NetConfig(filters=(8, 16), kernel=5, dense=32)).eval()
+    with torch.no_grad():  # spread the scores, as a trained network's are, past the margin
+        model.head[4].weight.mul_(40.0)
+    batch = nl.new_batch(RULES, 60, 6, 0, (nl.EXTERNAL, nl.HEURISTIC))
+    batch.advance()
+    tables = batch.waiting(0)
+    exact = CnnPlayer(model).score(batch, tables)[3]
+    low = CnnPlayer(model, precision="bfloat16").score(batch, tables)[3]
+    assert 0 < np.abs(low - exact).max() < 0.02
+    plain = CnnPlayer(model, remember=False)
+    checked = CnnPlayer(model, remember=False, precision="bfloat16-checked")
+    a = nl.play(RULES, (plain, nl.HEURISTIC), 200, seed=8, batch_deals=100)
+    b = nl.play(RULES, (checked, nl.HEURISTIC), 200, seed=8, batch_deals=100)
+    assert np.array_equal(a.actions, b.actions) and np.array_equal(a.payoff, b.payoff)
+    assert 0 < checked.rescored < checked.scored / 2
+    with pytest.raises(ValueError, match="precision"):
+        CnnPlayer(model, precision="float16")  # type: ignore[arg-type]
+
+
 def test_remembered_preflop_decisions_play_exactly_as_scored_ones():
     """The memory of preflop decisions changes nothing: the same hands, action for action."""
     torch.manual_seed(4)
