@@ -179,23 +179,26 @@ def card_blind(policies: list[str], check_flops: int) -> None:
     game, _ = _holdem()
     for policy in policies:
         t0 = time.monotonic()
-        counted = CardBlind(game, card_blind_policy(build_tree(game), policy))
+        probs = card_blind_policy(build_tree(game), policy)
+        counted = CardBlind(game, probs)
         if check_flops and policy != "always-fold":
             br = fixed_policy_engine(policy)
+            # the streamed engine holds the strategy in float32 (1/3 rounded): count with that
+            rounded = CardBlind(game, probs.astype(np.float32).astype(np.float64))
             _, entry_reach = br.top_reach()
             every = np.arange(br.perms.shape[0], dtype=np.int64)
             plain = [
                 i for i, b in enumerate(br.boards.cards) if stabiliser(br.perms, every, b).size == 1
             ]
             entries = br.layout.entries[br.first]
-            cls = np.array([counted.classes[1][int(n)] for n in entries])
+            cls = np.array([rounded.classes[1][int(n)] for n in entries])
             for i in plain[:check_flops]:
                 flop = br.boards.cards[i]
                 t = time.monotonic()
                 streamed = br.board_values(flop, entry_reach)
                 ts = time.monotonic() - t
                 t = time.monotonic()
-                per_class = counted.flop(flop)  # (H, 2, classes)
+                per_class = rounded.flop(flop)  # (H, 2, classes)
                 tc = time.monotonic() - t
                 # the streamed values carry the rival's reach at the entry, the same for every hand
                 rival = entry_reach[:, ::-1, :]

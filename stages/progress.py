@@ -78,10 +78,10 @@ class _LogTask:
 
     def close(self) -> None:
         extra = f" {self.text}" if self.text else ""
-        self.log(
-            f"{self.desc}: {self.done:,}/{self.total:,} done in {time.monotonic() - self.t0:.1f} s"
-            + extra
-        )
+        # closed early (a killed run, a failed item): it stopped, it is not done
+        how = "done" if self.done >= self.total else "stopped"
+        elapsed = time.monotonic() - self.t0
+        self.log(f"{self.desc}: {self.done:,}/{self.total:,} {how} after {elapsed:.1f} s{extra}")
 
     def note(self, text: str) -> None:
         self.text = text

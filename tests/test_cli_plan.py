@@ -108,3 +108,17 @@ def test_progress_lines_carry_the_node_rate_and_eta(monkeypatch):
     assert lines[1].startswith("ochs[k=8]: boards: 50/100 (40 s, 2.00/s, ETA 25 s)")
     assert lines[2].startswith("ochs[k=8]: boards: 60/100 (50 s, 1.67/s, ETA 24 s)")
     assert lines[3].startswith("ochs[k=8]: boards: 100/100 (60 s, 2.25/s")
+
+
+def test_a_bar_closed_early_says_it_stopped(monkeypatch):
+    """A killed run's last line must not read as finished work."""
+    clock = iter([0.0, 5.0, 8.0, 9.0, 10.0])
+    monkeypatch.setattr("gameforge.stages.progress.time.monotonic", lambda: next(clock))
+    lines: list[str] = []
+    bar = LogProgress(lines.append, every_s=10).start("boards", 100)
+    bar.advance(30)
+    bar.close()
+    assert lines == ["boards: 30/100 stopped after 8.0 s"]
+    bar = LogProgress(lines.append, every_s=10).start("boards", 2)
+    bar.close()
+    assert lines[-1].startswith("boards: 0/2 stopped")
