@@ -244,7 +244,7 @@ Precision = Literal["float32", "bfloat16-checked", "bfloat16"]
 PRECISIONS: tuple[str, ...] = ("float32", "bfloat16-checked", "bfloat16")
 # bfloat16-checked rescores in float32 every candidate within this of its decision's best
 # bfloat16 score. The float32 argmax is among them whenever no score is off by more than half
-# of it; a trained paper network's bfloat16 scores were off by at most 0.0031 (BENCHMARKS).
+# of it; a trained network of the paper's shape was off by at most 0.0033 (BENCHMARKS).
 CHECK_MARGIN = 0.01
 
 
