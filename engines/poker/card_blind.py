@@ -13,7 +13,7 @@ hand), so every action of a decision is compared over the same deals.
 
 The flop is walked one canonical flop at a time under suit permutations; the turn and river
 are enumerated. Nothing here is shared with the streamed best response (`best_response.py`)
-but the betting tree and the hand evaluator, so each checks the other.
+but the betting tree and the showdown ranking (`showdown_order`), so each checks the other.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from gameforge.engines.poker.betting import (
     build_tree,
 )
 from gameforge.engines.poker.evaluator import EvalTables
-from gameforge.engines.poker.mccfr import hand_value, showdown_tables
+from gameforge.engines.poker.mccfr import showdown_order, showdown_tables
 
 NEXT = 3  # a leaf of a round's plan: the next round's first decision
 POLICIES = ("uniform", "always-call", "always-raise", "always-fold")
@@ -204,7 +204,6 @@ def flop_values(
 ) -> np.ndarray:
     """(H, 2, K1) each hand's value to each seat at each flop class on this flop: every turn
     and river card enumerated, each river board ranked once for both of its turn orders."""
-    card_key, card_bit, rank_table, flush_table = ev
     H = hands.shape[0]
     rivals = (table.shape[0] - 1) // 2
     K3, K2 = table.shape[2], turn.start.shape[0] - 1
@@ -215,30 +214,22 @@ def flop_values(
         used[c] = True
     rest = np.array([c for c in range(deck) if not used[c]], dtype=np.int64)
     after_turn = np.zeros((deck, H, 2, K3))  # per turn card: its rivers' values summed
-    row = np.empty(nf + 4, dtype=np.int8)
-    for t in range(nf):
-        row[2 + t] = flop[t]
-    value = np.empty(H, dtype=np.int64)
-    valid = np.empty(H, dtype=np.int64)
+    board = np.empty(nf + 2, dtype=np.int8)
+    board[:nf] = flop
+    alive = np.empty(H, dtype=np.int64)  # 0 for a hand sharing no card with the board, else -1
     below = np.zeros(deck + 1, dtype=np.int64)  # hands of lower value holding each card
     tied = np.zeros(deck + 1, dtype=np.int64)
     for ia in range(rest.shape[0]):
         a = rest[ia]
         for ib in range(ia + 1, rest.shape[0]):
             b = rest[ib]
-            row[2 + nf], row[3 + nf] = a, b
+            board[nf], board[nf + 1] = a, b
             used[a] = used[b] = True
-            n = 0
             for h in range(H):
-                x, y = hands[h, 0], hands[h, 1]
-                if used[x] or used[y]:
-                    continue
-                row[0], row[1] = x, y
-                value[h] = hand_value(row, nf + 4, card_key, card_bit, rank_table, flush_table)
-                valid[n] = h
-                n += 1
+                alive[h] = -1 if used[hands[h, 0]] or used[hands[h, 1]] else 0
             used[a] = used[b] = False
-            order = valid[:n][np.argsort(value[valid[:n]], kind="mergesort")]
+            value, order = showdown_order(hands, alive, board, nf + 2, ev)
+            n = order.shape[0]
             below[:] = 0
             lower_all = 0
             i = 0
