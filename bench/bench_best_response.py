@@ -177,14 +177,15 @@ def card_blind(policies: list[str], check_flops: int) -> None:
     from gameforge.engines.poker.card_blind import CardBlind, card_blind_policy
 
     game, _ = _holdem()
+    tree = build_tree(game)
     for policy in policies:
         t0 = time.monotonic()
-        probs = card_blind_policy(build_tree(game), policy)
-        counted = CardBlind(game, probs)
+        probs = card_blind_policy(tree, policy)
+        counted = CardBlind(game, probs, tree)
         if check_flops and policy != "always-fold":
             br = fixed_policy_engine(policy)
             # the streamed engine holds the strategy in float32 (1/3 rounded): count with that
-            rounded = CardBlind(game, probs.astype(np.float32).astype(np.float64))
+            rounded = CardBlind(game, probs.astype(np.float32).astype(np.float64), tree)
             _, entry_reach = br.top_reach()
             every = np.arange(br.perms.shape[0], dtype=np.int64)
             plain = [
