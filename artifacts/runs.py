@@ -125,6 +125,11 @@ class RunLedger:
         shown = ", ".join(r.run_id for r in matches[:5])
         raise StoreError(f"run prefix {run_id!r} is ambiguous: {shown}")
 
+    def last_naming(self, key: str) -> RunRecord | None:
+        """The newest run that planned or made `key` (None if no record names it)."""
+        naming = [r for r in self.all() if key in r.artifact_keys()]
+        return naming[-1] if naming else None
+
     def kept(self, keep_last: int | None = None) -> list[RunRecord]:
         """The runs whose artifacts gc keeps: all, or the `keep_last` newest of each flow."""
         records = self.all()
@@ -251,3 +256,79 @@ def compare_runs(
             change = f"{y - x:+.6g}" if numeric else ""  # type: ignore[operator]
             rows.append({"node": node, "field": name, "a": x, "b": y, "change": change})
     return rows
+
+
+def resume_command(command: str) -> str:
+    """A recorded command without its `--force` options: the same run, resuming what it built.
+
+    `gameforge run` takes `--force STAGE`; `gameforge stage run` takes a bare `--force`."""
+    words = command.split()
+    bare = words[1:2] == ["stage"]
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--force":
+            skip = not bare
+        elif not word.startswith("--force="):
+            kept.append(word)
+    return " ".join(kept)
+
+
+@dataclass
+class UnfinishedBuild:
+    """A build started and never committed: how far it got and the run that resumes it."""
+
+    key: str
+    progress: dict[str, tuple[int, int]]  # chunked array -> (chunks finished, chunks in all)
+    run: RunRecord | None  # the newest run that planned it
+    store: str = "store"  # the store's location, as commands name it
+
+    @property
+    def discard(self) -> str:
+        """The command that throws its finished work away."""
+        where = "" if self.store == "store" else f" --store {self.store}"
+        return f"gameforge artifacts rm {self.key}{where}"
+
+    @property
+    def resume(self) -> str | None:
+        """The command that resumes it: its run's, without `--force`."""
+        return resume_command(self.run.command) if self.run and self.run.command else None
+
+    def progress_text(self) -> str:
+        """'board_values 124 of 439 chunks finished (28%)', one clause per chunked array."""
+        return (
+            "; ".join(
+                f"{name} {done:,} of {total:,} chunks finished ({100 * done // max(total, 1)}%)"
+                for name, (done, total) in self.progress.items()
+            )
+            or "no chunk finished"
+        )
+
+    def line(self) -> str:
+        """One line: what it is, how far it got, how to resume or discard it."""
+        how = f"resume it with `{self.resume}`" if self.resume else "rerun the run that started it"
+        return (
+            f"{self.key} is an unfinished build, not a stored artifact ({self.progress_text()}): "
+            f"{how}, or discard it with `{self.discard}`"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict."""
+        return {
+            "key": self.key,
+            "status": "partial",
+            "progress": {name: list(pair) for name, pair in self.progress.items()},
+            "run": self.run.run_id if self.run else None,
+            "run_status": self.run.shown_status() if self.run else None,
+            "resume": self.resume,
+        }
+
+
+def unfinished_build(store: ArtifactStore, key: str) -> UnfinishedBuild | None:
+    """`key`'s unfinished build, or None if it is committed or was never started."""
+    if not store.unfinished(key):
+        return None
+    run = RunLedger(store).last_naming(key)
+    return UnfinishedBuild(key, store.build_progress(key), run, store.location)

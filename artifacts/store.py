@@ -336,8 +336,9 @@ class ArtifactWriter:
             )
             if same:
                 return existing
-            # A layout change means the old partial work cannot be reused.
-            self.clear_done(name)
+        # A new array (or a new layout) holds none of the work that markers may still name:
+        # markers outliving their array (set aside, deleted) would pass fill values as results.
+        self.clear_done(name)
         return zarr.create_array(
             self.array_url(name),
             shape=shape,
@@ -536,6 +537,25 @@ class ArtifactStore:
             self.has_files(key) and not self.exists(key)
         )
 
+    def unfinished(self, key: str) -> bool:
+        """True if `key` is a build started and never committed (running now or killed)."""
+        return not self.exists(key) and self.building_now(key)
+
+    def build_progress(self, key: str) -> dict[str, tuple[int, int]]:
+        """An unfinished build's chunked arrays: name -> (chunks finished, chunks in all)."""
+        progress = {}
+        for name in self.files.listdir(f"{PARTIAL}/{key}/{DONE_DIR}"):
+            try:
+                doc = json.loads(self.files.read_bytes(f"{OBJECTS}/{key}/{name}/{GROUP_FILE}"))
+                rows = int(doc["shape"][0])
+                step = int(doc["chunk_grid"]["configuration"]["chunk_shape"][0])
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                continue  # no array: its markers are stale and the next writer clears them
+            total = -(-rows // max(step, 1))
+            done = len(self.files.listdir(f"{PARTIAL}/{key}/{DONE_DIR}/{name}"))
+            progress[name] = (min(done, total), total)
+        return progress
+
     def has_files(self, key: str) -> bool:
         """True if anything is stored under `objects/<key>` (committed or not)."""
         return bool(self.files.listdir(f"{OBJECTS}/{key}"))
@@ -705,6 +725,7 @@ class ArtifactStore:
                 return "deleted (an object store keeps no trash)"
             target = self.files.set_aside(f"{OBJECTS}/{full}")
             self.files.remove(f"{TRUST}/{full}.json")
+            self.files.remove_tree(f"{PARTIAL}/{full}")  # its markers name the arrays set aside
         return f"moved to {target}"
 
     # -- maintenance ---------------------------------------------------------------------------

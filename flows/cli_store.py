@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -30,6 +30,9 @@ from gameforge.flows.cli_common import (
     say,
     user_errors,
 )
+
+if TYPE_CHECKING:
+    from gameforge.artifacts.runs import UnfinishedBuild
 
 artifacts_app = typer.Typer(no_args_is_help=True, help="Inspect and maintain the artifact store.")
 runs_app = typer.Typer(no_args_is_help=True, help="Past runs recorded in the store.")
@@ -54,8 +57,12 @@ def artifacts_ls(
     metas = artifacts.metas()  # read once, for the entries and their labels
     infos = artifacts.entries(metas)
     described = describe(artifacts, infos, metas)
+    progress = {i.key: artifacts.build_progress(i.key) for i in infos if i.status == "partial"}
     if as_json:
         rows = [{**i.as_dict(), **d} for i, d in zip(infos, described, strict=True)]
+        for row in rows:
+            if row["key"] in progress:
+                row["progress"] = {name: list(pair) for name, pair in progress[row["key"]].items()}
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table(
@@ -80,12 +87,38 @@ def artifacts_ls(
             game = about["game"]
             table.add_row(Text(game or "(unknown: partial builds)", style="bold"))
         labels = " ".join(f"{k}={inline(v)}" for k, v in about["labels"].items()) or "-"
-        cells = [info.key, labels, info.status, human_bytes(info.bytes)]
+        status = info.status
+        if progress.get(info.key):  # chunks finished of all the chunked arrays so far
+            done, total = (sum(pair) for pair in zip(*progress[info.key].values(), strict=True))
+            status += f" {100 * done // max(total, 1)}%"
+        cells = [info.key, labels, status, human_bytes(info.bytes)]
         if wide:
             cells.append((info.created or "-").replace("+00:00", "Z"))
         style = None if info.status == "complete" else "yellow"
         table.add_row(*(Text(c) for c in cells), style=style)
     console.print(table)
+
+
+def _show_unfinished(build: UnfinishedBuild, as_json: bool) -> None:
+    """`artifacts show` for a build started and never committed: how far, and what next."""
+    if as_json:
+        sys.stdout.write(json.dumps(build.as_dict(), indent=2) + "\n")
+        return
+    stage = build.key.rsplit("-", 1)[0]
+    console.print(f"[bold]{build.key}[/]  stage {stage}: unfinished (started, never committed)")
+    for name, (done, total) in build.progress.items():
+        say(f"  {name}: {done:,} of {total:,} chunks finished ({100 * done // max(total, 1)}%)")
+    if not build.progress:
+        say("  no chunk finished")
+    run = build.run
+    if run is not None:
+        status = run.shown_status()
+        say(f"  run {run.run_id} ({status}): {run.command}")
+        if status == "running":
+            say("  its run is still going; once it has stopped:")
+    if build.resume:
+        say(f"  resume: {build.resume}")
+    say(f"  discard: {build.discard}")
 
 
 @artifacts_app.command("show")
@@ -95,10 +128,18 @@ def artifacts_show(
     as_json: Annotated[bool, typer.Option("--json", help="Raw metadata as JSON.")] = False,
 ) -> None:
     """Explain an artifact: its stage, parameters, inputs, arrays and lineage."""
+    from gameforge.artifacts.runs import unfinished_build
     from gameforge.artifacts.store import ArtifactStore, StoreError, dumps
     from gameforge.stages.reporting import summary_lines
 
     artifacts = ArtifactStore(store)
+    try:
+        unfinished = unfinished_build(artifacts, artifacts.resolve(key))
+    except StoreError:
+        unfinished = None  # not even started: `show` says so below
+    if unfinished is not None:
+        _show_unfinished(unfinished, as_json)
+        return
     try:
         meta = artifacts.show(key)
     except StoreError as exc:

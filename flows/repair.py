@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts.runs import unfinished_build
 from gameforge.artifacts.store import StoreError
 
 
@@ -27,6 +28,10 @@ class Repair:
     def check(self, keys: list[str], log: Callable[[str], None]) -> list[str]:
         """Verify the stored artifacts among `keys`; quarantine the corrupted ones."""
         present = [k for k in dict.fromkeys(keys) if self.store.has_files(k)]
+        for key in [k for k in present if self.store.unfinished(k)]:
+            # not corrupted: setting it aside would only throw its finished chunks away
+            log(f"repair: {key} is an unfinished build, left for the run to resume")
+            present.remove(key)
         report = self.store.verify(present)
         bad = [key for key, problems in report.items() if problems]
         for key in bad:
@@ -104,6 +109,9 @@ def rebuild_key(
     `run(stage, params, inputs)` builds one artifact and returns its key. Returns what was rebuilt.
     """
     full = store.resolve(key)
+    unfinished = unfinished_build(store, full)
+    if unfinished is not None:
+        raise StoreError(unfinished.line())
     mending = Repair(store)
     if always:
         mending.move(full, log, "is rebuilt on request")

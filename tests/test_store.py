@@ -155,6 +155,54 @@ def test_sigkill_leaves_partial_and_resume_is_bit_identical(tmp_path, any_store)
     assert store.entries()[0].status == "complete" and len(store.entries()) == 1
 
 
+def test_an_unfinished_build_is_shown_kept_by_repair_and_resumed_never_from_stale_markers(
+    any_store,
+):
+    """A failed build with 5 of 40 chunks finished: listed with its progress, refused by
+    `artifacts repair` (setting it aside would lose its work), kept by a run's repair check,
+    resumed to the right squares. Markers that outlive their array (the objects folder lost)
+    are ignored: the resumed array is recomputed, not read back as fill values."""
+    from gameforge.artifacts.runs import unfinished_build
+    from gameforge.flows.repair import Repair, rebuild_key
+
+    store = any_store
+    with pytest.raises(MemoryError):
+        run_stage("toy-squares", {"fail_chunk": 5}, store=store, log=_quiet)
+    [info] = store.entries()
+    assert info.status == "partial" and store.unfinished(info.key)
+    assert store.build_progress(info.key) == {"squares": (5, toy_stages.N_CHUNKS)}
+    build = unfinished_build(store, info.key)
+    assert build is not None and "squares 5 of 40 chunks finished (12%)" in build.line()
+    assert f"gameforge artifacts rm {info.key}" in build.line()
+    with pytest.raises(StoreError, match="unfinished build, not a stored artifact"):
+        rebuild_key(store, info.key, lambda *_: "", _quiet)
+    logs: list[str] = []
+    assert Repair(store).check([info.key], logs.append) == []
+    assert "left for the run to resume" in logs[0]
+    assert store.build_progress(info.key) == {"squares": (5, toy_stages.N_CHUNKS)}
+
+    store.files.remove_tree(f"objects/{info.key}")  # the arrays are gone, the markers stay
+    assert store.build_progress(info.key) == {}
+    resumed = run_stage("toy-squares", {}, store=store, log=_quiet)
+    assert resumed.key == info.key and not store.unfinished(info.key)
+    np.testing.assert_array_equal(store.open(info.key)["squares"][:], np.arange(4000) ** 2)
+    assert unfinished_build(store, info.key) is None
+
+
+def test_resume_command_drops_force_options():
+    from gameforge.artifacts.runs import resume_command
+
+    assert resume_command("gameforge run f --preset p --force cfr --store s --force br") == (
+        "gameforge run f --preset p --store s"
+    )
+    assert resume_command("gameforge stage run cfr --force --store s") == (
+        "gameforge stage run cfr --store s"
+    )
+    assert resume_command("gameforge run f --force-resources --force=cfr") == (
+        "gameforge run f --force-resources"
+    )
+
+
 def test_gc_removes_leftovers_but_not_live_builds(any_store):
     store = any_store
     proc = _building(store, 2)
