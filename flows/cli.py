@@ -324,8 +324,14 @@ def _print_plan(
     except user_errors() as exc:
         fail(str(exc))
     console.print(f"plan: {flow} at preset {preset}, store {store}", highlight=False)
+    artifacts = ArtifactStore(store)
     for i, step in enumerate(steps, 1):
-        say(f"{i:>3}. {step.label} ({step.stage} v{step.version}) {step.key}: {step.status}")
+        status = step.status
+        if status == "resumes":  # how far the unfinished build got
+            progress = artifacts.build_progress(step.key)
+            done = ", ".join(f"{a} {d:,} of {t:,} chunks" for a, (d, t) in progress.items())
+            status += f" ({done} finished)" if done else ""
+        say(f"{i:>3}. {step.label} ({step.stage} v{step.version}) {step.key}: {status}")
         content = ", ".join(f"{k}={v!r}" for k, v in step.params.items())
         say(f"       parameters: {content or '-'}")
         if step.execution:

@@ -189,6 +189,29 @@ def test_an_unfinished_build_is_shown_kept_by_repair_and_resumed_never_from_stal
     assert unfinished_build(store, info.key) is None
 
 
+def test_cli_shows_how_far_an_unfinished_build_got_and_how_to_resume_it(store):
+    from typer.testing import CliRunner
+
+    from gameforge.artifacts.runs import RunLedger
+    from gameforge.flows.cli import app
+
+    with pytest.raises(MemoryError):
+        run_stage("toy-squares", {"fail_chunk": 5}, store=store, log=_quiet)
+    [info] = store.entries()
+    command = f"gameforge run toy --preset tiny --force toy-squares --store {store.root}"
+    RunLedger(store).record_done("toy", {"toy-squares": {"key": info.key}}, command)
+    where = ["--store", str(store.root)]
+    shown = CliRunner().invoke(app, ["artifacts", "show", info.key[:14], *where])
+    assert shown.exit_code == 0, shown.output
+    assert "squares: 5 of 40 chunks finished (12%)" in shown.output
+    assert f"resume: gameforge run toy --preset tiny --store {store.root}" in shown.output
+    listed = CliRunner().invoke(app, ["artifacts", "ls", *where], env={"COLUMNS": "120"})
+    assert "partial 12%" in listed.output, listed.output
+    planned = subprocess.run([*toy_stages.TOY_CLI, "run", "toy", "--preset", "tiny", "--plan",
+                              *where], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert f"{info.key}: resumes (squares 5 of 40 chunks finished)" in planned.stdout, planned
+
+
 def test_resume_command_drops_force_options():
     from gameforge.artifacts.runs import resume_command
 
