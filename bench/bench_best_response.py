@@ -20,7 +20,10 @@ legal, else call).
 `--card-blind` computes the exploitability of those strategies (and always-fold) in the whole
 game by counting (`engines/poker/card_blind.py`, minutes, an independent method), and with
 `--check-flops N` holds the streamed best response's values at every flop entry of the first
-N canonical flops without symmetry to the counted ones.
+N canonical flops without symmetry to the counted ones (`--symmetric`: also the first flop of
+each kind with suit symmetry (trips, paired, monotone, two-tone), which the streamed engine
+walks by suit orbits; `--check-only`: no
+whole-game count).
 """
 
 from __future__ import annotations
@@ -169,9 +172,14 @@ def fixed_policy_engine(policy: str, precision: str = "float64"):
     )
 
 
-def card_blind(policies: list[str], check_flops: int) -> None:
+def card_blind(
+    policies: list[str], check_flops: int, symmetric: bool = False, check_only: bool = False
+) -> None:
     """Whole-game exploitability of card-blind strategies by counting; with check_flops, the
-    streamed engine's flop-entry values on that many canonical flops against the counted ones."""
+    streamed engine's flop-entry values on that many canonical flops against the counted ones
+    (with `symmetric`, flops whose suit symmetry the streamed engine walks by orbits: the
+    first of each kind, by stabiliser size, suits and ranks; the counted values enumerate
+    every card)."""
     from gameforge.engines.poker.best_response import stabiliser
     from gameforge.engines.poker.betting import build_tree
     from gameforge.engines.poker.card_blind import CardBlind, card_blind_policy
@@ -182,18 +190,25 @@ def card_blind(policies: list[str], check_flops: int) -> None:
         t0 = time.monotonic()
         probs = card_blind_policy(tree, policy)
         counted = CardBlind(game, probs, tree)
-        if check_flops and policy != "always-fold":
+        if (check_flops or symmetric) and policy != "always-fold":
             br = fixed_policy_engine(policy)
             # the streamed engine holds the strategy in float32 (1/3 rounded): count with that
             rounded = CardBlind(game, probs.astype(np.float32).astype(np.float64), tree)
             _, entry_reach = br.top_reach()
             every = np.arange(br.perms.shape[0], dtype=np.int64)
-            plain = [
-                i for i, b in enumerate(br.boards.cards) if stabiliser(br.perms, every, b).size == 1
-            ]
+            sizes = [stabiliser(br.perms, every, b).size for b in br.boards.cards]
+            plain = [i for i, size in enumerate(sizes) if size == 1][:check_flops]
+            if symmetric:  # the first flop of each kind with symmetry (suits, ranks, size)
+                ns = br.game.num_suits
+                kinds = {
+                    (sizes[i], len({int(c) % ns for c in b}), len({int(c) // ns for c in b})): i
+                    for i, b in reversed(list(enumerate(br.boards.cards)))
+                    if sizes[i] > 1
+                }
+                plain += sorted(kinds.values())
             entries = br.layout.entries[br.first]
             cls = np.array([rounded.classes[1][int(n)] for n in entries])
-            for i in plain[:check_flops]:
+            for i in plain:
                 flop = br.boards.cards[i]
                 t = time.monotonic()
                 streamed = br.board_values(flop, entry_reach)
@@ -206,10 +221,14 @@ def card_blind(policies: list[str], check_flops: int) -> None:
                 expected = rival * per_class[:, :, cls].transpose(2, 1, 0)
                 gap = np.abs(streamed - expected).max() / np.abs(expected).max()
                 print(
-                    f"{policy}, canonical flop {i} {flop.tolist()}: streamed {ts:.1f} s, counted "
-                    f"{tc:.2f} s; largest difference {gap:.1e} of the largest value"
+                    f"{policy}, canonical flop {i} {flop.tolist()} (symmetry {sizes[i]}): "
+                    f"streamed {ts:.1f} s, counted {tc:.2f} s; largest difference {gap:.1e} of "
+                    "the largest value",
+                    flush=True,
                 )
                 assert gap < 1e-9, gap
+        if check_only:
+            continue
         result = counted.solve(threads=2)
         bb = max(game.blind)
         print(
@@ -309,8 +328,10 @@ def main() -> None:
         ap = argparse.ArgumentParser()
         ap.add_argument("--card-blind", required=True, help="policies, comma-separated")
         ap.add_argument("--check-flops", type=int, default=0)
+        ap.add_argument("--symmetric", action="store_true", help="check flops with symmetry")
+        ap.add_argument("--check-only", action="store_true", help="no whole-game count")
         args = ap.parse_args()
-        card_blind(args.card_blind.split(","), args.check_flops)
+        card_blind(args.card_blind.split(","), args.check_flops, args.symmetric, args.check_only)
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("key", nargs="?", help="a cfr artifact (or --synthetic)")
