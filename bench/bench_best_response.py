@@ -9,6 +9,7 @@ workers (every canonical board costs about the same: each deals the same later c
     .venv/bin/python bench/bench_best_response.py --lanes 8,16,32,64,128  # the last round's width
     .venv/bin/python bench/bench_best_response.py --lanes 64 --precision float64,float32
     .venv/bin/python bench/bench_best_response.py --card-blind always-fold,uniform --check-flops 2
+    .venv/bin/python bench/bench_best_response.py --chunk-rates BR_KEY --store /tmp/paper
 
 `--synthetic` draws a 169-9000-9000-9000 abstraction of full Hold'em (every canonical hand of a
 round in a random bucket) and a random strategy on it (no action has probability 0, so nothing
@@ -16,6 +17,10 @@ is skipped), without a half-hour solve: a bound on a solved strategy's work per 
 paper's solved C8 took 0.75x its time). `--policy` times the reference strategies that ignore
 the cards (`uniform`: every legal action alike; `always-call`; `always-raise`: raise where
 legal, else call).
+
+`--chunk-rates` reads a whole-game run's rate from the times its chunks were marked finished
+(windows of chunks finished in a row, pauses left out), for a run killed and resumed across
+sessions.
 
 `--card-blind` computes the exploitability of those strategies (and always-fold) in the whole
 game by counting (`engines/poker/card_blind.py`, minutes, an independent method), and with
@@ -258,6 +263,54 @@ def reference_engine(path: str, br):
         return module.BestResponse(*args)
 
 
+def chunk_rates(key: str, store_root: str, window: int, game_name: str) -> None:
+    """Rates of a best-response build (finished or not) from its chunk markers' times: complete
+    boards walked per second over each `window` chunks finished in a row, and the whole game's
+    wall time at the median rate. A window that spans a pause (a gap over 3x the median time
+    between markers) is left out."""
+    import datetime as dt
+    import json
+    import os
+
+    from gameforge.engines.poker.best_response import (
+        canonical_boards,
+        suit_permutations,
+        walked_boards,
+    )
+    from gameforge.engines.poker.shipped_games import load_game
+
+    store = ArtifactStore(store_root)
+    game = load_game(game_name)
+    first = next(r for r in range(game.num_rounds) if game.num_board_cards[r] > 0)
+    boards = canonical_boards(game, first)
+    walked = walked_boards(game, first, boards, suit_permutations(game.num_suits))
+    meta = json.loads((store.object_path(key) / "board_values" / "zarr.json").read_text())
+    per = int(meta["chunk_grid"]["configuration"]["chunk_shape"][0])
+    weight = [int(walked[c * per : (c + 1) * per].sum()) for c in range(-(-walked.size // per))]
+    done = store.partial_path(key) / "done" / "board_values"
+    marks = sorted((os.path.getmtime(done / name), int(name)) for name in os.listdir(done))
+    gaps = np.diff([t for t, _ in marks])
+    usual = float(np.median(gaps)) if gaps.size else 0.0
+    rates = []
+    for k in range(0, len(marks) - window, window):
+        (t0, _), (t1, _) = marks[k], marks[k + window]
+        if gaps[k : k + window].max() > 3 * usual:
+            continue  # a pause or a restart inside the window
+        rate = sum(weight[c] for _, c in marks[k + 1 : k + window + 1]) / (t1 - t0)
+        rates.append(rate)
+        when = dt.datetime.fromtimestamp(t0, dt.UTC).strftime("%m-%d %H:%M")
+        print(f"{when} UTC, chunks {marks[k + 1][1]}..: {rate:.1f} complete boards/s", flush=True)
+    total = int(walked.sum())
+    finished = sum(weight[c] for _, c in marks)
+    print(f"{len(marks)} of {len(weight)} chunks finished, {finished:,} of {total:,} boards "
+          f"({100 * finished / total:.1f}%)")  # fmt: skip
+    if rates:
+        median = float(np.median(rates))
+        whole, left = total / median / 3600, (total - finished) / median / 3600
+        print(f"median {median:.1f} boards/s over {len(rates)} windows of {window} chunks: "
+              f"{whole:.2f} h for the whole game, {left:.2f} h left")  # fmt: skip
+
+
 def lane_widths(widths: list[int], precisions: list[str], rivers: int = 32) -> None:
     """The last round's kernel at several lane widths and precisions on the same rivers of one
     turn (canonical flop 101, turn 7c, synthetic strategy): ms per complete board, median of 3
@@ -323,6 +376,15 @@ def main() -> None:
         if "--precision" in sys.argv:
             precisions = sys.argv[sys.argv.index("--precision") + 1].split(",")
         lane_widths([int(w) for w in sys.argv[at].split(",")], precisions)
+        return
+    if "--chunk-rates" in sys.argv:
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--chunk-rates", required=True, metavar="KEY", help="a best-response key")
+        ap.add_argument("--store", default="store")
+        ap.add_argument("--window", type=int, default=10)
+        ap.add_argument("--game", default="holdem.limit.2p.reverse_blinds")
+        args = ap.parse_args()
+        chunk_rates(args.chunk_rates, args.store, args.window, args.game)
         return
     if "--card-blind" in sys.argv:
         ap = argparse.ArgumentParser()

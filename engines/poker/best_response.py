@@ -214,6 +214,39 @@ def hand_permutations(hands: np.ndarray, perms: np.ndarray, deck: int) -> np.nda
 # ------------------------------------------------------------------------------- kernels
 
 
+def walked_boards(
+    game: GameDef, first: int, boards: CanonicalBoards, perms: np.ndarray
+) -> np.ndarray:
+    """Complete boards of the last round walked under each canonical board of round `first`
+    (its share of the work): one per orbit of every later deal under the suit permutations
+    that fix the cards before it. Needs no strategy: progress and rates can be counted from
+    it alone."""
+    every = np.arange(perms.shape[0])
+    rounds = list(range(first + 1, game.num_rounds))
+
+    def count(board: np.ndarray, group: np.ndarray, rest: list[int]) -> int:
+        if not rest:
+            return 1
+        k = game.num_board_cards[rest[0]]
+        if len(rest) == 1 and k == 1:  # Burnside: orbits = mean number of cards left fixed
+            used = set(board.tolist())
+            suits = perms[group] == np.arange(game.num_suits)[None, :]
+            left = np.bincount(
+                [c % game.num_suits for c in range(game.deck_size) if c not in used],
+                minlength=game.num_suits,
+            )
+            return int(round(float((suits * left[None, :]).sum()) / group.size))
+        return sum(
+            count(np.concatenate([board, cards]), sub, rest[1:])
+            for cards, _, sub in deal_orbits(perms, group, board, k, game.deck_size)
+        )
+
+    return np.array(
+        [count(b.astype(np.int64), stabiliser(perms, every, b), rounds) for b in boards.cards],
+        dtype=np.int64,
+    )
+
+
 @njit(cache=True, nogil=True)
 def board_buckets(
     hands: np.ndarray,
@@ -1030,34 +1063,7 @@ class BestResponse:
         """Complete boards of the last round walked under each canonical board (its share of
         the work): one per orbit of every later deal under the suit permutations that fix the
         cards before it."""
-        game = self.game
-        every = np.arange(self.perms.shape[0])
-        rounds = list(range(self.first + 1, game.num_rounds))
-
-        def count(board: np.ndarray, group: np.ndarray, rest: list[int]) -> int:
-            if not rest:
-                return 1
-            k = game.num_board_cards[rest[0]]
-            if len(rest) == 1 and k == 1:  # Burnside: orbits = mean number of cards left fixed
-                used = set(board.tolist())
-                suits = self.perms[group] == np.arange(game.num_suits)[None, :]
-                left = np.bincount(
-                    [c % game.num_suits for c in range(game.deck_size) if c not in used],
-                    minlength=game.num_suits,
-                )
-                return int(round(float((suits * left[None, :]).sum()) / group.size))
-            return sum(
-                count(np.concatenate([board, cards]), sub, rest[1:])
-                for cards, _, sub in deal_orbits(self.perms, group, board, k, game.deck_size)
-            )
-
-        return np.array(
-            [
-                count(b.astype(np.int64), stabiliser(self.perms, every, b), rounds)
-                for b in self.boards.cards
-            ],
-            dtype=np.int64,
-        )
+        return walked_boards(self.game, self.first, self.boards, self.perms)
 
     # --- the rounds before the first board: reach down, then values up
 
