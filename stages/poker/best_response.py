@@ -104,7 +104,7 @@ def compute_chunk(
 
 @stage(
     "best-response",
-    2,
+    3,
     BestResponseParams,
     inputs={"strategy": "cfr"},
     check_inputs=same_game,
