@@ -263,11 +263,11 @@ def reference_engine(path: str, br):
         return module.BestResponse(*args)
 
 
-def chunk_rates(key: str, store_root: str, window: int, game_name: str) -> None:
+def chunk_rates(key: str, store_root: str, window: int, game_name: str, pause: float) -> None:
     """Rates of a best-response build (finished or not) from its chunk markers' times: complete
     boards walked per second over each `window` chunks finished in a row, and the whole game's
-    wall time at the median rate. A window that spans a pause (a gap over 3x the median time
-    between markers) is left out."""
+    wall time at the median rate. A window with a gap of over `pause` seconds between two
+    markers (the run stopped and restarted) is left out."""
     import datetime as dt
     import json
     import os
@@ -290,11 +290,10 @@ def chunk_rates(key: str, store_root: str, window: int, game_name: str) -> None:
     done = store.partial_path(key) / "done" / "board_values"
     marks = sorted((os.path.getmtime(done / name), int(name)) for name in os.listdir(done))
     gaps = np.diff([t for t, _ in marks])
-    usual = float(np.median(gaps)) if gaps.size else 0.0
     rates = []
     for k in range(0, len(marks) - window, window):
         (t0, _), (t1, _) = marks[k], marks[k + window]
-        if gaps[k : k + window].max() > 3 * usual:
+        if gaps[k : k + window].max() > pause:
             continue  # a pause or a restart inside the window
         rate = sum(weight[c] for _, c in marks[k + 1 : k + window + 1]) / (t1 - t0)
         rates.append(rate)
@@ -383,8 +382,9 @@ def main() -> None:
         ap.add_argument("--store", default="store")
         ap.add_argument("--window", type=int, default=10)
         ap.add_argument("--game", default="holdem.limit.2p.reverse_blinds")
+        ap.add_argument("--pause", type=float, default=600.0, help="seconds: a restart")
         args = ap.parse_args()
-        chunk_rates(args.chunk_rates, args.store, args.window, args.game)
+        chunk_rates(args.chunk_rates, args.store, args.window, args.game, args.pause)
         return
     if "--card-blind" in sys.argv:
         ap = argparse.ArgumentParser()
