@@ -37,6 +37,7 @@ import argparse
 import sys
 import time
 from math import comb
+from pathlib import Path
 
 import numpy as np
 
@@ -248,8 +249,15 @@ def reference_engine(path: str, br):
     """The same strategy in another implementation of the module (e.g. a previous commit's
     `engines/poker/best_response.py`), for a side-by-side timing."""
     import importlib.util
+    import shutil
+    import tempfile
 
-    spec = importlib.util.spec_from_file_location("gameforge_reference_best_response", path)
+    # numba caches compiled code beside the source file, under the module name it was loaded
+    # as: loaded from a copy, the reference leaves nothing that a later normal import of the
+    # original file (a worktree run) would try to unpickle under this name.
+    copy = Path(tempfile.mkdtemp(prefix="reference-")) / "reference_best_response.py"
+    shutil.copy(path, copy)
+    spec = importlib.util.spec_from_file_location("gameforge_reference_best_response", copy)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
