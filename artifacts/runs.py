@@ -276,6 +276,11 @@ def resume_command(command: str) -> str:
     return " ".join(kept)
 
 
+def share(done: int, total: int) -> str:
+    """Chunks finished as a whole percentage, rounded down: '28%'."""
+    return f"{100 * done // max(total, 1)}%"
+
+
 @dataclass
 class UnfinishedBuild:
     """A build started and never committed: how far it got and the run that resumes it."""
@@ -300,7 +305,7 @@ class UnfinishedBuild:
         """'board_values 124 of 439 chunks finished (28%)', one clause per chunked array."""
         return (
             "; ".join(
-                f"{name} {done:,} of {total:,} chunks finished ({100 * done // max(total, 1)}%)"
+                f"{name} {done:,} of {total:,} chunks finished ({share(done, total)})"
                 for name, (done, total) in self.progress.items()
             )
             or "no chunk finished"

@@ -27,8 +27,7 @@ game by counting (`engines/poker/card_blind.py`, minutes, an independent method)
 `--check-flops N` holds the streamed best response's values at every flop entry of the first
 N canonical flops without symmetry to the counted ones (`--symmetric`: also the first flop of
 each kind with suit symmetry (trips, paired, monotone, two-tone), which the streamed engine
-walks by suit orbits; `--check-only`: no
-whole-game count).
+walks by suit orbits; `--check-only`: no whole-game count).
 """
 
 from __future__ import annotations

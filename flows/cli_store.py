@@ -49,6 +49,7 @@ def artifacts_ls(
     partial), size, and when built (on a terminal wide enough)."""
     from rich import box
 
+    from gameforge.artifacts.runs import share
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.listing import describe
     from gameforge.stages.reporting import inline
@@ -90,7 +91,7 @@ def artifacts_ls(
         status = info.status
         if progress.get(info.key):  # chunks finished of all the chunked arrays so far
             done, total = (sum(pair) for pair in zip(*progress[info.key].values(), strict=True))
-            status += f" {100 * done // max(total, 1)}%"
+            status += f" {share(done, total)}"
         cells = [info.key, labels, status, human_bytes(info.bytes)]
         if wide:
             cells.append((info.created or "-").replace("+00:00", "Z"))
@@ -101,13 +102,15 @@ def artifacts_ls(
 
 def _show_unfinished(build: UnfinishedBuild, as_json: bool) -> None:
     """`artifacts show` for a build started and never committed: how far, and what next."""
+    from gameforge.artifacts.runs import share
+
     if as_json:
         sys.stdout.write(json.dumps(build.as_dict(), indent=2) + "\n")
         return
     stage = build.key.rsplit("-", 1)[0]
     console.print(f"[bold]{build.key}[/]  stage {stage}: unfinished (started, never committed)")
     for name, (done, total) in build.progress.items():
-        say(f"  {name}: {done:,} of {total:,} chunks finished ({100 * done // max(total, 1)}%)")
+        say(f"  {name}: {done:,} of {total:,} chunks finished ({share(done, total)})")
     if not build.progress:
         say("  no chunk finished")
     run = build.run

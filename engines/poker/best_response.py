@@ -677,7 +677,7 @@ def _add_reach(
 def _total_from_cards(per_card: np.ndarray, n_cols: int, total: np.ndarray) -> None:
     """The sums over all hands from the per-card sums: every hand was added to two rows (a
     one-card hand's second to the spare row), so the total is half their sum. One pass over
-    the card rows instead of a third add per hand (1.1x on the whole kernel)."""
+    the card rows instead of a third add per hand (1.06x on C8, measured alone)."""
     E = total.shape[1]
     total[:n_cols] = 0.0
     for k in range(per_card.shape[0]):
