@@ -17,6 +17,7 @@ import json
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -276,6 +277,20 @@ def resume_command(command: str) -> str:
     return " ".join(kept)
 
 
+def older_build_note(store: ArtifactStore, stage: str, version: int, key: str) -> str:
+    """One line on an unfinished build of the same content by an earlier stage version, which
+    this version does not resume (the version is in the key)."""
+    progress = UnfinishedBuild(key, store.build_progress(key), None).progress_text()
+    recipe = store.build_recipe(key)
+    code = f", code {recipe['code_version']}" if recipe and recipe.get("code_version") else ""
+    where = "" if store.location == "store" else f" --store {store.location}"
+    return (
+        f"not resumed: {key}, an unfinished build of the same content by {stage} version "
+        f"{version}{code} ({progress}); resume it with that version's code, or discard it with "
+        f"`gameforge artifacts rm {key}{where}`"
+    )
+
+
 def share(done: int, total: int) -> str:
     """Chunks finished as a whole percentage, rounded down: '28%'."""
     return f"{100 * done // max(total, 1)}%"
@@ -289,6 +304,18 @@ class UnfinishedBuild:
     progress: dict[str, tuple[int, int]]  # chunked array -> (chunks finished, chunks in all)
     run: RunRecord | None  # the newest run that planned it
     store: str = "store"  # the store's location, as commands name it
+    recipe: dict[str, Any] | None = None  # what its writer recorded (None before recipes)
+    current_version: int | None = None  # its stage's version in this code, where known
+
+    @property
+    def outdated(self) -> bool:
+        """True if this code's version of its stage differs from the one that started it: the
+        same run now computes another key, and only the code that started it resumes it."""
+        return (
+            self.recipe is not None
+            and self.current_version is not None
+            and self.recipe.get("version") != self.current_version
+        )
 
     @property
     def discard(self) -> str:
@@ -298,8 +325,21 @@ class UnfinishedBuild:
 
     @property
     def resume(self) -> str | None:
-        """The command that resumes it: its run's, without `--force`."""
-        return resume_command(self.run.command) if self.run and self.run.command else None
+        """The command that resumes it: its run's, without `--force` (None where this code
+        would build another key)."""
+        if self.outdated or not (self.run and self.run.command):
+            return None
+        return resume_command(self.run.command)
+
+    def outdated_text(self) -> str:
+        """Why this code does not resume it: 'started by best-response version 2 (code ...);
+        this code has version 3, which computes another key for the same run'."""
+        recipe = self.recipe or {}
+        return (
+            f"started by {recipe.get('stage')} version {recipe.get('version')} (code "
+            f"{recipe.get('code_version') or 'unknown'}); this code has version "
+            f"{self.current_version}, which computes another key for the same run"
+        )
 
     def progress_text(self) -> str:
         """'board_values 124 of 439 chunks finished (28%)', one clause per chunked array."""
@@ -313,7 +353,12 @@ class UnfinishedBuild:
 
     def line(self) -> str:
         """One line: what it is, how far it got, how to resume or discard it."""
-        how = f"resume it with `{self.resume}`" if self.resume else "rerun the run that started it"
+        if self.outdated:
+            how = f"{self.outdated_text()}: resume it with that code"
+        elif self.resume:
+            how = f"resume it with `{self.resume}`"
+        else:
+            how = "rerun the run that started it"
         return (
             f"{self.key} is an unfinished build, not a stored artifact ({self.progress_text()}): "
             f"{how}, or discard it with `{self.discard}`"
@@ -328,12 +373,21 @@ class UnfinishedBuild:
             "run": self.run.run_id if self.run else None,
             "run_status": self.run.shown_status() if self.run else None,
             "resume": self.resume,
+            "recipe": self.recipe,
+            "outdated": self.outdated,
         }
 
 
-def unfinished_build(store: ArtifactStore, key: str) -> UnfinishedBuild | None:
-    """`key`'s unfinished build, or None if it is committed or was never started."""
+def unfinished_build(
+    store: ArtifactStore, key: str, version_of: Callable[[str], int | None] | None = None
+) -> UnfinishedBuild | None:
+    """`key`'s unfinished build, or None if it is committed or was never started.
+
+    `version_of(stage)` gives this code's version of a stage (None if unknown), to tell a
+    build an earlier version started."""
     if not store.unfinished(key):
         return None
     run = RunLedger(store).last_naming(key)
-    return UnfinishedBuild(key, store.build_progress(key), run, store.location)
+    recipe = store.build_recipe(key)
+    current = version_of(str(recipe.get("stage"))) if recipe and version_of else None
+    return UnfinishedBuild(key, store.build_progress(key), run, store.location, recipe, current)

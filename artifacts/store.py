@@ -56,6 +56,8 @@ OBJECTS, PARTIAL, LOCKS, TRUST = "objects", "partial", "locks", "trust"
 DONE_DIR = "done"
 CHECKPOINT_DIR = "checkpoints"
 ATTEMPTS_FILE = "attempts.json"  # beside the checkpoints: each build process's time so far
+RECIPE_FILE = "recipe.json"  # what an unfinished build computes, and the code that started it
+RECIPE_FIELDS = ("stage", "version", "params", "inputs", "code_version")
 LEGACY_DATA_DIR = "data"  # where builds lived before they moved in place (never resumed)
 DEFAULT_STORE = "store"
 
@@ -282,6 +284,7 @@ class ArtifactWriter:
             files.remove_tree(self._partial)
         self.resumed = bool(self.array_names()) or files.exists(self._partial)
         self._earlier = self._earlier_attempts()
+        self._recipe_noted = False
 
     def array_url(self, name: str) -> str:
         """The address of one array being written (for zarr in a worker process)."""
@@ -327,6 +330,7 @@ class ArtifactWriter:
         from gameforge.artifacts.checked import CHUNK_CODECS
 
         self.build.refuse_if_committed()
+        self._note_recipe()
         if self.has_array(name):
             existing = self[name]
             same = (
@@ -355,10 +359,23 @@ class ArtifactWriter:
 
     def save_checkpoint(self, name: str, arrays: dict[str, np.ndarray]) -> None:
         """Atomically save resumable state (e.g. k-means) next to the partial artifact."""
+        self._note_recipe()
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)  # type: ignore[arg-type]
         self.store.files.write(f"{self._partial}/{CHECKPOINT_DIR}/{name}.npz", buffer.getvalue())
         self._record_attempt()
+
+    def _note_recipe(self) -> None:
+        """Record beside the build, before its first array or checkpoint, what it computes and
+        the code that started it: a killed build then says which code resumes it (a later
+        stage version computes another key for the same run)."""
+        if self._recipe_noted:
+            return
+        path = f"{self._partial}/{RECIPE_FILE}"
+        if not self.store.files.exists(path):
+            recipe = {name: self.meta.get(name) for name in RECIPE_FIELDS}
+            self.store.files.write(path, json.dumps(recipe, indent=1).encode())
+        self._recipe_noted = True
 
     def _this_attempt(self) -> dict[str, Any]:
         return {
@@ -555,6 +572,27 @@ class ArtifactStore:
             done = len(self.files.listdir(f"{PARTIAL}/{key}/{DONE_DIR}/{name}"))
             progress[name] = (min(done, total), total)
         return progress
+
+    def build_recipe(self, key: str) -> dict[str, Any] | None:
+        """An unfinished build's recipe as its writer recorded it (stage, version, parameters,
+        inputs, code); None for a build started before recipes were recorded."""
+        try:
+            return dict(json.loads(self.files.read_bytes(f"{PARTIAL}/{key}/{RECIPE_FILE}")))
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def older_builds(
+        self, stage: str, version: int, params: dict[str, Any], inputs: dict[str, str]
+    ) -> list[tuple[int, str]]:
+        """Unfinished builds of the same parameters and inputs by an earlier version of the
+        stage, as (version, key): work this version will not resume, since the version is in
+        the key. Found by their keys, so builds from before recipes were recorded count too."""
+        found = []
+        for earlier in range(version - 1, 0, -1):
+            key = artifact_key(stage, earlier, params, inputs)
+            if self.unfinished(key):
+                found.append((earlier, key))
+        return found
 
     def has_files(self, key: str) -> bool:
         """True if anything is stored under `objects/<key>` (committed or not)."""

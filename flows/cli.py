@@ -310,6 +310,7 @@ def _print_plan(
     parallel_nodes: int = 1,
 ) -> None:
     """What a run would do, node by node (the `--plan` dry run); computes and writes nothing."""
+    from gameforge.artifacts.runs import older_build_note
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.pipeline import plan, resource_plan, resource_refusal
     from gameforge.flows.specs import get_flow
@@ -332,6 +333,8 @@ def _print_plan(
             done = ", ".join(f"{a} {d:,} of {t:,} chunks" for a, (d, t) in progress.items())
             status += f" ({done} finished)" if done else ""
         say(f"{i:>3}. {step.label} ({step.stage} v{step.version}) {step.key}: {status}")
+        for version, older in step.older_builds:
+            say(f"       {older_build_note(artifacts, step.stage, version, older)}")
         content = ", ".join(f"{k}={v!r}" for k, v in step.params.items())
         say(f"       parameters: {content or '-'}")
         if step.execution:

@@ -108,7 +108,16 @@ def _show_unfinished(build: UnfinishedBuild, as_json: bool) -> None:
         sys.stdout.write(json.dumps(build.as_dict(), indent=2) + "\n")
         return
     stage = build.key.rsplit("-", 1)[0]
-    console.print(f"[bold]{build.key}[/]  stage {stage}: unfinished (started, never committed)")
+    version = f" v{build.recipe['version']}" if build.recipe else ""
+    console.print(
+        f"[bold]{build.key}[/]  stage {stage}{version}: unfinished (started, never committed)"
+    )
+    if build.recipe:
+        say(f"  started by code {build.recipe.get('code_version') or 'unknown'}")
+        content = ", ".join(f"{k}={v!r}" for k, v in (build.recipe.get("params") or {}).items())
+        say(f"  parameters: {content or '-'}")
+        for name, upstream in (build.recipe.get("inputs") or {}).items():
+            say(f"  input {name}: {upstream}")
     for name, (done, total) in build.progress.items():
         say(f"  {name}: {done:,} of {total:,} chunks finished ({share(done, total)})")
     if not build.progress:
@@ -119,7 +128,12 @@ def _show_unfinished(build: UnfinishedBuild, as_json: bool) -> None:
         say(f"  run {run.run_id} ({status}): {run.command}")
         if status == "running":
             say("  its run is still going; once it has stopped:")
-    if build.resume:
+    if build.outdated:
+        say(f"  not resumable by this code: {build.outdated_text()}; resume it with that code")
+    elif build.resume and build.recipe is None:  # a build from before recipes were recorded
+        say(f"  resume (with the code that started it; its version was not recorded): "
+            f"{build.resume}")  # fmt: skip
+    elif build.resume:
         say(f"  resume: {build.resume}")
     say(f"  discard: {build.discard}")
 
@@ -133,11 +147,12 @@ def artifacts_show(
     """Explain an artifact: its stage, parameters, inputs, arrays and lineage."""
     from gameforge.artifacts.runs import unfinished_build
     from gameforge.artifacts.store import ArtifactStore, StoreError, dumps
+    from gameforge.stages.registry import current_version
     from gameforge.stages.reporting import summary_lines
 
     artifacts = ArtifactStore(store)
     try:
-        unfinished = unfinished_build(artifacts, artifacts.resolve(key))
+        unfinished = unfinished_build(artifacts, artifacts.resolve(key), current_version)
     except StoreError:
         unfinished = None  # not even started: `show` says so below
     if unfinished is not None:

@@ -144,6 +144,8 @@ class PlannedStep:
     params: dict[str, Any]  # the content parameters (those in the key)
     execution: dict[str, Any]  # execution-only parameters (not in the key)
     footprint: Footprint | None = None  # estimated memory peak and stored bytes, if declared
+    # unfinished builds of the same content by earlier stage versions: (version, key)
+    older_builds: tuple[tuple[int, str], ...] = ()
 
     @property
     def computes(self) -> bool:
@@ -201,6 +203,11 @@ def plan(
             status = "resumes"
         else:
             status = "computes"
+        older: tuple[tuple[int, str], ...] = ()
+        if status != "cached":
+            older = tuple(
+                store.older_builds(stage_name, stage.version, stage_params.key_params(), full)
+            )
         planned.add(key)
         upstream: dict[str, dict[str, Any]] = {n: params_of(k) for n, k in full.items()}
         recorded[key] = Recorded(stage_params.key_params(), upstream)
@@ -217,6 +224,7 @@ def plan(
                 dict(recorded[key]),
                 stage_params.execution_params(),
                 estimate,
+                older,
             )
         )
         return StageRun(stage_name, key, status == "cached", 0.0)

@@ -108,8 +108,10 @@ def rebuild_key(
 
     `run(stage, params, inputs)` builds one artifact and returns its key. Returns what was rebuilt.
     """
+    from gameforge.stages.registry import current_version
+
     full = store.resolve(key)
-    unfinished = unfinished_build(store, full)
+    unfinished = unfinished_build(store, full, current_version)
     if unfinished is not None:
         raise StoreError(unfinished.line())
     mending = Repair(store)

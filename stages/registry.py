@@ -119,6 +119,14 @@ def all_stages() -> dict[str, Stage]:
     return shipped | {name: stage for name, stage in STAGES.items() if name not in shipped}
 
 
+def current_version(name: str) -> int | None:
+    """This code's version of a stage, or None for a stage it does not know."""
+    try:
+        return get_stage(name).version
+    except StageError:
+        return None
+
+
 def get_stage(name: str) -> Stage:
     """A registered stage by name; an unknown name raises StageError listing the valid ones."""
     if name not in STAGES and name in MODULE_OF:

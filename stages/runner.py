@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore, artifact_key
+from gameforge.artifacts.runs import older_build_note
 from gameforge.artifacts.store import CorruptedArtifact, StoreError, gameforge_version
 from gameforge.stages.base import StageContext, StageError, StageParams
 from gameforge.stages.executor import Executor, InProcessExecutor
@@ -214,6 +215,11 @@ def run_stage(
             log(f"{shown}: {key} was built by another process, reused")
             return StageRun(name, key, True, time.monotonic() - t0)
         log(f"{shown}: computing {key}" + (" (resuming)" if writer.resumed else ""))
+        if not writer.resumed:
+            for version, older in store.older_builds(
+                stage.name, stage.version, params.key_params(), inputs
+            ):
+                log(f"{shown}: {older_build_note(store, stage.name, version, older)}")
         ctx = StageContext(
             params=params,
             inputs=opened,

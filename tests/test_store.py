@@ -212,6 +212,53 @@ def test_cli_shows_how_far_an_unfinished_build_got_and_how_to_resume_it(store):
     assert f"{info.key}: resumes (squares 5 of 40 chunks finished)" in planned.stdout, planned
 
 
+def test_a_build_an_earlier_stage_version_started_is_named_and_not_offered_to_resume(
+    store, monkeypatch
+):
+    """A killed build records its recipe. Once the stage's version changes, the same run
+    computes another key and names the earlier build it does not resume; `artifacts show` on
+    that build says which version and code started it and offers no resume command that this
+    code would turn into another build."""
+    import dataclasses
+
+    from typer.testing import CliRunner
+
+    from gameforge.artifacts.runs import RunLedger, unfinished_build
+    from gameforge.flows.cli import app
+    from gameforge.stages import registry
+
+    with pytest.raises(MemoryError):
+        run_stage("toy-squares", {"fail_chunk": 5}, store=store, log=_quiet)
+    [info] = store.entries()
+    recipe = store.build_recipe(info.key)
+    assert recipe is not None
+    assert (recipe["stage"], recipe["version"]) == ("toy-squares", 1)
+    assert artifact_key("toy-squares", 1, recipe["params"], recipe["inputs"]) == info.key
+    RunLedger(store).record_done("toy", {"toy-squares": {"key": info.key}}, "gameforge run toy")
+    current = unfinished_build(store, info.key, registry.current_version)
+    assert current is not None and not current.outdated and current.resume == "gameforge run toy"
+
+    bumped = dataclasses.replace(get_stage("toy-squares"), version=2)
+    monkeypatch.setitem(registry.STAGES, "toy-squares", bumped)
+    params = get_stage("toy-squares").make_params({}).key_params()
+    assert store.older_builds("toy-squares", 2, params, {}) == [(1, info.key)]
+    logs: list[str] = []
+    rebuilt = run_stage("toy-squares", {}, store=store, log=logs.append)
+    assert rebuilt.key != info.key and store.unfinished(info.key)
+    [note] = [line for line in logs if "not resumed" in line]
+    assert f"{info.key}, an unfinished build of the same content by toy-squares version 1" in note
+    assert "squares 5 of 40 chunks finished (12%)" in note
+
+    build = unfinished_build(store, info.key, registry.current_version)
+    assert build is not None and build.outdated and build.resume is None
+    assert "started by toy-squares version 1" in build.line()
+    assert "this code has version 2" in build.line()
+    shown = CliRunner().invoke(app, ["artifacts", "show", info.key, "--store", str(store.root)])
+    assert shown.exit_code == 0, shown.output
+    assert "stage toy-squares v1: unfinished" in shown.output
+    assert "not resumable by this code" in shown.output and "resume:" not in shown.output
+
+
 def test_resume_command_drops_force_options():
     from gameforge.artifacts.runs import resume_command
 
