@@ -207,6 +207,14 @@ def artifacts_show(
                 highlight=False,
                 markup=False,
             )
+            if "exact_key" in known:  # LBR is a best response restricted: never above exact
+                exact = known["exact_mbb_per_game"]
+                verdict = (
+                    "at or above it, as it must be"
+                    if exact >= lower
+                    else "BELOW it: one of the two is wrong, or this is the 1-in-20 draw"
+                )
+                say(f"    the exact figure ({exact:.1f}) against its lower bound: {verdict}")
         if not known:
             console.print(
                 f"  real-game exploitability: not computed (gameforge strategy br {meta['key']})",

@@ -282,6 +282,9 @@ def test_stage_resumes_bit_identical_and_lbr_stays_below(store, tmp_path):
 
     from gameforge.flows.cli import app
 
+    shown = CliRunner().invoke(app, ["artifacts", "show", solve, "--store", str(store.root)])
+    assert "against its lower bound: at or above it, as it must be" in shown.output, shown.output
+
     out = CliRunner().invoke(
         app, ["strategy", "br", solve, "--store", str(store.root), "--dask-address", "local"]
     )
