@@ -242,6 +242,17 @@ def test_a_build_an_earlier_stage_version_started_is_named_and_not_offered_to_re
     monkeypatch.setitem(registry.STAGES, "toy-squares", bumped)
     params = get_stage("toy-squares").make_params({}).key_params()
     assert store.older_builds("toy-squares", 2, params, {}) == [(1, info.key)]
+    from gameforge.flows.specs import FLOWS, FlowSpec, Node
+
+    toy = FlowSpec("toy", "toy squares", (Node("toy-squares"),), {"tiny": {}})
+    monkeypatch.setitem(FLOWS, "toy", toy)
+    where = ["--store", str(store.root)]
+    planned = CliRunner().invoke(app, ["run", "toy", "--preset", "tiny", "--plan", *where])
+    assert planned.exit_code == 0, planned.output
+    assert (
+        f"not resumed: {info.key}, an unfinished build of the same content by toy-squares "
+        "version 1" in " ".join(planned.output.split())
+    ), planned.output
     logs: list[str] = []
     rebuilt = run_stage("toy-squares", {}, store=store, log=logs.append)
     assert rebuilt.key != info.key and store.unfinished(info.key)
