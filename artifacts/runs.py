@@ -280,14 +280,14 @@ def resume_command(command: str) -> str:
 def older_build_note(store: ArtifactStore, stage: str, version: int, key: str) -> str:
     """One line on an unfinished build of the same content by an earlier stage version, which
     this version does not resume (the version is in the key)."""
-    progress = UnfinishedBuild(key, store.build_progress(key), None).progress_text()
-    recipe = store.build_recipe(key)
-    code = f", code {recipe['code_version']}" if recipe and recipe.get("code_version") else ""
-    where = "" if store.location == "store" else f" --store {store.location}"
+    build = UnfinishedBuild(
+        key, store.build_progress(key), None, store.location, store.build_recipe(key)
+    )
+    code = (build.recipe or {}).get("code_version")
     return (
         f"not resumed: {key}, an unfinished build of the same content by {stage} version "
-        f"{version}{code} ({progress}); resume it with that version's code, or discard it with "
-        f"`gameforge artifacts rm {key}{where}`"
+        f"{version}{f', code {code}' if code else ''} ({build.progress_text()}); resume it with "
+        f"that version's code, or discard it with `{build.discard}`"
     )
 
 

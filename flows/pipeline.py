@@ -203,14 +203,13 @@ def plan(
             status = "resumes"
         else:
             status = "computes"
+        content = stage_params.key_params()
         older: tuple[tuple[int, str], ...] = ()
         if status != "cached":
-            older = tuple(
-                store.older_builds(stage_name, stage.version, stage_params.key_params(), full)
-            )
+            older = tuple(store.older_builds(stage_name, stage.version, content, full))
         planned.add(key)
         upstream: dict[str, dict[str, Any]] = {n: params_of(k) for n, k in full.items()}
-        recorded[key] = Recorded(stage_params.key_params(), upstream)
+        recorded[key] = Recorded(content, upstream)
         estimate = None
         if stage.footprint is not None:
             estimate = stage.footprint(stage_params, upstream)
