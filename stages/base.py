@@ -195,6 +195,9 @@ class Stage:
     # None: the stage's output is bit-reproducible from its recipe (a recompute check compares
     # bit for bit); else why it is not, and the tolerance a recompute check allows.
     nondeterminism: Nondeterminism | None = None
+    # Execution parameters under which a rebuild from the recipe repeats a stored build, from
+    # the stored artifact (a run that a wall-time budget stopped: the iteration it stopped at).
+    replay: Callable[[Artifact], dict[str, Any]] | None = None
 
     def declared(self, input_name: str) -> str | None:
         """The declared input a given input name fills (`players.3` fills `players`), or None."""

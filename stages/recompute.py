@@ -7,7 +7,8 @@ computes a seeded sample of its chunks, compares them as they are made, and take
 chunks from the stored artifact, so that the stage carries on; everything else the stage
 writes is recomputed and compared whole. With `whole`, every chunk is recomputed. A chunked pass
 over scratch the artifact does not keep runs in full. Arrays a stage declares not
-bit-reproducible (`nondeterminism`) are compared within its tolerance, or not at all.
+bit-reproducible (`nondeterminism`) are compared within its tolerance, or not at all. A build
+that a wall-time budget stopped is rebuilt to where it stopped (the stage's `replay`).
 """
 
 from __future__ import annotations
@@ -221,6 +222,8 @@ def recompute_check(
         # check inputs first: trust runs downstream
         store.require_trusted(input_artifact.key, input_artifact.meta)
     recorded = {**artifact.params, **artifact.meta.get("execution", {})}
+    if stage.replay is not None:
+        recorded.update(stage.replay(artifact))
     fields = stage.params_model.model_fields  # computed fields (a game's digest) are derived
     params = stage.make_params({k: v for k, v in recorded.items() if k in fields})
     if params.key_params() != artifact.params:

@@ -65,11 +65,13 @@ def stage(
     check_inputs: Callable[[Any, dict[str, Any]], None] | None = None,
     labels: tuple[str, ...] = (),
     nondeterminism: Nondeterminism | None = None,
+    replay: Callable[[Any], dict[str, Any]] | None = None,
 ) -> Callable[[RunFn], RunFn]:
     """Declare the decorated run function as stage `name`; its docstring's first line is the
     stage's description. `optional` and `many` name inputs that may be left out, or that take
     `name.0`, `name.1`, ...; `labels` names the parameters that tell its artifacts apart;
-    `nondeterminism` says why its output is not bit-reproducible and the tolerance it keeps."""
+    `nondeterminism` says why its output is not bit-reproducible and the tolerance it keeps;
+    `replay` gives the execution parameters that make a rebuild repeat a stored build."""
 
     def declare(run: RunFn) -> RunFn:
         description = (run.__doc__ or "").strip().partition("\n")[0]
@@ -86,6 +88,7 @@ def stage(
                 check_inputs=check_inputs,
                 label_params=tuple(labels),
                 nondeterminism=nondeterminism,
+                replay=replay,
             )
         )
         return run

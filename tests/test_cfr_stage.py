@@ -13,6 +13,7 @@ from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.cfr import CFRParams
 from gameforge.stages.poker.strategy import StrategyView
+from gameforge.stages.recompute import recompute_check
 from gameforge.stages.runner import run_stage
 from tests.poker_helpers import LEDUC, SHORT, CrashAfter, quiet
 
@@ -222,3 +223,69 @@ def test_the_discount_is_in_the_key_only_where_used():
     assert dcfr.key_params()["discount_beta"] == 0.0
     with pytest.raises(ValueError, match="public sampling"):
         CFRParams(game=LEDUC, algorithm="chance", discount_alpha=1.5)
+
+
+def test_a_time_budget_stops_the_solve_where_a_recompute_and_a_counted_run_agree(store, tmp_path):
+    """`seconds` solves for a wall-time budget: the run stops at the first kernel call past it
+    (numba's start-up off the clock), records the iteration reached, and is the same solve as
+    one of that many iterations; a recompute check replays it bit for bit; a continuation adds
+    time."""
+    budget = {"game": LEDUC, "algorithm": "chance", "iterations": None, "batch": 500}
+    run = run_stage("cfr", {**budget, "seconds": 1.0}, store=store, log=quiet)
+    summary = store.open(run.key).meta["summary"]
+    assert summary["stopped_by"] == "time budget" and summary["budget_seconds"] == 1.0
+    reached = summary["iterations"]
+    assert summary["seconds"] >= 1.0
+    curve = np.asarray(store.open(run.key)["curve_iteration"][:])
+    assert curve[-1] == reached and reached > 500
+    doubling = 500 * 2 ** np.arange(curve.size - 1)  # a point at every doubling, then the stop
+    assert np.array_equal(curve[:-1], doubling[doubling < reached])
+    counted_store = ArtifactStore(tmp_path / "counted")
+    counted = run_stage("cfr", {**budget, "iterations": reached}, store=counted_store, log=quiet)
+    mine, theirs = store.open(run.key), counted_store.open(counted.key)
+    for name in ("regret", "strategy_sum", "average_strategy"):
+        assert np.array_equal(np.asarray(mine[name][:]), np.asarray(theirs[name][:]))
+    report = recompute_check(store, run.key, whole=True, log=quiet)
+    assert report.passed and report.skipped == ["curve_seconds"], report.mismatches
+    more = run_stage(
+        "cfr",
+        {**budget, "seconds": summary["seconds"] + 0.5},
+        {"parent": run.key},
+        store=store,
+        log=quiet,
+    )
+    longer = store.open(more.key).meta["summary"]
+    assert longer["iterations"] > reached and longer["parent_iterations"] == reached
+    with pytest.raises(StageError, match="already solved for"):
+        run_stage("cfr", {**budget, "seconds": 0.5}, {"parent": run.key}, store=store, log=quiet)
+
+
+def test_a_time_budget_is_in_the_key_only_where_used():
+    """Solves stored before budgets existed keep their keys; a run needs a cap or a budget;
+    replaying is for budgeted runs and never changes the key."""
+    assert "seconds" not in CFRParams(game=LEDUC).key_params()
+    timed = CFRParams(game=LEDUC, iterations=None, seconds=60)
+    assert timed.key_params()["seconds"] == 60 and timed.key_params()["iterations"] is None
+    replayed = CFRParams(game=LEDUC, iterations=None, seconds=60, replay_iterations=1000)
+    assert replayed.key_params() == timed.key_params()
+    with pytest.raises(ValueError, match="needs a time budget"):
+        CFRParams(game=LEDUC, iterations=None)
+    with pytest.raises(ValueError, match="replays a run with a time budget"):
+        CFRParams(game=LEDUC, replay_iterations=1000)
+
+
+def test_a_budgeted_run_killed_then_resumed_keeps_its_clock(store):
+    """A killed run with a time budget resumes with the seconds it had solved (from its
+    checkpoint), stops by the budget, and a recompute replays the resumed build."""
+    params = {
+        "game": LEDUC, "algorithm": "external", "iterations": None, "seconds": 2.0,
+        "batch": 200, "checkpoint_seconds": 0,
+    }  # fmt: skip
+    with pytest.raises(CrashAfter.Boom):
+        run_stage("cfr", params, store=store, progress=CrashAfter(2, only="solve"), log=quiet)
+    logs: list[str] = []
+    resumed = run_stage("cfr", params, store=store, log=logs.append)
+    assert any("resuming at iteration" in line for line in logs), logs
+    summary = store.open(resumed.key).meta["summary"]
+    assert summary["stopped_by"] == "time budget" and summary["seconds"] >= 2.0
+    assert recompute_check(store, resumed.key, whole=True, log=quiet).passed

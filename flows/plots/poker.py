@@ -363,12 +363,17 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
         f"cfr: {_ALGORITHMS.get(algorithm, algorithm)} on {artifact.params['game']} "
         f"({game_text}), {int(iterations[-1]):,} iterations"
     )
+    budget = summary.get("budget_seconds")
+    if budget is not None:
+        how = "stopped by" if summary.get("stopped_by") == "time budget" else "within"
+        title += f" ({how} its {float(budget):,.4g} s time budget)"
+    startup_text = "off this clock" if budget is not None else "included"
     with figure(out, ncols=2, figsize=(12, 5.4), layout="constrained") as (fig, axes):
         panels = (
             (axes[0], iterations, "iterations", np.ones(iterations.size, dtype=bool)),
             (axes[1], since, f"seconds since the first evaluation (iteration "
-                             f"{int(iterations[0]):,}; the {startup:.3g} s up to it, start-up "
-                             "included, not shown)", since > 0),
+                             f"{int(iterations[0]):,}; the {startup:.3g} s up to it not "
+                             f"shown; start-up {startup_text})", since > 0),
         )  # fmt: skip
         for ax, x, xlabel, keep in panels:
             if has_exact:

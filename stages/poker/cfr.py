@@ -11,7 +11,10 @@ the game is solved losslessly (canonical hands).
 The run checkpoints its regrets and strategy sums every `checkpoint_seconds`; a killed run
 resumes there and, deals being a function of (seed, iteration), ends bit-identical to an
 uninterrupted one. The optional input `parent` (an earlier `cfr` artifact with the same
-settings and abstraction) continues that run to more iterations, as a new artifact. Where the
+settings and abstraction) continues that run to more iterations, as a new artifact. With
+`seconds` the run solves for a wall-time budget instead of (or up to) an iteration count, so
+that algorithms compare at equal time; the iteration reached is recorded and a recompute check
+replays the run to it. Where the
 game is small enough, the exact exploitability (best response in the real game) is recorded
 along the way, in chips and mbb/g.
 """
@@ -45,7 +48,14 @@ class CFRParams(TreeGameParams):
     """Algorithm, iterations, seed and averaging of the solve."""
 
     algorithm: Literal["cfr", "cfr+", "chance", "external", "public"] = "chance"
-    iterations: int = Field(default=100_000, ge=1)
+    iterations: int | None = Field(default=100_000, ge=1)  # None: no cap (with `seconds`)
+    # A wall-time budget: stop at the first kernel call that ends at or past this many seconds
+    # of solving (the curve's clock: wall time summed over resumes and the parent, less the
+    # time spent evaluating curve points), or at `iterations`, whichever comes first. The stop
+    # depends on the machine, so the summary records the iteration reached; a recompute check
+    # replays the run to it (`replay_iterations`).
+    seconds: float | None = Field(default=None, gt=0)
+    replay_iterations: int | None = Field(default=None, ge=1)  # stop here, not by the clock
     seed: int = 0
     averaging: float | None = Field(default=None, ge=0)  # weight t**averaging; default below
     # regret matching+ (regrets floored at 0): part of the full-walk algorithms' definition
@@ -60,10 +70,23 @@ class CFRParams(TreeGameParams):
     # negative ones x t^b / (t^b + 1); Brown & Sandholm's DCFR is a=1.5, b=0 with averaging=2
     discount_alpha: float | None = None
     discount_beta: float = 0.0
-    execution_only: ClassVar[frozenset[str]] = frozenset({"checkpoint_seconds", "batch"})
+    execution_only: ClassVar[frozenset[str]] = frozenset(
+        {"checkpoint_seconds", "batch", "replay_iterations"}
+    )
     new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {
-        "discount_alpha": ("discount_alpha", "discount_beta")
+        "discount_alpha": ("discount_alpha", "discount_beta"),
+        "seconds": ("seconds",),
     }
+
+    @model_validator(mode="after")
+    def _a_run_has_an_end(self) -> CFRParams:
+        """Refuse a run with neither an iteration cap nor a time budget, and a replay of a run
+        that had no time budget."""
+        if self.iterations is None and self.seconds is None:
+            raise ValueError("iterations none needs a time budget (seconds)")
+        if self.replay_iterations is not None and self.seconds is None:
+            raise ValueError("replay_iterations replays a run with a time budget (seconds)")
+        return self
 
     @model_validator(mode="after")
     def _discount_is_public(self) -> CFRParams:
@@ -162,6 +185,65 @@ def _solver(ctx: StageContext) -> tuple[Any, Solver | None]:
     return sampled, exact
 
 
+_NO_CAP = 1 << 62  # iterations: no cap (a time budget ends the run)
+
+
+class _SolveBar:
+    """The run's progress: iterations of the cap, or seconds of the time budget (the iteration
+    reached shown beside it; the bar starts after the start-up call, so its rate and ETA are
+    the solve clock's)."""
+
+    def __init__(self, ctx: StageContext, params: CFRParams, iteration: int, seconds: float):
+        self.ctx, self.params, self.text, self.iteration = ctx, params, "", iteration
+        self.clock = params.seconds is not None and params.replay_iterations is None
+        self.budget = int(np.ceil(params.seconds or 0))
+        self.bar: Any = None
+        if self.clock:
+            self.shown = min(int(seconds), self.budget)
+        else:
+            total = min(params.iterations or _NO_CAP, params.replay_iterations or _NO_CAP)
+            self.bar = ctx.progress.start(f"{params.algorithm} iterations", total)
+            self.shown = iteration
+            self.bar.advance(iteration)
+
+    def advance(self, iteration: int, seconds: float) -> None:
+        """The solve reached `iteration` after `seconds` of solving."""
+        now = self.iteration = iteration
+        if self.clock:
+            if self.bar is None:
+                self.bar = self.ctx.progress.start(
+                    f"{self.params.algorithm} solve seconds", self.budget
+                )
+                self.bar.advance(self.shown)
+            self.bar.note(f"iteration {iteration:,} {self.text}".rstrip())
+            now = min(int(seconds), self.budget)
+        if now > self.shown:
+            self.bar.advance(now - self.shown)
+            self.shown = now
+
+    def note(self, text: str) -> None:
+        """The latest curve point, beside the bar."""
+        self.text = text
+        if self.bar is not None:
+            self.bar.note(f"iteration {self.iteration:,} {text}" if self.clock else text)
+
+    def close(self) -> None:
+        """Finish the bar."""
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _doubling_points(stop: int, batch: int, count: int) -> list[int]:
+    """Curve points of a run with no iteration cap: `batch` iterations and every doubling."""
+    if count == 0:
+        return []
+    points, point = [], batch
+    while point < min(stop, _NO_CAP):
+        points.append(point)
+        point *= 2
+    return points
+
+
 def _eval_points(total: int, count: int) -> list[int]:
     """`count` log-spaced iterations in 1..total, always ending at `total`."""
     if count == 0:
@@ -181,10 +263,11 @@ def _eval_points(total: int, count: int) -> list[int]:
     },
     optional={"middle_buckets", "river_buckets", "parent"},
     check_inputs=same_game,
-    labels=("algorithm", "iterations"),
+    labels=("algorithm", "iterations", "seconds"),
     nondeterminism=Nondeterminism(
         "curve_seconds is the wall time at each curve point", arrays=("curve_seconds",)
     ),
+    replay=lambda artifact: _replay(artifact.params, artifact.meta["summary"]),
 )
 def run(ctx: StageContext) -> dict:
     """CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless.
@@ -202,56 +285,105 @@ def run(ctx: StageContext) -> dict:
         "regret_bound": [],
         "seconds": [],
     }
+    elapsed0 = 0.0
     if "parent" in ctx.inputs:
-        start_iteration = _load_parent(ctx, solver, curve)
+        start_iteration, elapsed0 = _load_parent(ctx, solver, curve)
     saved = ctx.writer.load_checkpoint("cfr")
     if saved is not None:
         solver.restore(saved["regret"], saved["avg"], int(saved["iteration"]))
         for name in curve:
             curve[name] = [float(v) for v in saved[f"curve_{name}"]]
+        # checkpoints before the solve clock was kept: the last curve point's time
+        if "seconds" in saved:
+            elapsed0 = float(saved["seconds"])
+        elif curve["seconds"]:
+            elapsed0 = curve["seconds"][-1]
         ctx.log(f"cfr: resuming at iteration {solver.iteration:,}")
-    elapsed0 = curve["seconds"][-1] if curve["seconds"] else 0.0
-    points = _eval_points(params.iterations, params.evaluations)
-    bar = ctx.progress.start(f"{params.algorithm} iterations", params.iterations)
-    bar.advance(solver.iteration)
+    stop = min(
+        params.iterations or _NO_CAP, params.replay_iterations or _NO_CAP
+    )  # the clock's stop is checked in the loop
+    points = (
+        _eval_points(params.iterations, params.evaluations)
+        if params.iterations is not None
+        else _doubling_points(stop, params.iterations_per_call(), params.evaluations)
+    )
+    by_clock = params.seconds is not None and params.replay_iterations is None
+    bar = _SolveBar(ctx, params, solver.iteration, elapsed0)
     t0 = time.monotonic()
     last_save = t0
+    # Seconds off the solve clock: evaluating curve points, and (with a time budget) each
+    # process's first kernel call, one iteration that holds numba's compiling
+    off_clock = [0.0]
+    startup = 0.0
+
+    def spent() -> float:
+        return elapsed0 + time.monotonic() - t0 - off_clock[0]
 
     def save() -> None:
-        arrays = {"regret": solver.regret, "avg": solver.avg, "iteration": solver.iteration}
+        arrays = {
+            "regret": solver.regret,
+            "avg": solver.avg,
+            "iteration": solver.iteration,
+            "seconds": spent(),
+        }
         arrays.update({f"curve_{k}": np.asarray(v) for k, v in curve.items()})
         ctx.writer.save_checkpoint("cfr", arrays)
 
-    while solver.iteration < params.iterations:
-        target = min(params.iterations, solver.iteration + params.iterations_per_call())
+    def evaluate(iteration: int) -> None:
+        at, started = spent(), time.monotonic()
+        value = np.nan if exact is None else exact.exploitability(solver.average_strategy())
+        curve["iteration"].append(float(iteration))
+        curve["exploitability"].append(value)
+        # Full-traversal regrets sum over every deal, public-sampled ones over every pair of
+        # hands on a board; chance- and external-sampled ones are per-deal estimates.
+        scale = (solver.cards.num_deals if isinstance(solver, Solver)
+                 else solver.deals_per_iteration)  # fmt: skip
+        curve["regret_bound"].append(regret_bound(solver.regret, iteration) / scale)
+        latest = (
+            ("exploitability", value)
+            if exact is not None
+            else ("regret/T", curve["regret_bound"][-1])
+        )
+        bar.note(f"({latest[0]} {latest[1] / big_blind(params) * 1000.0:,.1f} mbb/g)")
+        curve["seconds"].append(at)
+        off_clock[0] += time.monotonic() - started
+
+    stopped_by = "iterations"
+    rate = None  # iterations per second of the latest kernel call
+    while solver.iteration < stop:
+        size = params.iterations_per_call()
+        if by_clock:
+            left = params.seconds - spent()  # type: ignore[operator]
+            if left <= 0:
+                stopped_by = "time budget"
+                break
+            # calls no longer than the budget left (the first: one iteration, start-up)
+            size = 1 if rate is None else max(1, min(size, int(left * rate)))
+        target = min(stop, solver.iteration + size)
         upcoming = [p for p in points if p > solver.iteration]
         if upcoming:
             target = min(target, upcoming[0])
-        before = solver.iteration
+        before, called = solver.iteration, time.monotonic()
         solver.iterate(target - before)
-        bar.advance(target - before)
+        took = time.monotonic() - called
+        if by_clock and rate is None:
+            startup = took
+            off_clock[0] += took
+        rate = (target - before) / max(took, 1e-9)
+        bar.advance(target, spent())
         if target in points:
-            spent = elapsed0 + time.monotonic() - t0
-            value = np.nan if exact is None else exact.exploitability(solver.average_strategy())
-            curve["iteration"].append(float(target))
-            curve["exploitability"].append(value)
-            # Full-traversal regrets sum over every deal, public-sampled ones over every pair of
-            # hands on a board; chance- and external-sampled ones are per-deal estimates.
-            scale = (solver.cards.num_deals if isinstance(solver, Solver)
-                     else solver.deals_per_iteration)  # fmt: skip
-            curve["regret_bound"].append(regret_bound(solver.regret, target) / scale)
-            latest = (
-                ("exploitability", value)
-                if exact is not None
-                else ("regret/T", curve["regret_bound"][-1])
-            )
-            bar.note(f"({latest[0]} {latest[1] / big_blind(params) * 1000.0:,.1f} mbb/g)")
-            curve["seconds"].append(spent)
+            evaluate(target)
         if time.monotonic() - last_save >= params.checkpoint_seconds:
             save()
             last_save = time.monotonic()
+    if (
+        params.seconds is not None
+        and params.evaluations
+        and (not curve["iteration"] or curve["iteration"][-1] != solver.iteration)
+    ):
+        evaluate(solver.iteration)  # where the budget stopped it
     bar.close()
-    seconds = elapsed0 + time.monotonic() - t0
+    seconds = spent()
     w = ctx.writer
     shape = solver.regret.shape
     rows = max(1, min(shape[0], 1 << 20))
@@ -281,10 +413,24 @@ def run(ctx: StageContext) -> dict:
         final = curve["exploitability"][-1]
         summary["exploitability_chips"] = final
         summary["exploitability_mbb_per_game"] = final / bb * 1000.0
+    if params.seconds is not None:
+        summary["budget_seconds"] = params.seconds
+        summary["startup_seconds"] = round(startup, 3)  # this process's, off the clock
+        summary["stopped_by"] = (
+            "replayed to the recorded stop" if params.replay_iterations else stopped_by
+        )
     if "parent" in ctx.inputs:
         summary["parent"] = ctx.inputs["parent"].key
         summary["parent_iterations"] = start_iteration
     return summary
+
+
+def _replay(params: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """A run with a time budget stopped where its clock said: a rebuild stops at the same
+    iteration (everything else is a function of the recipe)."""
+    if params.get("seconds") is None:
+        return {}
+    return {"replay_iterations": int(summary["iterations"])}
 
 
 def _write_average(out: Any, solver: Any, rows: int) -> None:
@@ -316,26 +462,35 @@ def _buckets(solver: Any) -> np.ndarray:
     return solver.tables.num_buckets
 
 
-def _load_parent(ctx: StageContext, solver: Any, curve: dict[str, list[float]]) -> int:
+def _load_parent(
+    ctx: StageContext, solver: Any, curve: dict[str, list[float]]
+) -> tuple[int, float]:
+    """Load the parent's tables and curve; its iterations and solve seconds."""
     params: CFRParams = ctx.params
     parent = ctx.inputs["parent"]
-    mine = {k: v for k, v in params.key_params().items() if k != "iterations"}
-    theirs = {k: v for k, v in parent.params.items() if k != "iterations"}
+    length = ("iterations", "seconds")  # how long a run is: what a continuation may change
+    mine = {k: v for k, v in params.key_params().items() if k not in length}
+    theirs = {k: v for k, v in parent.params.items() if k not in length}
     if theirs.get("algorithm") in FULL:  # older cfr+ artifacts recorded plus=False, unused
         theirs["plus"] = theirs["algorithm"] == "cfr+"
     abstraction = {k: a.key for k, a in ctx.inputs.items() if k != "parent"}
     if mine != theirs or {k: v for k, v in parent.inputs.items() if k != "parent"} != abstraction:
         raise StageError(f"cfr: parent {parent.key} was run with other settings or inputs")
     done = int(parent.meta["summary"]["iterations"])
-    if done >= params.iterations:
+    spent = float(parent.meta["summary"]["seconds"])
+    if params.iterations is not None and done >= params.iterations:
         raise StageError(
             f"cfr: parent already has {done:,} iterations (asked {params.iterations:,})"
+        )
+    if params.seconds is not None and spent >= params.seconds:
+        raise StageError(
+            f"cfr: parent already solved for {spent:,.0f} s (the budget is {params.seconds:,.0f} s)"
         )
     solver.restore(parent["regret"][:], parent["strategy_sum"][:], done)
     for name in curve:
         curve[name] = [float(v) for v in np.asarray(parent[f"curve_{name}"][:])]
     ctx.log(f"cfr: continuing {parent.key} from iteration {done:,}")
-    return done
+    return done, spent
 
 
 @footprint("cfr")
