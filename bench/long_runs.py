@@ -13,7 +13,9 @@ The steps (issues 20 and 21):
    then continued (input `parent`) to 2 hours;
 2. LBR of those four solves (minutes each: a lower bound while the exact figures wait);
 3. the exact best response (`best-response`, float32 sums, about 9 hours each) of the four
-   solves, then of the paper's C8 at 300,000 iterations and at 7.5 M, then of C6, C10 and C12.
+   solves; then the no-limit CNN flow's `paper` preset in bfloat16 (issue 25, about 9.3 hours);
+   then the best responses of the paper's C8 at 300,000 iterations and at 7.5 M, and of C6,
+   C10 and C12.
 
 A timed solve's wall time is its budget, so it starts only on an idle machine: while the
 1-minute load average is above `--idle-load` (other work running) the script waits for it to
@@ -57,8 +59,8 @@ class Solve:
         return any(value.startswith("cfr.seconds=") for value in self.sets)
 
     def overrides(self) -> list[str]:
-        """`--set` values (the best response's precision always among them)."""
-        return [*self.sets, *FLOAT32]
+        """`--set` values (a solve's best response always in float32)."""
+        return [*self.sets, *(FLOAT32 if self.flow == "lhe-solve" else [])]
 
     def inputs(self, store: ArtifactStore) -> dict[str, dict[str, str]]:
         """The cfr node's parent, once the parent solve is stored."""
@@ -95,6 +97,7 @@ PUBLIC_2H = Solve((*PUBLIC, "cfr.seconds=7200", "cfr.iterations=none"), parent=P
 C8_300K = Solve()
 C8_7M5 = Solve(("cfr.iterations=7500000",), parent=C8_300K)
 CLUSTERS = {k: Solve((f"opponent-clusters.k={k}",)) for k in (6, 10, 12)}
+NLHE_PAPER = Solve(("precision=bfloat16",), flow="nlhe-cnn")  # issue 25: about 9.3 h
 
 
 @dataclass
@@ -104,7 +107,7 @@ class Step:
     name: str
     what: str
     solve: Solve
-    kind: str  # "solve", "lbr" or "best-response"
+    kind: str  # "solve" (or any flow run), "lbr" or "best-response"
     timed: bool = False
     notes: list[str] = field(default_factory=list)
 
@@ -168,6 +171,11 @@ def queue() -> list[Step]:
         Step(f"br-{n}", f"exact best response of {w}", s, "best-response")
         for n, (w, s) in later.items()
     ]
+    # the no-limit CNN players' paper preset (bfloat16 scoring) after the comparison's figures
+    nlhe = Step(
+        "nlhe-cnn-paper", "no-limit CNN players, paper preset, bfloat16", NLHE_PAPER, "solve"
+    )
+    steps.insert(next(i for i, s in enumerate(steps) if s.name == "br-c8-300k"), nlhe)
     return steps
 
 
