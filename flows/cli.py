@@ -173,7 +173,7 @@ def _run(
                     progress.echo(message)
                     runlog.write(message)
 
-                def run_once() -> dict[str, dict]:
+                def run_once(replays: dict[str, dict] | None = None) -> dict[str, dict]:
                     if api is not None:
                         api.wait(float(os.environ[STARTUP_TIMEOUT]))
                     return run_flow(
@@ -190,6 +190,7 @@ def _run(
                         dashboard=dashboard,
                         stored_inputs=stored_inputs,
                         record=(ledger, record),
+                        replays=replays,
                     )
 
                 if not repair:
@@ -205,9 +206,9 @@ def _run(
                     keys = list(dict.fromkeys(keys))
                     mending = Repair(artifacts, within=set(keys))
                     mending.check(keys, echo)
-                    results = run_once()
+                    results = run_once(mending.replays())
                     while mending.changed_dependents(echo):
-                        results = run_once()
+                        results = run_once(mending.replays())
         except user_errors() as exc:
             if failed_at(exc) is not None:  # a stage met a corrupted input: a stage failure
                 _stage_failed(exc, runlog, verbose, ledger, record)

@@ -32,10 +32,13 @@ def run_plan(
     run_one: Callable[..., StageRun] = run_stage,
     parallel_nodes: int = 1,
     stored: dict[str, dict[str, str]] | None = None,
+    replays: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, StageRun]:
     """Run `only` (default: every) node of `spec`, feeding each its upstream keys.
 
     `stored` feeds nodes' optional inputs from stored artifacts (node -> input -> key).
+    `replays` gives, by artifact key, execution parameters that make a rebuild repeat a stored
+    build (a repair of a solve that a time budget stopped: `Stage.replay`).
     `only` and `force` name nodes; a stage name stands for every node running that stage. With
     `parallel_nodes` > 1, nodes whose inputs are ready run side by side in threads (the flow's
     context is copied into each), e.g. the independent learners of a flow; results do not
@@ -83,6 +86,10 @@ def run_plan(
         values = params.get(node.name, {})
         if v is not None and spec.sweep is not None and node.name == spec.sweep[0]:
             values = sweep_values(spec, values, node.name)[v]
+        if replays:
+            stage_params = get_stage(node.stage).make_params(values)
+            full = {n: store.resolve(k) for n, k in inputs.items()}
+            values = {**values, **replays.get(stage_key(node.stage, stage_params, full), {})}
         return run_one(
             node.stage,
             values,

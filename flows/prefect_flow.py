@@ -100,6 +100,7 @@ def _prefect_flow(name: str) -> Any:
         parallel_nodes: int = 1,
         dashboard: bool = False,
         stored_inputs: list[str] | None = None,
+        replays: dict[str, dict] | None = None,
     ) -> dict[str, dict]:
         log = _logged_and_echoed(get_run_logger())
         spec = specs.get_flow(name)
@@ -130,6 +131,7 @@ def _prefect_flow(name: str) -> Any:
                     run_one=run_one,
                     parallel_nodes=parallel_nodes,
                     stored=stored,
+                    replays=replays,
                 )
         except BaseException as exc:
             if ledger is not None and record is not None:
@@ -159,10 +161,12 @@ def run_flow(
     dashboard: bool = False,
     stored_inputs: list[str] | None = None,
     record: Any = None,
+    replays: dict[str, dict] | None = None,
 ) -> dict[str, dict]:
     """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds.
 
     `record` is the (ledger, run record) the caller keeps: the flow adds its Prefect flow run id.
+    `replays`: see `run_plan` (a repair's rebuilds that repeat the stored builds).
     """
     from gameforge.flows import specs
 
@@ -182,6 +186,7 @@ def run_flow(
             parallel_nodes=parallel_nodes,
             dashboard=dashboard,
             stored_inputs=list(stored_inputs or []),
+            replays=replays or None,
         )
     finally:
         _HOOKS.progress, _HOOKS.echo, _HOOKS.record = None, None, None

@@ -59,6 +59,22 @@ class Repair:
                 moved.append(user)
         return moved
 
+    def replays(self) -> dict[str, dict[str, Any]]:
+        """Key -> the execution parameters that make its rebuild repeat the quarantined build
+        (a solve a time budget stopped), for the quarantined artifacts whose stage has them."""
+        from gameforge.stages.base import StageError
+        from gameforge.stages.registry import get_stage
+
+        out = {}
+        for key, meta in self.quarantined.items():
+            try:
+                values = get_stage(meta["stage"]).replay_of(meta) if meta else {}
+            except (StageError, KeyError):
+                values = {}
+            if values:
+                out[key] = values
+        return out
+
     def move(self, key: str, log: Callable[[str], None], why: str) -> None:
         """Quarantine one artifact, keeping its metadata (if readable) for the rebuild."""
         before = _meta(self.store, key)
@@ -91,10 +107,23 @@ def _meta(store: ArtifactStore, key: str) -> dict[str, Any] | None:
 
 
 def _checksums(meta: dict[str, Any] | None) -> dict[str, str] | None:
-    """The array checksums recorded in metadata (None where there is none)."""
+    """The array checksums recorded in metadata (None where there is none), less the arrays
+    its stage declares wall-clock measurements (`cfr`'s curve_seconds): a rebuild always
+    changes those, and nothing downstream is computed from them."""
+    from gameforge.stages.base import StageError
+    from gameforge.stages.registry import get_stage
+
     if meta is None:
         return None
-    return {name: info.get("checksum", "") for name, info in meta.get("arrays", {}).items()}
+    try:
+        loose = get_stage(str(meta.get("stage"))).nondeterminism
+    except StageError:
+        loose = None
+    return {
+        name: info.get("checksum", "")
+        for name, info in meta.get("arrays", {}).items()
+        if loose is None or loose.rtol is not None or not loose.covers(name)
+    }
 
 
 def rebuild_key(
@@ -123,9 +152,11 @@ def rebuild_key(
     def one(meta: dict[str, Any]) -> str:
         from gameforge.stages.registry import get_stage
 
-        fields = get_stage(meta["stage"]).params_model.model_fields
+        stage = get_stage(meta["stage"])
+        fields = stage.params_model.model_fields
         values = {k: v for k, v in meta["params"].items() if k in fields}
         values.update(meta.get("execution") or {})
+        values.update(stage.replay_of(meta))
         return run(meta["stage"], values, dict(meta.get("inputs") or {}))
 
     rebuilt = []

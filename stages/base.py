@@ -196,8 +196,15 @@ class Stage:
     # bit for bit); else why it is not, and the tolerance a recompute check allows.
     nondeterminism: Nondeterminism | None = None
     # Execution parameters under which a rebuild from the recipe repeats a stored build, from
-    # the stored artifact (a run that a wall-time budget stopped: the iteration it stopped at).
-    replay: Callable[[Artifact], dict[str, Any]] | None = None
+    # its recorded metadata (a run that a wall-time budget stopped: the iteration it stopped
+    # at). Recompute checks and repairs apply them.
+    replay: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def replay_of(self, meta: dict[str, Any] | None) -> dict[str, Any]:
+        """The execution parameters that make a rebuild repeat the build `meta` records."""
+        if self.replay is None or not meta:
+            return {}
+        return self.replay(meta)
 
     def declared(self, input_name: str) -> str | None:
         """The declared input a given input name fills (`players.3` fills `players`), or None."""

@@ -222,8 +222,7 @@ def recompute_check(
         # check inputs first: trust runs downstream
         store.require_trusted(input_artifact.key, input_artifact.meta)
     recorded = {**artifact.params, **artifact.meta.get("execution", {})}
-    if stage.replay is not None:
-        recorded.update(stage.replay(artifact))
+    recorded.update(stage.replay_of(artifact.meta))
     fields = stage.params_model.model_fields  # computed fields (a game's digest) are derived
     params = stage.make_params({k: v for k, v in recorded.items() if k in fields})
     if params.key_params() != artifact.params:

@@ -65,7 +65,7 @@ def stage(
     check_inputs: Callable[[Any, dict[str, Any]], None] | None = None,
     labels: tuple[str, ...] = (),
     nondeterminism: Nondeterminism | None = None,
-    replay: Callable[[Any], dict[str, Any]] | None = None,
+    replay: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Callable[[RunFn], RunFn]:
     """Declare the decorated run function as stage `name`; its docstring's first line is the
     stage's description. `optional` and `many` name inputs that may be left out, or that take

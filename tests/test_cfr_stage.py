@@ -230,15 +230,17 @@ def test_a_time_budget_stops_the_solve_where_a_recompute_and_a_counted_run_agree
     (numba's start-up off the clock), records the iteration reached, and is the same solve as
     one of that many iterations; a recompute check replays it bit for bit; a continuation adds
     time."""
-    budget = {"game": LEDUC, "algorithm": "chance", "iterations": None, "batch": 500}
+    budget = {"game": LEDUC, "algorithm": "chance", "iterations": None, "batch": 300}
     run = run_stage("cfr", {**budget, "seconds": 1.0}, store=store, log=quiet)
     summary = store.open(run.key).meta["summary"]
     assert summary["stopped_by"] == "time budget" and summary["budget_seconds"] == 1.0
     reached = summary["iterations"]
     assert summary["seconds"] >= 1.0
     curve = np.asarray(store.open(run.key)["curve_iteration"][:])
-    assert curve[-1] == reached and reached > 500
-    doubling = 500 * 2 ** np.arange(curve.size - 1)  # a point at every doubling, then the stop
+    assert curve[-1] == reached and reached > 1000
+    # a point at 1,000 (chance sampling's default batch: not the execution-only batch) and
+    # every doubling, then the stop
+    doubling = 1000 * 2 ** np.arange(curve.size - 1)
     assert np.array_equal(curve[:-1], doubling[doubling < reached])
     counted_store = ArtifactStore(tmp_path / "counted")
     counted = run_stage("cfr", {**budget, "iterations": reached}, store=counted_store, log=quiet)
@@ -288,4 +290,47 @@ def test_a_budgeted_run_killed_then_resumed_keeps_its_clock(store):
     assert any("resuming at iteration" in line for line in logs), logs
     summary = store.open(resumed.key).meta["summary"]
     assert summary["stopped_by"] == "time budget" and summary["seconds"] >= 2.0
+    # the clock went on from the checkpoint's: the curve's times never go back
+    seconds = np.asarray(store.open(resumed.key)["curve_seconds"][:])
+    assert seconds.size > 3 and np.all(np.diff(seconds) >= 0), seconds
     assert recompute_check(store, resumed.key, whole=True, log=quiet).passed
+
+
+def test_repairing_a_budgeted_solve_replays_it_and_keeps_its_dependents(store):
+    """`artifacts repair --rebuild` of a solve a time budget stopped rebuilds it to the same
+    iteration (the same arrays but for the wall-clock curve_seconds), so what was computed from
+    it stays."""
+    from gameforge.flows.repair import rebuild_key
+
+    params = {"game": LEDUC, "algorithm": "chance", "iterations": None, "seconds": 0.5}
+    solve = run_stage("cfr", params, store=store, log=quiet)
+    before = dict(store.open(solve.key).meta["arrays"])
+    user = run_stage("best-response", {"game": LEDUC}, {"strategy": solve.key}, store=store,
+                     log=quiet)  # fmt: skip
+
+    def run(stage: str, values: dict, inputs: dict) -> str:
+        return run_stage(stage, values, inputs, store=store, log=quiet).key
+
+    logs: list[str] = []
+    assert rebuild_key(store, solve.key, run, logs.append, always=True) == [solve.key]
+    after = store.open(solve.key).meta
+    assert after["summary"]["stopped_by"] == "replayed to the recorded stop"
+    assert after["execution"]["replay_iterations"] == after["summary"]["iterations"]
+    before.pop("curve_seconds"), after["arrays"].pop("curve_seconds")
+    assert after["arrays"] == before
+    assert store.exists(user.key), logs  # its input's content did not change
+
+
+def test_a_flow_run_applies_a_repairs_replay_to_the_node_it_names(store):
+    """`run_plan(replays=...)` (what `run --repair` passes) gives the node whose key it names
+    the execution parameters that repeat the stored build."""
+    from gameforge.flows.pipeline import plan_keys, run_plan
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.executor import InProcessExecutor
+
+    spec = get_flow("solve-lossless")
+    params = spec.resolve("small", ["cfr.seconds=60", "cfr.iterations=none", "cfr.evaluations=0"])
+    key = plan_keys(spec, params)["cfr"]
+    replays = {key: {"replay_iterations": 777}}
+    run_plan(spec, params, store, executor=InProcessExecutor(), log=quiet, replays=replays)
+    assert store.open(key).meta["summary"]["iterations"] == 777

@@ -120,6 +120,10 @@ class CFRParams(TreeGameParams):
         """Iterations per kernel call: `batch`, else the algorithm's default."""
         if self.batch is not None:
             return self.batch
+        return self.default_batch()
+
+    def default_batch(self) -> int:
+        """The algorithm's iterations per kernel call (10 for public sampling, else 1,000)."""
         return 10 if self.algorithm == "public" else 1000
 
     def gamma(self) -> float:
@@ -234,7 +238,8 @@ class _SolveBar:
 
 
 def _doubling_points(stop: int, batch: int, count: int) -> list[int]:
-    """Curve points of a run with no iteration cap: `batch` iterations and every doubling."""
+    """Curve points of a run with no iteration cap: `batch` iterations and every doubling
+    (the algorithm's default batch, not the execution-only `batch`: the points are content)."""
     if count == 0:
         return []
     points, point = [], batch
@@ -267,7 +272,7 @@ def _eval_points(total: int, count: int) -> list[int]:
     nondeterminism=Nondeterminism(
         "curve_seconds is the wall time at each curve point", arrays=("curve_seconds",)
     ),
-    replay=lambda artifact: _replay(artifact.params, artifact.meta["summary"]),
+    replay=lambda meta: _replay(meta["params"], meta["summary"]),
 )
 def run(ctx: StageContext) -> dict:
     """CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless.
@@ -305,14 +310,14 @@ def run(ctx: StageContext) -> dict:
     points = (
         _eval_points(params.iterations, params.evaluations)
         if params.iterations is not None
-        else _doubling_points(stop, params.iterations_per_call(), params.evaluations)
+        else _doubling_points(stop, params.default_batch(), params.evaluations)
     )
     by_clock = params.seconds is not None and params.replay_iterations is None
     bar = _SolveBar(ctx, params, solver.iteration, elapsed0)
     t0 = time.monotonic()
     last_save = t0
-    # Seconds off the solve clock: evaluating curve points, and (with a time budget) each
-    # process's first kernel call, one iteration that holds numba's compiling
+    # Seconds off the solve clock: evaluating curve points, writing checkpoints, and (with a
+    # time budget) each process's first kernel call, one iteration that holds numba's compiling
     off_clock = [0.0]
     startup = 0.0
 
@@ -320,6 +325,7 @@ def run(ctx: StageContext) -> dict:
         return elapsed0 + time.monotonic() - t0 - off_clock[0]
 
     def save() -> None:
+        started = time.monotonic()
         arrays = {
             "regret": solver.regret,
             "avg": solver.avg,
@@ -328,6 +334,7 @@ def run(ctx: StageContext) -> dict:
         }
         arrays.update({f"curve_{k}": np.asarray(v) for k, v in curve.items()})
         ctx.writer.save_checkpoint("cfr", arrays)
+        off_clock[0] += time.monotonic() - started  # writing is not solving
 
     def evaluate(iteration: int) -> None:
         at, started = spent(), time.monotonic()
