@@ -185,7 +185,7 @@ def wait_for_idle(limit: float, wait: bool, say: Callable[[str], None]) -> bool:
         if not wait:
             return False
         say(f"load {os.getloadavg()[0]:.2f} > {limit}: a timed solve waits for an idle machine")
-        time.sleep(300)
+        time.sleep(60)
     return True
 
 
