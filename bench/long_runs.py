@@ -6,6 +6,7 @@ resumes from its checkpoints or finished chunks.
     .venv/bin/python bench/long_runs.py --store /tmp/paper --status     # done, next, left
     nohup .venv/bin/python bench/long_runs.py --store /tmp/paper > long_runs.log 2>&1 &
     .venv/bin/python bench/long_runs.py --store /tmp/paper --only solve-public-30m
+    .venv/bin/python bench/long_runs.py --store /tmp/paper --report     # the comparison so far
 
 The steps (issues 20 and 21):
 1. the solver comparison on the paper's C8 abstraction: chance sampling (the presets') and
@@ -27,6 +28,7 @@ version's code (the script says which).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -34,6 +36,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.flows.pipeline import plan
@@ -179,6 +183,60 @@ def queue() -> list[Step]:
     return steps
 
 
+COMPARED = {
+    "30 minutes": ("chance-30m", "public-30m"),
+    "2 hours": ("chance-2h", "public-2h"),
+}
+TIMED = {
+    "chance-30m": CHANCE_30M,
+    "public-30m": PUBLIC_30M,
+    "chance-2h": CHANCE_2H,
+    "public-2h": PUBLIC_2H,
+}
+
+
+def _found(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
+    """The newest stored artifact of a stage (by key prefix) built on `strategy`."""
+    keys = [k for k in store.dependents(strategy) if k.startswith(prefix)]
+    return keys[-1] if keys else None
+
+
+def report(store: ArtifactStore) -> None:
+    """The solver comparison so far: each timed solve's iterations and seconds, its LBR (mean,
+    95% interval, one-sided lower bound) and its exact exploitability where computed; and at
+    each budget the LBR difference of the two algorithms paired over the same seeded deals."""
+    wins: dict[str, np.ndarray] = {}
+    print("| solve | iterations | solve s | LBR mbb/g (95%) | LBR lower bound | exact mbb/g |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, solve in TIMED.items():
+        if solve.parent is not None and not store.exists(solve.parent.cfr_key(store)):
+            continue
+        key = solve.cfr_key(store)
+        if not store.exists(key):
+            continue
+        summary = store.open(key).meta["summary"]
+        row = [name, f"{summary['iterations']:,}", f"{summary['seconds']:,.0f}", "", "", ""]
+        lbr = _found(store, key, "lbr-")
+        if lbr is not None:
+            art = store.open(lbr)
+            s = art.meta["summary"]
+            row[3] = f"{s['lbr_mbb_per_game']:,.1f} ± {s['half_width_95_mbb_per_game']:,.1f}"
+            row[4] = f"{s['exploitability_lower_bound_mbb_per_game']:,.1f}"
+            wins[name] = np.asarray(art["winnings"][:]) * 1000.0 / float(summary["big_blind"])
+        exact = _found(store, key, "best-response-")
+        if exact is not None:
+            row[5] = f"{store.open(exact).meta['summary']['exploitability_mbb_per_game']:,.1f}"
+        print("| " + " | ".join(row) + " |")
+    for budget, (chance, public) in COMPARED.items():
+        if chance in wins and public in wins and wins[chance].size == wins[public].size:
+            diff = wins[chance] - wins[public]
+            half = 1.959964 * float(diff.std(ddof=1)) / math.sqrt(diff.size)
+            print(
+                f"{budget}: LBR of chance sampling minus public sampling, paired over the same "
+                f"{diff.size:,} deals: {diff.mean():,.1f} ± {half:,.1f} mbb/g (95%)"
+            )
+
+
 def wait_for_idle(limit: float, wait: bool, say: Callable[[str], None]) -> bool:
     """True once the 1-minute load average is at most `limit` (or at once, if not waiting)."""
     while os.getloadavg()[0] > limit:
@@ -194,6 +252,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--store", required=True)
     ap.add_argument("--status", action="store_true", help="show the steps; run nothing")
+    ap.add_argument("--report", action="store_true", help="the solver comparison so far")
     ap.add_argument("--only", action="append", default=[], help="run these steps (repeatable)")
     ap.add_argument("--idle-load", type=float, default=0.5)
     ap.add_argument("--no-wait", action="store_true", help="skip a timed solve on a busy machine")
@@ -207,6 +266,9 @@ def main() -> None:
     unknown = set(args.only) - {s.name for s in queue()}
     if unknown:
         sys.exit(f"no step {', '.join(sorted(unknown))} (see --status)")
+    if args.report:
+        report(store)
+        return
     if args.status:
         for step in steps:
             state = step.status(store)
