@@ -284,6 +284,7 @@ _ALGORITHMS = {
     "cfr+": "CFR+",
     "chance": "chance-sampled MCCFR",
     "external": "external-sampling MCCFR",
+    "public": "public chance sampling",
 }
 # The conventions of the two numbers (stages/poker/cfr.py: `Solver.exploitability`, `regret_bound`).
 _CONVENTIONS = (
