@@ -96,6 +96,11 @@ class Solve:
 
 CHANCE_30M = Solve(("cfr.seconds=1800", "cfr.iterations=none"))
 PUBLIC_30M = Solve((*PUBLIC, "cfr.seconds=1800", "cfr.iterations=none"))
+# a candidate after public sampling's LBR fell behind at 30 minutes: chance sampling with
+# regret matching+ and linear averaging
+CHANCE_PLUS_30M = Solve(
+    ("cfr.plus=true", "cfr.averaging=1", "cfr.seconds=1800", "cfr.iterations=none")
+)
 CHANCE_2H = Solve(("cfr.seconds=7200", "cfr.iterations=none"), parent=CHANCE_30M)
 PUBLIC_2H = Solve((*PUBLIC, "cfr.seconds=7200", "cfr.iterations=none"), parent=PUBLIC_30M)
 C8_300K = Solve()
@@ -159,6 +164,10 @@ def queue() -> list[Step]:
     timed = {
         "chance-30m": ("chance sampling, 30 minutes", CHANCE_30M),
         "public-30m": ("public chance sampling, CFR+ quadratic, 30 minutes", PUBLIC_30M),
+        "chanceplus-30m": (
+            "chance sampling, regret matching+, linear avg, 30 min",
+            CHANCE_PLUS_30M,
+        ),
         "chance-2h": ("chance sampling, continued to 2 hours", CHANCE_2H),
         "public-2h": ("public chance sampling, continued to 2 hours", PUBLIC_2H),
     }
@@ -183,13 +192,14 @@ def queue() -> list[Step]:
     return steps
 
 
-COMPARED = {
-    "30 minutes": ("chance-30m", "public-30m"),
+COMPARED = {  # at each budget: chance sampling (the presets'), then the others against it
+    "30 minutes": ("chance-30m", "public-30m", "chanceplus-30m"),
     "2 hours": ("chance-2h", "public-2h"),
 }
 TIMED = {
     "chance-30m": CHANCE_30M,
     "public-30m": PUBLIC_30M,
+    "chanceplus-30m": CHANCE_PLUS_30M,
     "chance-2h": CHANCE_2H,
     "public-2h": PUBLIC_2H,
 }
@@ -227,12 +237,14 @@ def report(store: ArtifactStore) -> None:
         if exact is not None:
             row[5] = f"{store.open(exact).meta['summary']['exploitability_mbb_per_game']:,.1f}"
         print("| " + " | ".join(row) + " |")
-    for budget, (chance, public) in COMPARED.items():
-        if chance in wins and public in wins and wins[chance].size == wins[public].size:
-            diff = wins[chance] - wins[public]
+    for budget, (chance, *others) in COMPARED.items():
+        for other in others:
+            if chance not in wins or other not in wins or wins[chance].size != wins[other].size:
+                continue
+            diff = wins[chance] - wins[other]
             half = 1.959964 * float(diff.std(ddof=1)) / math.sqrt(diff.size)
             print(
-                f"{budget}: LBR of chance sampling minus public sampling, paired over the same "
+                f"{budget}: LBR of {chance} minus {other}, paired over the same "
                 f"{diff.size:,} deals: {diff.mean():,.1f} ± {half:,.1f} mbb/g (95%)"
             )
 
@@ -272,11 +284,11 @@ def main() -> None:
     if args.status:
         for step in steps:
             state = step.status(store)
-            print(f"{state:8} {step.name:18} {step.what}")
+            print(f"{state:8} {step.name:22} {step.what}")
             for note in step.notes:
-                print(f"{'':27} {note}")
+                print(f"{'':31} {note}")
             if state == "next":
-                print(f"{'':27} gameforge {' '.join(step.argv(store))}")
+                print(f"{'':31} gameforge {' '.join(step.argv(store))}")
         return
     for step in steps:
         state = step.status(store)
