@@ -152,11 +152,7 @@ def rebuild_key(
     def one(meta: dict[str, Any]) -> str:
         from gameforge.stages.registry import get_stage
 
-        stage = get_stage(meta["stage"])
-        fields = stage.params_model.model_fields
-        values = {k: v for k, v in meta["params"].items() if k in fields}
-        values.update(meta.get("execution") or {})
-        values.update(stage.replay_of(meta))
+        values = get_stage(meta["stage"]).rebuild_values(meta)
         return run(meta["stage"], values, dict(meta.get("inputs") or {}))
 
     rebuilt = []

@@ -206,6 +206,16 @@ class Stage:
             return {}
         return self.replay(meta)
 
+    def rebuild_values(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """The parameter values that rebuild the artifact `meta` records: its content
+        parameters that are fields here (computed ones, a game's digest, are derived), its
+        execution parameters, and its replay."""
+        fields = self.params_model.model_fields
+        values = {k: v for k, v in meta["params"].items() if k in fields}
+        values.update(meta.get("execution") or {})
+        values.update(self.replay_of(meta))
+        return values
+
     def declared(self, input_name: str) -> str | None:
         """The declared input a given input name fills (`players.3` fills `players`), or None."""
         base, dot, index = input_name.partition(".")

@@ -221,9 +221,8 @@ def recompute_check(
     for input_artifact in opened.values():
         # check inputs first: trust runs downstream
         store.require_trusted(input_artifact.key, input_artifact.meta)
-    recorded = {**artifact.params, **artifact.meta.get("execution", {})}
-    recorded.update(stage.replay_of(artifact.meta))
-    fields = stage.params_model.model_fields  # computed fields (a game's digest) are derived
+    fields = stage.params_model.model_fields
+    recorded = stage.rebuild_values(artifact.meta)
     params = stage.make_params({k: v for k, v in recorded.items() if k in fields})
     if params.key_params() != artifact.params:
         raise StageError(

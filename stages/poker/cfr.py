@@ -51,7 +51,8 @@ class CFRParams(TreeGameParams):
     iterations: int | None = Field(default=100_000, ge=1)  # None: no cap (with `seconds`)
     # A wall-time budget: stop at the first kernel call that ends at or past this many seconds
     # of solving (the curve's clock: wall time summed over resumes and the parent, less the
-    # time spent evaluating curve points), or at `iterations`, whichever comes first. The stop
+    # time spent evaluating curve points and writing checkpoints), or at `iterations`,
+    # whichever comes first. The stop
     # depends on the machine, so the summary records the iteration reached; a recompute check
     # replays the run to it (`replay_iterations`).
     seconds: float | None = Field(default=None, gt=0)
@@ -115,6 +116,14 @@ class CFRParams(TreeGameParams):
                 "matching+, cfr never; plus is a choice for chance, external and public)"
             )
         return plus
+
+    def by_clock(self) -> bool:
+        """True if the time budget decides the stop (a replay stops at its recorded one)."""
+        return self.seconds is not None and self.replay_iterations is None
+
+    def last_iteration(self) -> int:
+        """Where the run stops unless its clock stops it first (_NO_CAP: no cap)."""
+        return min(self.iterations or _NO_CAP, self.replay_iterations or _NO_CAP)
 
     def iterations_per_call(self) -> int:
         """Iterations per kernel call: `batch`, else the algorithm's default."""
@@ -199,14 +208,13 @@ class _SolveBar:
 
     def __init__(self, ctx: StageContext, params: CFRParams, iteration: int, seconds: float):
         self.ctx, self.params, self.text, self.iteration = ctx, params, "", iteration
-        self.clock = params.seconds is not None and params.replay_iterations is None
+        self.clock = params.by_clock()
         self.budget = int(np.ceil(params.seconds or 0))
         self.bar: Any = None
         if self.clock:
             self.shown = min(int(seconds), self.budget)
         else:
-            total = min(params.iterations or _NO_CAP, params.replay_iterations or _NO_CAP)
-            self.bar = ctx.progress.start(f"{params.algorithm} iterations", total)
+            self.bar = ctx.progress.start(f"{params.algorithm} iterations", params.last_iteration())
             self.shown = iteration
             self.bar.advance(iteration)
 
@@ -243,7 +251,7 @@ def _doubling_points(stop: int, batch: int, count: int) -> list[int]:
     if count == 0:
         return []
     points, point = [], batch
-    while point < min(stop, _NO_CAP):
+    while point < stop:
         points.append(point)
         point *= 2
     return points
@@ -255,6 +263,14 @@ def _eval_points(total: int, count: int) -> list[int]:
         return []
     points = {int(p) for p in np.geomspace(1, total, count).round()} | {total}
     return sorted(points)
+
+
+def _replay(meta: dict[str, Any]) -> dict[str, Any]:
+    """A run with a time budget stopped where its clock said: a rebuild stops at the same
+    iteration (everything else is a function of the recipe)."""
+    if meta["params"].get("seconds") is None:
+        return {}
+    return {"replay_iterations": int(meta["summary"]["iterations"])}
 
 
 @stage(
@@ -272,7 +288,7 @@ def _eval_points(total: int, count: int) -> list[int]:
     nondeterminism=Nondeterminism(
         "curve_seconds is the wall time at each curve point", arrays=("curve_seconds",)
     ),
-    replay=lambda meta: _replay(meta["params"], meta["summary"]),
+    replay=_replay,
 )
 def run(ctx: StageContext) -> dict:
     """CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless.
@@ -304,15 +320,13 @@ def run(ctx: StageContext) -> dict:
         elif curve["seconds"]:
             elapsed0 = curve["seconds"][-1]
         ctx.log(f"cfr: resuming at iteration {solver.iteration:,}")
-    stop = min(
-        params.iterations or _NO_CAP, params.replay_iterations or _NO_CAP
-    )  # the clock's stop is checked in the loop
+    stop = params.last_iteration()  # the clock's stop is checked in the loop
     points = (
         _eval_points(params.iterations, params.evaluations)
         if params.iterations is not None
         else _doubling_points(stop, params.default_batch(), params.evaluations)
     )
-    by_clock = params.seconds is not None and params.replay_iterations is None
+    by_clock = params.by_clock()
     bar = _SolveBar(ctx, params, solver.iteration, elapsed0)
     t0 = time.monotonic()
     last_save = t0
@@ -430,14 +444,6 @@ def run(ctx: StageContext) -> dict:
         summary["parent"] = ctx.inputs["parent"].key
         summary["parent_iterations"] = start_iteration
     return summary
-
-
-def _replay(params: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
-    """A run with a time budget stopped where its clock said: a rebuild stops at the same
-    iteration (everything else is a function of the recipe)."""
-    if params.get("seconds") is None:
-        return {}
-    return {"replay_iterations": int(summary["iterations"])}
 
 
 def _write_average(out: Any, solver: Any, rows: int) -> None:
