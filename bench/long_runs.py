@@ -109,6 +109,12 @@ CLUSTERS = {k: Solve((f"opponent-clusters.k={k}",)) for k in (6, 10, 12)}
 NLHE_PAPER = Solve(("precision=bfloat16",), flow="nlhe-cnn")  # issue 25: about 9.3 h
 
 
+def _found(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
+    """The newest stored artifact of a stage (by key prefix) built on `strategy`."""
+    keys = [k for k in store.dependents(strategy) if k.startswith(prefix)]
+    return keys[-1] if keys else None
+
+
 @dataclass
 class Step:
     """A named unit of the queue: a solve (timed or not), its LBR, or its exact best response."""
@@ -117,8 +123,12 @@ class Step:
     what: str
     solve: Solve
     kind: str  # "solve" (or any flow run), "lbr" or "best-response"
-    timed: bool = False
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def timed(self) -> bool:
+        """True for a solve whose wall time is its budget: it must run alone."""
+        return self.kind == "solve" and self.solve.timed
 
     def status(self, store: ArtifactStore) -> str:
         """done, next (runnable now), waits (on an earlier step) or by-hand (an older build)."""
@@ -128,8 +138,7 @@ class Step:
             strategy = self.solve.cfr_key(store)
             if not store.exists(strategy):
                 return "waits"
-            found = [k for k in store.dependents(strategy) if k.startswith("lbr-")]
-            return "done" if found else "next"
+            return "done" if _found(store, strategy, "lbr-") else "next"
         planned = self.solve.steps(store, self.kind == "best-response")
         node = planned[-1]
         if node.status == "cached":
@@ -138,9 +147,9 @@ class Step:
             strategy = self.solve.cfr_key(store)
             if not store.exists(strategy):  # the flow would solve it first: not a timed solve
                 return "waits" if self.solve.timed else "next"
-            built = [k for k in store.dependents(strategy) if k.startswith("best-response-")]
-            if built:
-                self.notes = [f"an earlier version's exact figure is stored: {built[0]}"]
+            built = _found(store, strategy, "best-response-")
+            if built is not None:
+                self.notes = [f"an earlier version's exact figure is stored: {built}"]
                 return "done"
             if node.older_builds:
                 version, key = node.older_builds[0]
@@ -171,7 +180,7 @@ def queue() -> list[Step]:
         "chance-2h": ("chance sampling, continued to 2 hours", CHANCE_2H),
         "public-2h": ("public chance sampling, continued to 2 hours", PUBLIC_2H),
     }
-    steps = [Step(f"solve-{n}", w, s, "solve", timed=True) for n, (w, s) in timed.items()]
+    steps = [Step(f"solve-{n}", w, s, "solve") for n, (w, s) in timed.items()]
     steps += [Step(f"lbr-{n}", f"LBR of {w}", s, "lbr") for n, (w, s) in timed.items()]
     later = {
         **{n: (w, s) for n, (w, s) in timed.items()},
@@ -203,12 +212,6 @@ TIMED = {
     "chance-2h": CHANCE_2H,
     "public-2h": PUBLIC_2H,
 }
-
-
-def _found(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
-    """The newest stored artifact of a stage (by key prefix) built on `strategy`."""
-    keys = [k for k in store.dependents(strategy) if k.startswith(prefix)]
-    return keys[-1] if keys else None
 
 
 def report(store: ArtifactStore) -> None:
