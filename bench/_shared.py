@@ -1,10 +1,17 @@
 """What several benchmarks share: building a stage's upstream artifacts, OpenSpiel's reference
-rate of random play. Imported by the scripts as `_shared` (run as `python bench/bench_x.py`)."""
+rate of random play, another commit's copy of a module to time side by side. Imported by the
+scripts as `_shared` (run as `python bench/bench_x.py`)."""
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,3 +66,20 @@ def random_play(game: Any, seconds: float) -> tuple[int, float]:
                 state.apply_action(legal[rng.integers(len(legal))])
         episodes += 1
     return episodes, time.perf_counter() - t0
+
+
+def reference_module(path: str, name: str) -> ModuleType:
+    """Another implementation of a module (e.g. a previous commit's file), loaded from a copy
+    under `name` for a side-by-side timing.
+
+    numba caches compiled code beside the source file, under the module name it was loaded as:
+    loaded from a copy, the reference leaves nothing that a later normal import of the original
+    file (a worktree run) would try to unpickle under this name."""
+    copy = Path(tempfile.mkdtemp(prefix="reference-")) / f"{name}.py"
+    shutil.copy(path, copy)
+    spec = importlib.util.spec_from_file_location(name, copy)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

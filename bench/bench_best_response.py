@@ -36,9 +36,9 @@ import argparse
 import sys
 import time
 from math import comb
-from pathlib import Path
 
 import numpy as np
+from _shared import reference_module
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.stages.poker.best_response import engine_for
@@ -247,20 +247,7 @@ def card_blind(
 def reference_engine(path: str, br):
     """The same strategy in another implementation of the module (e.g. a previous commit's
     `engines/poker/best_response.py`), for a side-by-side timing."""
-    import importlib.util
-    import shutil
-    import tempfile
-
-    # numba caches compiled code beside the source file, under the module name it was loaded
-    # as: loaded from a copy, the reference leaves nothing that a later normal import of the
-    # original file (a worktree run) would try to unpickle under this name.
-    copy = Path(tempfile.mkdtemp(prefix="reference-")) / "reference_best_response.py"
-    shutil.copy(path, copy)
-    spec = importlib.util.spec_from_file_location("gameforge_reference_best_response", copy)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = reference_module(path, "gameforge_reference_best_response")
     p = br.policy
     args = (br.game, br.tree, p.strategy, p.offsets, p.ndec, br.lookup, br.ev)
     precision = "float32" if br.lanes.scale.dtype == np.float32 else "float64"

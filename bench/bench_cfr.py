@@ -2,7 +2,7 @@
 
 python bench/bench_cfr.py leduc [--iterations 1000]      # ours vs pyspiel C++, same run
 python bench/bench_cfr.py sampling [--seconds 10] [--game G] [--plot P.png]   # equal time
-python bench/bench_cfr.py hulhe [--iterations 20]         # public sampling's speed at full size
+python bench/bench_cfr.py hulhe [--iterations 20] [--reference OLD/pcs.py]  # public, full size
 python bench/bench_cfr.py paper --store S [--iterations 300000] [--algorithm chance]
 """
 
@@ -14,7 +14,7 @@ import resource
 import time
 
 import numpy as np
-from _shared import build_upstream, elapsed_log
+from _shared import build_upstream, elapsed_log, reference_module
 
 from gameforge.engines.poker.cfr import Solver
 from gameforge.engines.poker.mccfr import SampledSolver
@@ -141,12 +141,36 @@ def sampling(seconds: float, game_name: str, plot: str | None) -> None:
         print(f"\nwrote {plot}")
 
 
-def hulhe_speed(iterations: int) -> None:
+def hulhe_speed(iterations: int, reference: str | None) -> None:
     """Public sampling on heads-up limit hold'em with a random 169-9000-9000-9000 abstraction:
-    seconds per iteration and peak memory, beside chance sampling's per deal."""
+    seconds per iteration and peak memory, beside chance sampling's per deal; with a reference
+    `pcs.py` (another commit's), both public solvers from the same seed, timed iteration by
+    iteration in turn, and their regrets and strategy sums compared."""
     from bench_best_response import synthetic_tables
 
     game, tables, _rng = synthetic_tables()
+    if reference:
+        old = reference_module(reference, "gameforge_reference_pcs")
+        solvers = {
+            "this": PublicSampledSolver(game, tables, plus=True, gamma=2.0),
+            "reference": old.PublicSampledSolver(game, tables, plus=True, gamma=2.0),
+        }
+        spent = dict.fromkeys(solvers, 0.0)
+        for solver in solvers.values():
+            solver.iterate(1)  # compile
+        for block in range(0, iterations, 2):  # in turns of two iterations
+            for name, solver in solvers.items():
+                t0 = time.perf_counter()
+                solver.iterate(min(2, iterations - block))
+                spent[name] += time.perf_counter() - t0
+        a, b = solvers.values()
+        same = np.array_equal(a.regret, b.regret) and np.array_equal(a.avg, b.avg)
+        for name, seconds in spent.items():
+            print(f"public sampling, CFR+ ({name}): {1e3 * seconds / iterations:.1f} ms per "
+                  f"iteration over {iterations}")  # fmt: skip
+        print(f"this vs reference: {spent['reference'] / spent['this']:.2f}x; regrets and "
+              f"strategy sums {'bit for bit the same' if same else 'DIFFERENT'}")  # fmt: skip
+        return
     for label, make, count in (
         ("chance sampling", lambda: SampledSolver(game, tables, variant="chance"), 20_000),
         ("public sampling, CFR+", lambda: PublicSampledSolver(game, tables, plus=True, gamma=2.0),
@@ -207,6 +231,7 @@ def main() -> None:
     parser.add_argument("--algorithm", default="chance")
     parser.add_argument("--game", default="leduc.limit.2p")
     parser.add_argument("--plot", default=None, help="sampling: the curves as a PNG")
+    parser.add_argument("--reference", default=None, help="hulhe: another pcs.py, side by side")
     args = parser.parse_args()
     np.set_printoptions(precision=6)
     if args.which == "leduc":
@@ -214,7 +239,7 @@ def main() -> None:
     elif args.which == "sampling":
         sampling(args.seconds, args.game, args.plot)
     elif args.which == "hulhe":
-        hulhe_speed(args.iterations or 20)
+        hulhe_speed(args.iterations or 20, args.reference)
     else:
         if not args.store:
             parser.error("paper needs --store")

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 import torch
-from _shared import random_play
+from _shared import random_play, reference_module
 
 from gameforge.engines.nlhe import game as nl
 from gameforge.engines.nlhe.net import (
@@ -168,16 +168,9 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
     """CnnPlayer against another implementation of `engines/nlhe/net.py` (a reference, e.g.
     an older commit's), with and without each shortcut: the same weights on the same deals,
     one after the other, and this scorer's error against the full planes by street."""
-    import importlib.util
-    import sys
-
     player, label = _network(store_root, key)
     model = player.model
-    spec = importlib.util.spec_from_file_location("gameforge_reference_net", reference)
-    assert spec is not None and spec.loader is not None
-    old = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = old
-    spec.loader.exec_module(old)
+    old = reference_module(reference, "gameforge_reference_net")
     batch_deals = max(256, deals // 16)
     print(f"network: {label}; {2 * deals:,} hands against the heuristic, {batch_deals} deals "
           f"per batch")  # fmt: skip

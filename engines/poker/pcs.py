@@ -6,7 +6,10 @@ tree once per player with one vector over every private hand of each player: the
 counterfactual values coming up, both players' reach probabilities going down. One iteration
 thus updates every hand against every opponent hand of the sampled board, O(H^2) deals in O(H)
 time per node, with fold values from per-card reach sums and showdowns as one sorted sweep
-(exact card removal both ways).
+(exact card removal both ways). The walks go node by node, each step a loop over the board's
+hands (their information-set rows are scattered, so each is asked for a few hands ahead), and
+the terminals LANES opponent reach rows at a time; the regrets and sums still change in the
+order of a hand-by-hand walk, so the results are its bits.
 
 Updates alternate: player 0's walk updates its regrets and strategy sums, then player 1's walk
 sees player 0's new strategy, as `engines.poker.cfr.Solver` does. On a game without board
@@ -25,10 +28,13 @@ from __future__ import annotations
 
 from itertools import combinations
 from math import comb
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, TreeArrays
@@ -38,7 +44,6 @@ from gameforge.engines.poker.mccfr import (
     DealTables,
     SampledSolver,
     hand_buckets,
-    match_regrets,
     showdown_order,
     shuffle_deal,
 )
@@ -55,97 +60,70 @@ def private_hands(game: GameDef) -> tuple[np.ndarray, np.ndarray]:
     return hands, bits
 
 
-@njit(cache=True, nogil=True)
-def _compatible_totals(
-    reach: np.ndarray, hands: np.ndarray, valid: np.ndarray, by_card: np.ndarray, out: np.ndarray
-) -> None:
-    """out[h] = the total of `reach` over the hands that share no card with h (h excluded)."""
-    total = 0.0
-    by_card[:] = 0.0
-    nh = hands.shape[1]
-    for h in valid:
-        total += reach[h]
-        for t in range(nh):
-            by_card[hands[h, t]] += reach[h]
-    for h in valid:
-        s = total
-        for t in range(nh):
-            s -= by_card[hands[h, t]]
-        if nh == 2:  # h itself was taken away twice
-            s += reach[h]
-        out[h] = s
+AHEAD = 16  # hands: how far ahead the walks ask for a hand's information-set rows
 
 
-@njit(cache=True, nogil=True)
-def _showdown(
-    reach: np.ndarray,
-    hands: np.ndarray,
-    order: np.ndarray,
-    rank: np.ndarray,
-    compatible: np.ndarray,
-    below_card: np.ndarray,
-    tie_card: np.ndarray,
-    stake: float,
-    out: np.ndarray,
-) -> None:
-    """out[h] = stake * (opponent reach beaten by h - reach beating h), card removal exact:
-    one sweep in rank order; `compatible` holds `_compatible_totals` of the same reach."""
-    nh = hands.shape[1]
-    below = 0.0
-    below_card[:] = 0.0
-    i = 0
-    n = order.shape[0]
-    while i < n:
-        j = i
-        while j < n and rank[order[j]] == rank[order[i]]:
-            j += 1
-        tie = 0.0
-        tie_card[:] = 0.0
-        for k in range(i, j):
-            h = order[k]
-            tie += reach[h]
-            for t in range(nh):
-                tie_card[hands[h, t]] += reach[h]
-        for k in range(i, j):
-            h = order[k]
-            win = below
-            eq = tie
-            for t in range(nh):
-                win -= below_card[hands[h, t]]
-                eq -= tie_card[hands[h, t]]
-            if nh == 2:
-                eq += reach[h]
-            out[h] = stake * (win - (compatible[h] - win - eq))
-        below += tie
-        for k in range(i, j):
-            h = order[k]
-            for t in range(nh):
-                below_card[hands[h, t]] += reach[h]
-        i = j
+def _prefetch_typer(typingctx, array, index):  # type: ignore[no-untyped-def]
+    """Ask the CPU to bring row `index` of a 2-D array into cache for writing
+    (llvm.prefetch): the walks touch one row per hand at scattered places, and the loads
+    would otherwise wait one after another."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        arr = context.make_array(signature.args[0])(context, builder, args[0])
+        byte_ptr = ir.IntType(8).as_pointer()
+        data = builder.bitcast(arr.data, byte_ptr)
+        row = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = builder.gep(data, [builder.mul(row, builder.extract_value(arr.strides, 0))])
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
+            "llvm.prefetch.p0",
+        )  # fmt: skip
+        builder.call(fn, [ptr, i32(1), i32(3), i32(1)])  # write, keep, data
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+_prefetch_row: Any = intrinsic(_prefetch_typer)
 
 
 class WalkLayout(NamedTuple):
-    """Where each node's per-hand data lives in the walk's scratch arrays."""
+    """Where each node's data lives in the walk's scratch arrays. A child gets a new reach row
+    for the player who acts at its parent and shares its parent's row for the other, so no
+    reach is copied, and terminals that share the opponent's row share its sums."""
 
     decision: np.ndarray  # (N,) index among the decision nodes, -1 at terminals
-    terminal: np.ndarray  # (N,) index among the terminals, -1 at decision nodes
     terminals: np.ndarray  # (T,) node of each terminal
+    reach_row: np.ndarray  # (N, 2) each player's reach row at each node
+
+
+class TerminalWork(NamedTuple):
+    """`_terminal_lanes`' arrays: LANES opponent reach rows side by side."""
+
+    rt: np.ndarray  # (H, LANES) the rows, hand-major
+    compat: np.ndarray  # (H, LANES) each hand's compatible total
+    diff: np.ndarray  # (H, LANES) each hand's showdown difference
+    by_card: np.ndarray  # (deck, LANES) reach per card
+    below_card: np.ndarray  # (deck, LANES) reach per card of the hands ranked below
+    tie_card: np.ndarray  # (deck, LANES) reach per card of a group of equal rank
+    total: np.ndarray  # (LANES,)
+    below: np.ndarray  # (LANES,)
+    tie: np.ndarray  # (LANES,)
 
 
 class WalkScratch(NamedTuple):
-    """Arrays a walk reuses: hand-major for the per-hand passes (each hand's information-set
-    rows of a round are one contiguous run in the bucket-major layout), node-major for the
-    terminals (one vector over the hands each)."""
+    """Arrays a walk reuses, node-major: one vector over the board's hands per node, so every
+    step is a loop over the hands."""
 
-    reach: np.ndarray  # (H, N, 2) both players' reach
-    sigma: np.ndarray  # (H, D, 3) the strategy at each decision node, before any update
-    opp_reach: np.ndarray  # (T, H) the opponent's reach at each terminal
-    payoff: np.ndarray  # (T, H) the traverser's value at each terminal
-    payoff_by_hand: np.ndarray  # (H, T) the same, hand-major
-    values: np.ndarray  # (N,) one hand's values during the up pass
-    by_card: np.ndarray  # (deck,) per-card reach sums
-    tie_card: np.ndarray  # (deck,)
-    compatible: np.ndarray  # (H,)
+    reach: np.ndarray  # (rows + 1, H) reach rows (WalkLayout.reach_row), the last a sink
+    sigma: np.ndarray  # (D, 3, H) the strategy at each decision node, before any update
+    values: np.ndarray  # (N, H) the traverser's value at each node
+    lane_of_row: np.ndarray  # (rows,) a reach row's place among the terminals' rows, or -1
+    lane_rows: np.ndarray  # (rows,) the terminals' rows with reach, showdown rows first
+    terminal: TerminalWork
 
 
 class PublicGame(NamedTuple):
@@ -163,62 +141,57 @@ class PublicGame(NamedTuple):
 
 
 def walk_layout(tree: TreeArrays) -> WalkLayout:
-    """Decision and terminal indices of a betting tree's nodes."""
+    """Decision indices, reach rows and the terminals' visiting order of a betting tree."""
     is_decision = tree.kind == DECISION
     decision = np.where(is_decision, np.cumsum(is_decision) - 1, -1).astype(np.int64)
-    terminal = np.where(~is_decision, np.cumsum(~is_decision) - 1, -1).astype(np.int64)
-    return WalkLayout(decision, terminal, np.flatnonzero(~is_decision).astype(np.int64))
+    terminals = np.flatnonzero(~is_decision).astype(np.int64)
+    reach_row = np.full((tree.kind.size, 2), -1, np.int64)
+    reach_row[0] = (0, 1)
+    rows = 2
+    for node in np.flatnonzero(is_decision):
+        p = int(tree.player[node])
+        for child in tree.children[node]:
+            if child < 0:
+                continue
+            if child <= node:  # the down pass fills a node's rows before its children's
+                raise ValueError("betting tree: a child numbered before its parent")
+            reach_row[child, p] = rows
+            reach_row[child, 1 - p] = reach_row[node, 1 - p]
+            rows += 1
+    return WalkLayout(decision, terminals, reach_row)
 
 
 def walk_scratch(layout: WalkLayout, hands: int, deck_size: int) -> WalkScratch:
     """Scratch arrays for walks over `hands` private hands."""
-    n, d, t = layout.decision.shape[0], int((layout.decision >= 0).sum()), layout.terminals.size
+    n, d = layout.decision.shape[0], int((layout.decision >= 0).sum())
+    rows = int(layout.reach_row.max()) + 1
+    lanes = TerminalWork(
+        np.zeros((hands, LANES)), np.zeros((hands, LANES)), np.zeros((hands, LANES)),
+        np.zeros((deck_size, LANES)), np.zeros((deck_size, LANES)),
+        np.zeros((deck_size, LANES)), np.zeros(LANES), np.zeros(LANES), np.zeros(LANES),
+    )  # fmt: skip
     return WalkScratch(
-        np.zeros((hands, n, 2)), np.zeros((hands, d, 3)), np.zeros((t, hands)),
-        np.zeros((t, hands)), np.zeros((hands, t)), np.zeros(n), np.zeros(deck_size),
-        np.zeros(deck_size), np.zeros(hands),
+        np.zeros((rows + 1, hands)), np.zeros((d, 3, hands)), np.zeros((n, hands)),
+        np.full(rows, -1, np.int64), np.zeros(rows, np.int64), lanes,
     )  # fmt: skip
 
 
-TILE = 64  # a tile of the transposes below: both sides stay in cache
-
-
-@njit(cache=True, nogil=True)
-def _gather_reach(reach: np.ndarray, nodes: np.ndarray, player: int, out: np.ndarray) -> None:
-    """out[t, h] = reach[h, nodes[t], player], tile by tile."""
-    T, H = out.shape
-    for t0 in range(0, T, TILE):
-        for h0 in range(0, H, TILE):
-            for h in range(h0, min(h0 + TILE, H)):
-                for t in range(t0, min(t0 + TILE, T)):
-                    out[t, h] = reach[h, nodes[t], player]
-
-
-@njit(cache=True, nogil=True)
-def _transpose(src: np.ndarray, out: np.ndarray) -> None:
-    """out[h, t] = src[t, h], tile by tile."""
-    T, H = src.shape
-    for t0 in range(0, T, TILE):
-        for h0 in range(0, H, TILE):
-            for t in range(t0, min(t0 + TILE, T)):
-                for h in range(h0, min(h0 + TILE, H)):
-                    out[h, t] = src[t, h]
-
-
 class BoardHands(NamedTuple):
-    """One board's view of the private hands: bucket per round (-1 if the hand collides with
-    the board), the hands that do not, their showdown ranks and the sweep order."""
+    """One board's view of the private hands that share no card with it, numbered 0..n-1 in
+    hand order: where each one's information-set rows start in every round, its hole cards,
+    its showdown rank and the sweep order."""
 
-    buckets: np.ndarray  # (R, H)
-    valid: np.ndarray  # hands that share no card with the board
-    rank: np.ndarray  # (H,) showdown value on the whole board (valid hands only)
-    order: np.ndarray  # valid hands by rank
+    base: np.ndarray  # (R, n) offsets[r] + bucket * ndec[r]: a row is base + the node's slot
+    cards: np.ndarray  # (n, hole cards)
+    rank: np.ndarray  # (n,) showdown value on the whole board
+    order: np.ndarray  # (n,) the hands by rank (ties in hand order)
 
 
 @njit(cache=True, nogil=True)
 def board_hands(board: np.ndarray, game: PublicGame) -> BoardHands:
-    """Every hand's buckets and showdown rank on a complete `board` (both walks share them)."""
-    board_through, hands, hand_bits, lookup, ev = game[4:]
+    """The hands valid on a complete `board`, with their rows, cards and showdown ranks (both
+    walks share them)."""
+    offsets, ndec, board_through, hands, hand_bits, lookup, ev = game[2:]
     R = board_through.shape[0]
     H = hands.shape[0]
     conflict = np.uint64(0)
@@ -228,7 +201,223 @@ def board_hands(board: np.ndarray, game: PublicGame) -> BoardHands:
     for r in range(R):
         hand_buckets(hands, board, r, board_through[r], lookup, conflict, hand_bits, buckets[r])
     rank, order = showdown_order(hands, buckets[R - 1], board, board.shape[0], ev)
-    return BoardHands(buckets, np.flatnonzero(buckets[R - 1] >= 0), rank, order)
+    valid = np.flatnonzero(buckets[R - 1] >= 0)
+    n = valid.shape[0]
+    position = np.full(H, -1, np.int64)
+    base = np.empty((R, n), np.int64)
+    cards = np.empty((n, hands.shape[1]), np.int64)
+    for i in range(n):
+        h = valid[i]
+        position[h] = i
+        for r in range(R):
+            base[r, i] = offsets[r] + buckets[r, h] * ndec[r]
+        for t in range(hands.shape[1]):
+            cards[i, t] = hands[h, t]
+    return BoardHands(base, cards, rank[valid], position[order])
+
+
+LANES = 64  # opponent reach rows whose terminal values are computed side by side
+
+
+@njit(cache=True, nogil=True)
+def _terminal_lanes(
+    reach: np.ndarray,
+    rows: np.ndarray,
+    cards: np.ndarray,
+    order: np.ndarray,
+    rank: np.ndarray,
+    sweep: bool,
+    work: TerminalWork,
+) -> None:
+    """For the opponent's reach rows `rows` (at most LANES), side by side: each hand's
+    compatible total (the reach of the hands that share no card with it) into compat[:, k]
+    and, with `sweep`, its showdown difference (compatible reach beaten minus compatible reach
+    that beats it, card removal exact: one sweep in rank order) into diff[:, k].
+
+    Each row's sums are added in the same order as a row alone would add them, so the values
+    are the same bits; every step is a loop over the rows."""
+    rt, compat, diff, by_card, below_card, tie_card, total, below, tie = work
+    n, nh, L = cards.shape[0], cards.shape[1], rows.shape[0]
+    for i0 in range(0, n, LANES):  # the rows transposed, a tile at a time
+        for k in range(L):
+            src = reach[rows[k]]
+            for i in range(i0, min(i0 + LANES, n)):
+                rt[i, k] = src[i]
+    total[:L] = 0.0
+    by_card[:, :L] = 0.0
+    for i in range(n):
+        for k in range(L):
+            total[k] += rt[i, k]
+        for t in range(nh):
+            c = cards[i, t]
+            for k in range(L):
+                by_card[c, k] += rt[i, k]
+    for i in range(n):
+        c0, c1 = cards[i, 0], cards[i, nh - 1]
+        if nh == 2:  # i itself was taken away twice
+            for k in range(L):
+                compat[i, k] = total[k] - by_card[c0, k] - by_card[c1, k] + rt[i, k]
+        else:
+            for k in range(L):
+                compat[i, k] = total[k] - by_card[c0, k]
+    if not sweep:
+        return
+    below[:L] = 0.0
+    below_card[:, :L] = 0.0
+    g = 0
+    while g < n:
+        e = g
+        while e < n and rank[order[e]] == rank[order[g]]:
+            e += 1
+        tie[:L] = 0.0
+        for q in range(g, e):  # tie_card is 0 outside the group's cards
+            i = order[q]
+            for k in range(L):
+                tie[k] += rt[i, k]
+            for t in range(nh):
+                c = cards[i, t]
+                for k in range(L):
+                    tie_card[c, k] += rt[i, k]
+        for q in range(g, e):
+            i = order[q]
+            c0, c1 = cards[i, 0], cards[i, nh - 1]
+            if nh == 2:
+                for k in range(L):
+                    win = below[k] - below_card[c0, k] - below_card[c1, k]
+                    eq = tie[k] - tie_card[c0, k] - tie_card[c1, k] + rt[i, k]
+                    diff[i, k] = win - (compat[i, k] - win - eq)
+            else:
+                for k in range(L):
+                    win = below[k] - below_card[c0, k]
+                    eq = tie[k] - tie_card[c0, k]
+                    diff[i, k] = win - (compat[i, k] - win - eq)
+        for k in range(L):
+            below[k] += tie[k]
+        for q in range(g, e):
+            i = order[q]
+            for t in range(nh):
+                c = cards[i, t]
+                for k in range(L):
+                    below_card[c, k] += rt[i, k]
+                    tie_card[c, k] = 0.0
+        g = e
+
+
+@njit(cache=True, nogil=True)
+def _match_down(
+    regret: np.ndarray,
+    base: np.ndarray,
+    slot: int,
+    legal: tuple[bool, bool, bool],
+    src: np.ndarray,
+    sigma: np.ndarray,
+    dst0: np.ndarray,
+    dst1: np.ndarray,
+    dst2: np.ndarray,
+) -> None:
+    """One decision node for every hand: regret matching of its rows (as `match_regrets`),
+    into sigma (3, n), and the acting player's reach at the children (dst_a = src x sigma_a;
+    an illegal action's dst is a sink)."""
+    l0, l1, l2 = legal
+    uniform = 1.0 / (int(l0) + int(l1) + int(l2))
+    n = base.shape[0]
+    for i in range(n):
+        if i + AHEAD < n:
+            _prefetch_row(regret, base[i + AHEAD] + slot)
+        row = base[i] + slot
+        x0, x1, x2 = regret[row, 0], regret[row, 1], regret[row, 2]
+        total = 0.0
+        if l0 and x0 > 0.0:
+            total += x0
+        if l1 and x1 > 0.0:
+            total += x1
+        if l2 and x2 > 0.0:
+            total += x2
+        if total > 0.0:
+            s0 = x0 / total if l0 and x0 > 0.0 else 0.0
+            s1 = x1 / total if l1 and x1 > 0.0 else 0.0
+            s2 = x2 / total if l2 and x2 > 0.0 else 0.0
+        else:
+            s0 = uniform if l0 else 0.0
+            s1 = uniform if l1 else 0.0
+            s2 = uniform if l2 else 0.0
+        sigma[0, i] = s0
+        sigma[1, i] = s1
+        sigma[2, i] = s2
+        v = src[i]
+        dst0[i] = v * s0
+        dst1[i] = v * s1
+        dst2[i] = v * s2
+
+
+@njit(cache=True, nogil=True)
+def _sum_up(
+    legal: tuple[bool, bool, bool], v0: np.ndarray, v1: np.ndarray, v2: np.ndarray,
+    out: np.ndarray,
+) -> None:  # fmt: skip
+    """An opponent's node: the sum of its children's values (its strategy is in their reach)."""
+    l0, l1, l2 = legal
+    for i in range(out.shape[0]):
+        v = 0.0
+        if l0:
+            v += v0[i]
+        if l1:
+            v += v1[i]
+        if l2:
+            v += v2[i]
+        out[i] = v
+
+
+@njit(cache=True, nogil=True)
+def _regret_up(
+    regret: np.ndarray,
+    avg: np.ndarray,
+    base: np.ndarray,
+    slot: int,
+    legal: tuple[bool, bool, bool],
+    sigma: np.ndarray,
+    v0: np.ndarray,
+    v1: np.ndarray,
+    v2: np.ndarray,
+    own: np.ndarray,
+    weight: float,
+    plus: bool,
+    out: np.ndarray,
+) -> None:
+    """A traverser's node for every hand: its value under sigma, each action's regret and the
+    strategy sums (weight x own reach x sigma); with `plus`, the node's rows floored at zero
+    once every hand has added to them (no other node writes them)."""
+    l0, l1, l2 = legal
+    n = base.shape[0]
+    for i in range(n):
+        if i + AHEAD < n:
+            _prefetch_row(regret, base[i + AHEAD] + slot)
+            _prefetch_row(avg, base[i + AHEAD] + slot)
+        v = 0.0
+        if l0:
+            v += sigma[0, i] * v0[i]
+        if l1:
+            v += sigma[1, i] * v1[i]
+        if l2:
+            v += sigma[2, i] * v2[i]
+        out[i] = v
+        row = base[i] + slot
+        w = weight * own[i]
+        if l0:
+            regret[row, 0] += v0[i] - v
+            avg[row, 0] += w * sigma[0, i]
+        if l1:
+            regret[row, 1] += v1[i] - v
+            avg[row, 1] += w * sigma[1, i]
+        if l2:
+            regret[row, 2] += v2[i] - v
+            avg[row, 2] += w * sigma[2, i]
+    if plus:
+        for i in range(n):
+            row = base[i] + slot
+            for a in range(3):
+                if regret[row, a] < 0.0:
+                    regret[row, a] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -243,95 +432,95 @@ def walk_board(
     scratch: WalkScratch,
 ) -> int:
     """One walk for traverser `trav` on a dealt board: updates trav's regrets and strategy
-    sums (weight * own reach); returns the decision nodes walked, summed over the hands."""
+    sums (weight * own reach); returns the decision nodes walked, summed over the hands.
+
+    Node by node, each step a loop over the board's hands: per hand the regrets and sums
+    change in the same order as a hand-by-hand walk, so the results are the same bits."""
     tree, layout, offsets, ndec = game[:4]
-    hands = game.hands
     kind, player, rnd, spent, children, slot = tree
-    decision, terminal, terminals = layout
-    reach, sigma, opp_reach, payoff, payoff_by_hand, values, by_card, tie_card, compatible = scratch
-    buckets, valid, rank, order = dealt
+    decision, terminals, reach_row = layout
+    reach, sigma, values, lane_of_row, lane_rows, lanes = scratch
+    base, cards, rank, order = dealt
     N = kind.shape[0]
+    n = cards.shape[0]
+    sink = reach[reach.shape[0] - 1]
     walked = 0
-    # Down, hand by hand: both players' reach and the strategy before this walk's updates.
-    for h in valid:  # (another hand's rows are stale: nothing below reads them)
-        reach[h, 0, 0] = 1.0
-        reach[h, 0, 1] = 1.0
-        for n in range(N):
-            if kind[n] != DECISION:
-                continue
-            p = player[n]
-            d = decision[n]
-            walked += 1
-            r = rnd[n]
-            match_regrets(regret, offsets[r] + buckets[r, h] * ndec[r] + slot[n], children[n],
-                          sigma[h, d])  # fmt: skip
-            for a in range(3):
-                c = children[n, a]
-                if c >= 0:
-                    reach[h, c, p] = reach[h, n, p] * sigma[h, d, a]
-                    reach[h, c, 1 - p] = reach[h, n, 1 - p]
-    # Terminals, node by node: the traverser's value against the opponent's reach vector.
-    opp = 1 - trav
-    _gather_reach(reach, terminals, opp, opp_reach)
-    for t in range(terminals.shape[0]):
-        n = terminals[t]
-        any_reach = False
-        for h in valid:
-            if opp_reach[t, h] != 0.0:
-                any_reach = True
-                break
-        if not any_reach:
-            for h in valid:
-                payoff[t, h] = 0.0
+    # Down: both players' reach and the strategy before this walk's updates.
+    reach[0, :n] = 1.0
+    reach[1, :n] = 1.0
+    for v in range(N):
+        if kind[v] != DECISION:
             continue
-        _compatible_totals(opp_reach[t], hands, valid, by_card, compatible)
-        if kind[n] == FOLD_END:
-            folder = player[n]
-            stake = float(spent[n, folder]) if folder == opp else -float(spent[n, trav])
-            for h in valid:
-                payoff[t, h] = stake * compatible[h]
+        walked += n
+        p = player[v]
+        c0, c1, c2 = children[v, 0], children[v, 1], children[v, 2]
+        _match_down(
+            regret, base[rnd[v]], slot[v], (c0 >= 0, c1 >= 0, c2 >= 0), reach[reach_row[v, p]],
+            sigma[decision[v]],
+            reach[reach_row[c0, p]] if c0 >= 0 else sink,
+            reach[reach_row[c1, p]] if c1 >= 0 else sink,
+            reach[reach_row[c2, p]] if c2 >= 0 else sink,
+        )  # fmt: skip
+    # Terminals: the traverser's value against the opponent's reach rows, LANES rows at once;
+    # terminals that share a row share its sums (a showdown's value is stake x its difference,
+    # a fold's stake x the compatible total). Rows without reach give 0.
+    opp = 1 - trav
+    count = 0
+    n_sweep = 0
+    for showdowns in (True, False):
+        for k in range(terminals.shape[0]):
+            v = terminals[k]
+            row = reach_row[v, opp]
+            if (kind[v] != FOLD_END) != showdowns or lane_of_row[row] >= 0:
+                continue
+            for i in range(n):
+                if reach[row, i] != 0.0:
+                    lane_of_row[row] = count
+                    lane_rows[count] = row
+                    count += 1
+                    break
+        if showdowns:
+            n_sweep = count
+    for first in range(0, count, LANES):
+        last = min(first + LANES, count)
+        _terminal_lanes(reach, lane_rows[first:last], cards, order, rank, first < n_sweep,
+                        lanes)  # fmt: skip
+        for k in range(terminals.shape[0]):
+            v = terminals[k]
+            lane = lane_of_row[reach_row[v, opp]] - first
+            if not 0 <= lane < last - first:
+                continue
+            out = values[v]
+            if kind[v] == FOLD_END:
+                folder = player[v]
+                stake = float(spent[v, folder]) if folder == opp else -float(spent[v, trav])
+                for i in range(n):
+                    out[i] = stake * lanes.compat[i, lane]
+            else:
+                stake = float(spent[v, 0])
+                for i in range(n):
+                    out[i] = stake * lanes.diff[i, lane]
+    for k in range(terminals.shape[0]):
+        v = terminals[k]
+        row = reach_row[v, opp]
+        if lane_of_row[row] < 0:
+            values[v, :n] = 0.0
+    for k in range(count):
+        lane_of_row[lane_rows[k]] = -1
+    # Up: values, then the traverser's regrets and strategy sums.
+    for v in range(N - 1, -1, -1):
+        if kind[v] != DECISION:
+            continue
+        c0, c1, c2 = children[v, 0], children[v, 1], children[v, 2]
+        legal = (c0 >= 0, c1 >= 0, c2 >= 0)
+        v0 = values[c0] if c0 >= 0 else sink
+        v1 = values[c1] if c1 >= 0 else sink
+        v2 = values[c2] if c2 >= 0 else sink
+        if player[v] != trav:
+            _sum_up(legal, v0, v1, v2, values[v, :n])
         else:
-            _showdown(opp_reach[t], hands, order, rank, compatible, by_card, tie_card,
-                      float(spent[n, 0]), payoff[t])  # fmt: skip
-    _transpose(payoff, payoff_by_hand)
-    # Up, hand by hand: values, then the traverser's regrets and strategy sums.
-    for h in valid:
-        for n in range(N - 1, -1, -1):
-            if kind[n] != DECISION:
-                values[n] = payoff_by_hand[h, terminal[n]]
-                continue
-            if player[n] != trav:  # the opponent's strategy is already in its reach below
-                v = 0.0
-                for a in range(3):
-                    c = children[n, a]
-                    if c >= 0:
-                        v += values[c]
-                values[n] = v
-                continue
-            d = decision[n]
-            v = 0.0
-            for a in range(3):
-                c = children[n, a]
-                if c >= 0:
-                    v += sigma[h, d, a] * values[c]
-            values[n] = v
-            r = rnd[n]
-            row = offsets[r] + buckets[r, h] * ndec[r] + slot[n]
-            own = weight * reach[h, n, trav]
-            for a in range(3):
-                c = children[n, a]
-                if c >= 0:
-                    regret[row, a] += values[c] - v
-                    avg[row, a] += own * sigma[h, d, a]
-    if plus:  # after every hand's update, as a full iteration floors them
-        for h in valid:
-            for n in range(N):
-                if kind[n] == DECISION and player[n] == trav:
-                    r = rnd[n]
-                    row = offsets[r] + buckets[r, h] * ndec[r] + slot[n]
-                    for a in range(3):
-                        if regret[row, a] < 0.0:
-                            regret[row, a] = 0.0
+            _regret_up(regret, avg, base[rnd[v]], slot[v], legal, sigma[decision[v]], v0, v1,
+                       v2, reach[reach_row[v, trav]], weight, plus, values[v])  # fmt: skip
     return walked
 
 
@@ -365,7 +554,7 @@ def _run(
     """Iterations start+1 .. start+count: a board each, then a walk per player (and the
     regrets discounted, where discount's alpha is not NaN)."""
     board_total = game.board_through[game.board_through.shape[0] - 1]
-    deck = np.empty(scratch.by_card.shape[0], np.int8)
+    deck = np.empty(scratch.terminal.by_card.shape[0], np.int8)
     state = np.zeros(1, np.uint64)
     walked = 0
     for t in range(start + 1, start + count + 1):
