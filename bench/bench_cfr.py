@@ -2,7 +2,7 @@
 
 python bench/bench_cfr.py leduc [--iterations 1000]      # ours vs pyspiel C++, same run
 python bench/bench_cfr.py sampling [--seconds 10] [--game G] [--plot P.png]   # equal time
-python bench/bench_cfr.py hulhe [--iterations 20] [--reference OLD/pcs.py]  # public, full size
+python bench/bench_cfr.py hulhe [--iterations 20] [--threads 1] [--reference OLD/pcs.py]  # public
 python bench/bench_cfr.py paper --store S [--iterations 300000] [--algorithm chance]
 """
 
@@ -141,18 +141,19 @@ def sampling(seconds: float, game_name: str, plot: str | None) -> None:
         print(f"\nwrote {plot}")
 
 
-def hulhe_speed(iterations: int, reference: str | None) -> None:
+def hulhe_speed(iterations: int, reference: str | None, threads: int) -> None:
     """Public sampling on heads-up limit hold'em with a random 169-9000-9000-9000 abstraction:
     seconds per iteration and peak memory, beside chance sampling's per deal; with a reference
     `pcs.py` (another commit's), both public solvers from the same seed, timed iteration by
-    iteration in turn, and their regrets and strategy sums compared."""
+    iteration in turn, and their regrets and strategy sums compared. `threads`: this
+    solver's."""
     from bench_best_response import synthetic_tables
 
     game, tables, _rng = synthetic_tables()
     if reference:
         old = reference_module(reference, "gameforge_reference_pcs")
         solvers = {
-            "this": PublicSampledSolver(game, tables, plus=True, gamma=2.0),
+            "this": PublicSampledSolver(game, tables, plus=True, gamma=2.0, threads=threads),
             "reference": old.PublicSampledSolver(game, tables, plus=True, gamma=2.0),
         }
         spent = dict.fromkeys(solvers, 0.0)
@@ -173,7 +174,8 @@ def hulhe_speed(iterations: int, reference: str | None) -> None:
         return
     for label, make, count in (
         ("chance sampling", lambda: SampledSolver(game, tables, variant="chance"), 20_000),
-        ("public sampling, CFR+", lambda: PublicSampledSolver(game, tables, plus=True, gamma=2.0),
+        (f"public sampling, CFR+, {threads} thread(s)",
+         lambda: PublicSampledSolver(game, tables, plus=True, gamma=2.0, threads=threads),
          iterations),
     ):  # fmt: skip
         solver = make()
@@ -232,6 +234,7 @@ def main() -> None:
     parser.add_argument("--game", default="leduc.limit.2p")
     parser.add_argument("--plot", default=None, help="sampling: the curves as a PNG")
     parser.add_argument("--reference", default=None, help="hulhe: another pcs.py, side by side")
+    parser.add_argument("--threads", type=int, default=1, help="hulhe: public sampling's")
     args = parser.parse_args()
     np.set_printoptions(precision=6)
     if args.which == "leduc":
@@ -239,7 +242,7 @@ def main() -> None:
     elif args.which == "sampling":
         sampling(args.seconds, args.game, args.plot)
     elif args.which == "hulhe":
-        hulhe_speed(args.iterations or 20, args.reference)
+        hulhe_speed(args.iterations or 20, args.reference, args.threads)
     else:
         if not args.store:
             parser.error("paper needs --store")

@@ -126,3 +126,22 @@ def test_discounted_cfr_discounts_every_regret_after_each_iteration():
     assert exact.exploitability(dcfr.average_strategy()) < 0.5 * exact.exploitability(
         plain.average_strategy()
     )
+
+
+@pytest.mark.parametrize("game_name", [LEDUC, "holdem5.flop.limit.2p"], ids=["leduc", "flop"])
+def test_threads_give_the_same_bits(game_name):
+    """Threads split each walk's hands (halves going down, buckets by parity going up, so no
+    two threads write one information-set row): CFR+ with quadratic averaging, and DCFR, give
+    a single thread's regrets and strategy sums bit for bit."""
+    game = load_game(game_name)
+    for options in ({"plus": True, "gamma": 2.0}, {"discount": (1.5, 0.0), "gamma": 2.0}):
+        one = PublicSampledSolver(game, seed=3, **options)
+        two = PublicSampledSolver(game, seed=3, threads=2, **options)
+        three = PublicSampledSolver(game, seed=3, threads=3, **options)
+        for solver in (one, two, three):
+            solver.iterate(25)
+        assert np.abs(one.regret).sum() > 0
+        for other in (two, three):
+            assert np.array_equal(other.regret, one.regret)
+            assert np.array_equal(other.avg, one.avg)
+            assert other.nodes_visited == one.nodes_visited

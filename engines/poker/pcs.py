@@ -26,6 +26,8 @@ Information-set rows follow `poker.cfr.Solver`: offsets[r] + bucket * ndec[r] + 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from itertools import combinations
 from math import comb
 from typing import Any, NamedTuple
@@ -165,14 +167,18 @@ def walk_scratch(layout: WalkLayout, hands: int, deck_size: int) -> WalkScratch:
     """Scratch arrays for walks over `hands` private hands."""
     n, d = layout.decision.shape[0], int((layout.decision >= 0).sum())
     rows = int(layout.reach_row.max()) + 1
-    lanes = TerminalWork(
+    return WalkScratch(
+        np.zeros((rows + 1, hands)), np.zeros((d, 3, hands)), np.zeros((n, hands)),
+        np.full(rows, -1, np.int64), np.zeros(rows, np.int64), terminal_work(hands, deck_size),
+    )  # fmt: skip
+
+
+def terminal_work(hands: int, deck_size: int) -> TerminalWork:
+    """`_terminal_lanes`' arrays for `hands` private hands (one set per thread)."""
+    return TerminalWork(
         np.zeros((hands, LANES)), np.zeros((hands, LANES)), np.zeros((hands, LANES)),
         np.zeros((deck_size, LANES)), np.zeros((deck_size, LANES)),
         np.zeros((deck_size, LANES)), np.zeros(LANES), np.zeros(LANES), np.zeros(LANES),
-    )  # fmt: skip
-    return WalkScratch(
-        np.zeros((rows + 1, hands)), np.zeros((d, 3, hands)), np.zeros((n, hands)),
-        np.full(rows, -1, np.int64), np.zeros(rows, np.int64), lanes,
     )  # fmt: skip
 
 
@@ -314,15 +320,16 @@ def _match_down(
     dst0: np.ndarray,
     dst1: np.ndarray,
     dst2: np.ndarray,
+    lo: int,
+    hi: int,
 ) -> None:
-    """One decision node for every hand: regret matching of its rows (as `match_regrets`),
-    into sigma (3, n), and the acting player's reach at the children (dst_a = src x sigma_a;
-    an illegal action's dst is a sink)."""
+    """One decision node for hands lo..hi-1: regret matching of their rows (as
+    `match_regrets`), into sigma (3, n), and the acting player's reach at the children
+    (dst_a = src x sigma_a; an illegal action's dst is a sink)."""
     l0, l1, l2 = legal
     uniform = 1.0 / (int(l0) + int(l1) + int(l2))
-    n = base.shape[0]
-    for i in range(n):
-        if i + AHEAD < n:
+    for i in range(lo, hi):
+        if i + AHEAD < hi:
             _prefetch_row(regret, base[i + AHEAD] + slot)
         row = base[i] + slot
         x0, x1, x2 = regret[row, 0], regret[row, 1], regret[row, 2]
@@ -353,11 +360,12 @@ def _match_down(
 @njit(cache=True, nogil=True)
 def _sum_up(
     legal: tuple[bool, bool, bool], v0: np.ndarray, v1: np.ndarray, v2: np.ndarray,
-    out: np.ndarray,
+    hands: np.ndarray, out: np.ndarray,
 ) -> None:  # fmt: skip
-    """An opponent's node: the sum of its children's values (its strategy is in their reach)."""
+    """An opponent's node for `hands`: the sum of its children's values (its strategy is in
+    their reach)."""
     l0, l1, l2 = legal
-    for i in range(out.shape[0]):
+    for i in hands:
         v = 0.0
         if l0:
             v += v0[i]
@@ -382,17 +390,20 @@ def _regret_up(
     own: np.ndarray,
     weight: float,
     plus: bool,
+    hands: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    """A traverser's node for every hand: its value under sigma, each action's regret and the
-    strategy sums (weight x own reach x sigma); with `plus`, the node's rows floored at zero
-    once every hand has added to them (no other node writes them)."""
+    """A traverser's node for `hands`: its value under sigma, each action's regret and the
+    strategy sums (weight x own reach x sigma); with `plus`, their rows floored at zero once
+    they have all added to them (every hand of a bucket is among `hands`, and no other node
+    writes its rows)."""
     l0, l1, l2 = legal
-    n = base.shape[0]
-    for i in range(n):
-        if i + AHEAD < n:
-            _prefetch_row(regret, base[i + AHEAD] + slot)
-            _prefetch_row(avg, base[i + AHEAD] + slot)
+    n = hands.shape[0]
+    for j in range(n):
+        if j + AHEAD < n:
+            _prefetch_row(regret, base[hands[j + AHEAD]] + slot)
+            _prefetch_row(avg, base[hands[j + AHEAD]] + slot)
+        i = hands[j]
         v = 0.0
         if l0:
             v += sigma[0, i] * v0[i]
@@ -413,7 +424,7 @@ def _regret_up(
             regret[row, 2] += v2[i] - v
             avg[row, 2] += w * sigma[2, i]
     if plus:
-        for i in range(n):
+        for i in hands:
             row = base[i] + slot
             for a in range(3):
                 if regret[row, a] < 0.0:
@@ -421,37 +432,23 @@ def _regret_up(
 
 
 @njit(cache=True, nogil=True)
-def walk_board(
-    dealt: BoardHands,
-    trav: int,
-    weight: float,
-    plus: bool,
-    game: PublicGame,
-    regret: np.ndarray,
-    avg: np.ndarray,
-    scratch: WalkScratch,
-) -> int:
-    """One walk for traverser `trav` on a dealt board: updates trav's regrets and strategy
-    sums (weight * own reach); returns the decision nodes walked, summed over the hands.
-
-    Node by node, each step a loop over the board's hands: per hand the regrets and sums
-    change in the same order as a hand-by-hand walk, so the results are the same bits."""
-    tree, layout, offsets, ndec = game[:4]
-    kind, player, rnd, spent, children, slot = tree
-    decision, terminals, reach_row = layout
-    reach, sigma, values, lane_of_row, lane_rows, lanes = scratch
-    base, cards, rank, order = dealt
-    N = kind.shape[0]
-    n = cards.shape[0]
+def walk_down(
+    dealt: BoardHands, game: PublicGame, regret: np.ndarray, scratch: WalkScratch, lo: int,
+    hi: int,
+) -> None:  # fmt: skip
+    """A walk's first part for hands lo..hi-1: both players' reach at every node and the
+    strategy before this walk's updates."""
+    tree, layout = game[0], game[1]
+    kind, player, rnd, _, children, slot = tree
+    decision, _, reach_row = layout
+    reach, sigma = scratch[0], scratch[1]
+    base = dealt.base
     sink = reach[reach.shape[0] - 1]
-    walked = 0
-    # Down: both players' reach and the strategy before this walk's updates.
-    reach[0, :n] = 1.0
-    reach[1, :n] = 1.0
-    for v in range(N):
+    reach[0, lo:hi] = 1.0
+    reach[1, lo:hi] = 1.0
+    for v in range(kind.shape[0]):
         if kind[v] != DECISION:
             continue
-        walked += n
         p = player[v]
         c0, c1, c2 = children[v, 0], children[v, 1], children[v, 2]
         _match_down(
@@ -460,10 +457,17 @@ def walk_board(
             reach[reach_row[c0, p]] if c0 >= 0 else sink,
             reach[reach_row[c1, p]] if c1 >= 0 else sink,
             reach[reach_row[c2, p]] if c2 >= 0 else sink,
+            lo, hi,
         )  # fmt: skip
-    # Terminals: the traverser's value against the opponent's reach rows, LANES rows at once;
-    # terminals that share a row share its sums (a showdown's value is stake x its difference,
-    # a fold's stake x the compatible total). Rows without reach give 0.
+
+
+@njit(cache=True, nogil=True)
+def terminal_rows(trav: int, n: int, game: PublicGame, scratch: WalkScratch) -> tuple[int, int]:
+    """The opponent's reach rows that the terminals read and that reach somewhere, numbered
+    into scratch.lane_rows, the showdowns' rows first: (rows, showdown rows)."""
+    kind = game.tree.kind
+    _, terminals, reach_row = game.layout
+    reach, lane_of_row, lane_rows = scratch.reach, scratch.lane_of_row, scratch.lane_rows
     opp = 1 - trav
     count = 0
     n_sweep = 0
@@ -481,16 +485,40 @@ def walk_board(
                     break
         if showdowns:
             n_sweep = count
-    for first in range(0, count, LANES):
-        last = min(first + LANES, count)
-        _terminal_lanes(reach, lane_rows[first:last], cards, order, rank, first < n_sweep,
-                        lanes)  # fmt: skip
+    return count, n_sweep
+
+
+@njit(cache=True, nogil=True)
+def terminal_values(
+    dealt: BoardHands,
+    trav: int,
+    game: PublicGame,
+    scratch: WalkScratch,
+    lanes: TerminalWork,
+    rows: tuple[int, int],
+    first: int,
+    step: int,
+) -> None:
+    """The traverser's value at every terminal whose opponent row is in blocks first,
+    first + step, ... of LANES rows (a showdown's value is stake x its row's difference, a
+    fold's stake x the compatible total)."""
+    kind, player, _, spent, _, _ = game.tree
+    _, terminals, reach_row = game.layout
+    cards, rank, order = dealt.cards, dealt.rank, dealt.order
+    n = cards.shape[0]
+    count, n_sweep = rows
+    opp = 1 - trav
+    for block in range(first, (count + LANES - 1) // LANES, step):
+        lo = block * LANES
+        hi = min(lo + LANES, count)
+        _terminal_lanes(scratch.reach, scratch.lane_rows[lo:hi], cards, order, rank,
+                        lo < n_sweep, lanes)  # fmt: skip
         for k in range(terminals.shape[0]):
             v = terminals[k]
-            lane = lane_of_row[reach_row[v, opp]] - first
-            if not 0 <= lane < last - first:
+            lane = scratch.lane_of_row[reach_row[v, opp]] - lo
+            if not 0 <= lane < hi - lo:
                 continue
-            out = values[v]
+            out = scratch.values[v]
             if kind[v] == FOLD_END:
                 folder = player[v]
                 stake = float(spent[v, folder]) if folder == opp else -float(spent[v, trav])
@@ -500,16 +528,43 @@ def walk_board(
                 stake = float(spent[v, 0])
                 for i in range(n):
                     out[i] = stake * lanes.diff[i, lane]
+
+
+@njit(cache=True, nogil=True)
+def terminals_done(trav: int, n: int, game: PublicGame, scratch: WalkScratch, count: int) -> None:
+    """Value 0 at the terminals the opponent never reaches; the row numbering cleared."""
+    _, terminals, reach_row = game.layout
+    lane_of_row = scratch.lane_of_row
     for k in range(terminals.shape[0]):
         v = terminals[k]
-        row = reach_row[v, opp]
-        if lane_of_row[row] < 0:
-            values[v, :n] = 0.0
+        if lane_of_row[reach_row[v, 1 - trav]] < 0:
+            scratch.values[v, :n] = 0.0
     for k in range(count):
-        lane_of_row[lane_rows[k]] = -1
-    # Up: values, then the traverser's regrets and strategy sums.
-    for v in range(N - 1, -1, -1):
-        if kind[v] != DECISION:
+        lane_of_row[scratch.lane_rows[k]] = -1
+
+
+@njit(cache=True, nogil=True)
+def walk_up(
+    dealt: BoardHands,
+    trav: int,
+    weight: float,
+    plus: bool,
+    game: PublicGame,
+    regret: np.ndarray,
+    avg: np.ndarray,
+    scratch: WalkScratch,
+    r: int,
+    hands: np.ndarray,
+) -> None:
+    """A walk's last part on round r's decision nodes (every later round done) for `hands`:
+    values, then the traverser's regrets and strategy sums."""
+    kind, player, rnd, _, children, slot = game.tree
+    decision, _, reach_row = game.layout
+    reach, sigma, values = scratch[0], scratch[1], scratch[2]
+    base = dealt.base[r]
+    sink = reach[reach.shape[0] - 1]
+    for v in range(kind.shape[0] - 1, -1, -1):
+        if kind[v] != DECISION or rnd[v] != r:
             continue
         c0, c1, c2 = children[v, 0], children[v, 1], children[v, 2]
         legal = (c0 >= 0, c1 >= 0, c2 >= 0)
@@ -517,11 +572,55 @@ def walk_board(
         v1 = values[c1] if c1 >= 0 else sink
         v2 = values[c2] if c2 >= 0 else sink
         if player[v] != trav:
-            _sum_up(legal, v0, v1, v2, values[v, :n])
+            _sum_up(legal, v0, v1, v2, hands, values[v])
         else:
-            _regret_up(regret, avg, base[rnd[v]], slot[v], legal, sigma[decision[v]], v0, v1,
-                       v2, reach[reach_row[v, trav]], weight, plus, values[v])  # fmt: skip
-    return walked
+            _regret_up(regret, avg, base, slot[v], legal, sigma[decision[v]], v0, v1, v2,
+                       reach[reach_row[v, trav]], weight, plus, hands, values[v])  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def walk_board(
+    dealt: BoardHands,
+    trav: int,
+    weight: float,
+    plus: bool,
+    game: PublicGame,
+    regret: np.ndarray,
+    avg: np.ndarray,
+    scratch: WalkScratch,
+) -> int:
+    """One walk for traverser `trav` on a dealt board: updates trav's regrets and strategy
+    sums (weight * own reach); returns the decision nodes walked, summed over the hands.
+
+    Node by node, each step a loop over the board's hands: per hand the regrets and sums
+    change in the same order as a hand-by-hand walk, so the results are the same bits. The
+    values go up a round at a time (a node's children are in its round or a later one)."""
+    n = dealt.cards.shape[0]
+    walk_down(dealt, game, regret, scratch, 0, n)
+    rows = terminal_rows(trav, n, game, scratch)
+    terminal_values(dealt, trav, game, scratch, scratch.terminal, rows, 0, 1)
+    terminals_done(trav, n, game, scratch, rows[0])
+    every = np.arange(n)
+    for r in range(dealt.base.shape[0] - 1, -1, -1):
+        walk_up(dealt, trav, weight, plus, game, regret, avg, scratch, r, every)
+    return n * int(game.layout.decision.max() + 1)
+
+
+@njit(cache=True, nogil=True)
+def hand_parts(dealt: BoardHands, game: PublicGame, parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """The board's hands split `parts` ways in every round by bucket (bucket mod parts), so
+    that threads walking the parts up never write the same information-set row: (R, parts,
+    n) hands in order, and (R, parts) how many."""
+    base, offsets, ndec = dealt.base, game.offsets, game.ndec
+    R, n = base.shape
+    out = np.empty((R, parts, n), np.int64)
+    sizes = np.zeros((R, parts), np.int64)
+    for r in range(R):
+        for i in range(n):
+            k = ((base[r, i] - offsets[r]) // ndec[r]) % parts
+            out[r, k, sizes[r, k]] = i
+            sizes[r, k] += 1
+    return out, sizes
 
 
 @njit(cache=True, nogil=True)
@@ -580,6 +679,7 @@ class PublicSampledSolver(SampledSolver):
         plus: bool = False,
         seed: int = 0,
         discount: tuple[float, float] | None = None,
+        threads: int = 1,
     ):
         if not 1 <= game.num_hole_cards <= MAX_PUBLIC_HOLE_CARDS:
             raise ValueError(
@@ -595,6 +695,9 @@ class PublicSampledSolver(SampledSolver):
                                 self.tables.lookup, self.tables.evaluator)  # fmt: skip
         self._walk_scratch: WalkScratch | None = None
         self.discount = discount
+        self.threads = max(1, int(threads))
+        self._pool: ThreadPoolExecutor | None = None
+        self._lanes: list[TerminalWork] = []
 
     @property
     def deals_per_iteration(self) -> int:
@@ -618,9 +721,60 @@ class PublicSampledSolver(SampledSolver):
         return self._walk_scratch
 
     def iterate(self, iterations: int = 1) -> None:
-        """Run `iterations` more iterations (deterministic for the seed)."""
+        """Run `iterations` more iterations (deterministic for the seed; the same bits at any
+        number of threads)."""
         discount = self.discount if self.discount is not None else (np.nan, 0.0)
-        self.nodes_visited += _run(self.iteration, iterations, self.seed, self.gamma, self.plus,
-                                   (float(discount[0]), float(discount[1])), self._game,
-                                   self.regret, self.avg, self._scratch())  # fmt: skip
+        alpha, beta = float(discount[0]), float(discount[1])
+        if self.threads == 1:
+            self.nodes_visited += _run(self.iteration, iterations, self.seed, self.gamma,
+                                       self.plus, (alpha, beta), self._game, self.regret,
+                                       self.avg, self._scratch())  # fmt: skip
+            self.iteration += iterations
+            return
+        game, scratch, k = self._game, self._scratch(), self.threads
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(k - 1, thread_name_prefix="public-sampling")
+            self._lanes = [scratch.terminal] + [
+                terminal_work(self.hands.shape[0], self.game.deck_size) for _ in range(k - 1)
+            ]
+        board_total = int(self._board_through[-1])
+        deck = np.empty(self.game.deck_size, np.int8)
+        state = np.zeros(1, np.uint64)
+        decisions = int(self._layout.decision.max()) + 1
+        for t in range(self.iteration + 1, self.iteration + iterations + 1):
+            shuffle_deal(self.seed, t, state, deck, board_total)
+            dealt = board_hands(deck[:board_total].copy(), game)
+            n = dealt.cards.shape[0]
+            parts, sizes = hand_parts(dealt, game, k)
+            cuts = [n * j // k for j in range(k + 1)]
+            weight = float(t) ** self.gamma
+            for trav in range(2):
+                self._together([
+                    partial(walk_down, dealt, game, self.regret, scratch, cuts[j], cuts[j + 1])
+                    for j in range(k)
+                ])  # fmt: skip
+                rows = terminal_rows(trav, n, game, scratch)
+                self._together([
+                    partial(terminal_values, dealt, trav, game, scratch, self._lanes[j], rows, j, k)
+                    for j in range(k)
+                ])  # fmt: skip
+                terminals_done(trav, n, game, scratch, rows[0])
+                for r in range(parts.shape[0] - 1, -1, -1):
+                    self._together([
+                        partial(walk_up, dealt, trav, weight, self.plus, game, self.regret,
+                                self.avg, scratch, r, parts[r, j, : sizes[r, j]])
+                        for j in range(k)
+                    ])  # fmt: skip
+            if not np.isnan(alpha):
+                _discount(self.regret, t, alpha, beta)
+            self.nodes_visited += 2 * n * decisions
         self.iteration += iterations
+
+    def _together(self, calls: list[partial[None]]) -> None:
+        """Run the calls at once: the first in this thread, the rest in the pool (the kernels
+        release the GIL)."""
+        assert self._pool is not None
+        pending = [self._pool.submit(call) for call in calls[1:]]
+        calls[0]()
+        for future in pending:
+            future.result()

@@ -21,6 +21,7 @@ along the way, in chips and mbb/g.
 
 from __future__ import annotations
 
+import os
 import time
 from math import comb
 from typing import Any, ClassVar, Literal
@@ -42,6 +43,9 @@ from gameforge.stages.resources import Footprint, Recorded, nbytes
 
 FULL = ("cfr", "cfr+")
 EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is computed
+# public sampling walks a board's hands in threads by default from this many private hands (a
+# thread pays for itself on Hold'em's 1,326, not on the short decks' few hundred)
+PUBLIC_THREADED_HANDS = 1_000
 
 
 class CFRParams(TreeGameParams):
@@ -71,8 +75,11 @@ class CFRParams(TreeGameParams):
     # negative ones x t^b / (t^b + 1); Brown & Sandholm's DCFR is a=1.5, b=0 with averaging=2
     discount_alpha: float | None = None
     discount_beta: float = 0.0
+    # public sampling: threads walking a board's hands at once (the same bits at any count);
+    # 0: the machine's cores on games of at least PUBLIC_THREADED_HANDS private hands, else 1
+    threads: int = Field(default=0, ge=0)
     execution_only: ClassVar[frozenset[str]] = frozenset(
-        {"checkpoint_seconds", "batch", "replay_iterations"}
+        {"checkpoint_seconds", "batch", "replay_iterations", "threads"}
     )
     new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {
         "discount_alpha": ("discount_alpha", "discount_beta"),
@@ -179,9 +186,12 @@ def _solver(ctx: StageContext) -> tuple[Any, Solver | None]:
         discount = (
             None if params.discount_alpha is None else (params.discount_alpha, params.discount_beta)
         )
+        hands = comb(game.deck_size, game.num_hole_cards)
+        threads = params.threads or (os.cpu_count() or 1 if hands >= PUBLIC_THREADED_HANDS else 1)
         sampled = PublicSampledSolver(
-            game, tables, gamma=gamma, plus=params.plus, seed=params.seed, discount=discount
-        )
+            game, tables, gamma=gamma, plus=params.plus, seed=params.seed, discount=discount,
+            threads=threads,
+        )  # fmt: skip
     else:
         sampled = SampledSolver(
             game, tables, variant=params.algorithm, gamma=gamma, plus=params.plus, seed=params.seed
