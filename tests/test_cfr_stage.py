@@ -225,6 +225,20 @@ def test_the_discount_is_in_the_key_only_where_used():
         CFRParams(game=LEDUC, algorithm="chance", discount_alpha=1.5)
 
 
+def test_public_sampling_threads_change_neither_the_key_nor_the_bits(store, tmp_path):
+    """`threads` is execution-only: a public solve in two threads has the one-thread solve's
+    key and arrays."""
+    params = {"game": LEDUC, "algorithm": "public", "plus": True, "averaging": 2,
+              "iterations": 200}  # fmt: skip
+    one = run_stage("cfr", {**params, "threads": 1}, store=store, log=quiet)
+    other = ArtifactStore(tmp_path / "threads")
+    two = run_stage("cfr", {**params, "threads": 2}, store=other, log=quiet)
+    assert one.key == two.key
+    for name in ("regret", "strategy_sum", "average_strategy"):
+        a, b = store.open(one.key)[name][:], other.open(two.key)[name][:]
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_a_time_budget_stops_the_solve_where_a_recompute_and_a_counted_run_agree(store, tmp_path):
     """`seconds` solves for a wall-time budget: the run stops at the first kernel call past it
     (numba's start-up off the clock), records the iteration reached, and is the same solve as
