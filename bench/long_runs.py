@@ -116,8 +116,11 @@ NLHE_PAPER = Solve(("precision=bfloat16",), flow="nlhe-cnn")  # issue 25: about 
 
 
 def _found(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
-    """The newest stored artifact of a stage (by key prefix) built on `strategy`."""
+    """A stored artifact of a stage (by key prefix) built on `strategy`: for LBR the one of
+    most deals (deal d is the same in every run of a seed, so a longer run extends a shorter)."""
     keys = [k for k in store.dependents(strategy) if k.startswith(prefix)]
+    if prefix == "lbr-":
+        keys.sort(key=lambda k: int(store.open(k).meta["params"]["deals"]))
     return keys[-1] if keys else None
 
 
@@ -228,7 +231,8 @@ TIMED = {
 def report(store: ArtifactStore) -> None:
     """The solver comparison so far: each timed solve's iterations and seconds, its LBR (mean,
     95% interval, one-sided lower bound) and its exact exploitability where computed; and at
-    each budget the LBR difference of the two algorithms paired over the same seeded deals."""
+    each budget the LBR difference of the two algorithms paired over the seeded deals both
+    played."""
     wins: dict[str, np.ndarray] = {}
     print("| solve | iterations | solve s | LBR mbb/g (95%) | LBR lower bound | exact mbb/g |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -253,9 +257,10 @@ def report(store: ArtifactStore) -> None:
         print("| " + " | ".join(row) + " |")
     for budget, (chance, *others) in COMPARED.items():
         for other in others:
-            if chance not in wins or other not in wins or wins[chance].size != wins[other].size:
+            if chance not in wins or other not in wins:
                 continue
-            diff = wins[chance] - wins[other]
+            common = min(wins[chance].size, wins[other].size)  # the deals both played
+            diff = wins[chance][:common] - wins[other][:common]
             half = 1.959964 * float(diff.std(ddof=1)) / math.sqrt(diff.size)
             print(
                 f"{budget}: LBR of {chance} minus {other}, paired over the same "
