@@ -105,7 +105,7 @@ class WalkLayout(NamedTuple):
 class TerminalWork(NamedTuple):
     """`_terminal_lanes`' arrays: LANES opponent reach rows side by side."""
 
-    rt: np.ndarray  # (H, LANES) the rows, hand-major
+    by_hand: np.ndarray  # (H, LANES) the rows, hand-major
     compat: np.ndarray  # (H, LANES) each hand's compatible total
     diff: np.ndarray  # (H, LANES) each hand's showdown difference
     by_card: np.ndarray  # (deck, LANES) reach per card
@@ -143,7 +143,7 @@ class PublicGame(NamedTuple):
 
 
 def walk_layout(tree: TreeArrays) -> WalkLayout:
-    """Decision indices, reach rows and the terminals' visiting order of a betting tree."""
+    """Decision indices, terminals and reach rows of a betting tree."""
     is_decision = tree.kind == DECISION
     decision = np.where(is_decision, np.cumsum(is_decision) - 1, -1).astype(np.int64)
     terminals = np.flatnonzero(~is_decision).astype(np.int64)
@@ -242,27 +242,27 @@ def _terminal_lanes(
 
     Each row's sums are added in the same order as a row alone would add them, so the values
     are the same bits; every step is a loop over the rows."""
-    rt, compat, diff, by_card, below_card, tie_card, total, below, tie = work
+    by_hand, compat, diff, by_card, below_card, tie_card, total, below, tie = work
     n, nh, L = cards.shape[0], cards.shape[1], rows.shape[0]
     for i0 in range(0, n, LANES):  # the rows transposed, a tile at a time
         for k in range(L):
             src = reach[rows[k]]
             for i in range(i0, min(i0 + LANES, n)):
-                rt[i, k] = src[i]
+                by_hand[i, k] = src[i]
     total[:L] = 0.0
     by_card[:, :L] = 0.0
     for i in range(n):
         for k in range(L):
-            total[k] += rt[i, k]
+            total[k] += by_hand[i, k]
         for t in range(nh):
             c = cards[i, t]
             for k in range(L):
-                by_card[c, k] += rt[i, k]
+                by_card[c, k] += by_hand[i, k]
     for i in range(n):
         c0, c1 = cards[i, 0], cards[i, nh - 1]
         if nh == 2:  # i itself was taken away twice
             for k in range(L):
-                compat[i, k] = total[k] - by_card[c0, k] - by_card[c1, k] + rt[i, k]
+                compat[i, k] = total[k] - by_card[c0, k] - by_card[c1, k] + by_hand[i, k]
         else:
             for k in range(L):
                 compat[i, k] = total[k] - by_card[c0, k]
@@ -279,18 +279,18 @@ def _terminal_lanes(
         for q in range(g, e):  # tie_card is 0 outside the group's cards
             i = order[q]
             for k in range(L):
-                tie[k] += rt[i, k]
+                tie[k] += by_hand[i, k]
             for t in range(nh):
                 c = cards[i, t]
                 for k in range(L):
-                    tie_card[c, k] += rt[i, k]
+                    tie_card[c, k] += by_hand[i, k]
         for q in range(g, e):
             i = order[q]
             c0, c1 = cards[i, 0], cards[i, nh - 1]
             if nh == 2:
                 for k in range(L):
                     win = below[k] - below_card[c0, k] - below_card[c1, k]
-                    eq = tie[k] - tie_card[c0, k] - tie_card[c1, k] + rt[i, k]
+                    eq = tie[k] - tie_card[c0, k] - tie_card[c1, k] + by_hand[i, k]
                     diff[i, k] = win - (compat[i, k] - win - eq)
             else:
                 for k in range(L):
@@ -304,7 +304,7 @@ def _terminal_lanes(
             for t in range(nh):
                 c = cards[i, t]
                 for k in range(L):
-                    below_card[c, k] += rt[i, k]
+                    below_card[c, k] += by_hand[i, k]
                     tie_card[c, k] = 0.0
         g = e
 
