@@ -115,6 +115,11 @@ CLUSTERS = {k: Solve((f"opponent-clusters.k={k}",)) for k in (6, 10, 12)}
 NLHE_PAPER = Solve(("precision=bfloat16",), flow="nlhe-cnn")  # issue 25: about 9.3 h
 
 
+# deals x 2 seats per LBR: at 6,000 a 30-minute solve's LBR was +-60 mbb/g and the paired
+# difference of two +-73, too wide to order them; 24,000 halves both (about 14 min each here)
+LBR_DEALS = 24_000
+
+
 def _found(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
     """A stored artifact of a stage (by key prefix) built on `strategy`: for LBR the one of
     most deals (deal d is the same in every run of a seed, so a longer run extends a shorter)."""
@@ -147,7 +152,9 @@ class Step:
             strategy = self.solve.cfr_key(store)
             if not store.exists(strategy):
                 return "waits"
-            return "done" if _found(store, strategy, "lbr-") else "next"
+            lbr = _found(store, strategy, "lbr-")
+            done = lbr is not None and store.open(lbr).meta["params"]["deals"] >= LBR_DEALS
+            return "done" if done else "next"
         planned = self.solve.steps(store, self.kind == "best-response")
         node = planned[-1]
         if node.status == "cached":
@@ -173,7 +180,8 @@ class Step:
         """The gameforge command that runs (or resumes) this step."""
         if self.kind == "lbr":
             key = self.solve.cfr_key(store)
-            return ["strategy", "lbr", key, "--deals", "6000", "--store", str(store.root)]
+            deals = str(LBR_DEALS)
+            return ["strategy", "lbr", key, "--deals", deals, "--store", str(store.root)]
         return self.solve.argv(store, self.kind == "best-response")
 
 
