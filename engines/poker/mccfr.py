@@ -260,22 +260,35 @@ def _deal(
 
 
 @njit(cache=True, nogil=True, inline="always")
+def regret_matched(
+    x0: float, x1: float, x2: float, l0: bool, l1: bool, l2: bool
+) -> tuple[float, float, float]:
+    """Regret matching of one row's regrets (x0, x1, x2) over the legal actions (l0, l1, l2):
+    each positive regret's share of their sum, or uniform if none is positive."""
+    total = 0.0
+    if l0 and x0 > 0.0:
+        total += x0
+    if l1 and x1 > 0.0:
+        total += x1
+    if l2 and x2 > 0.0:
+        total += x2
+    if total > 0.0:
+        return (
+            x0 / total if l0 and x0 > 0.0 else 0.0,
+            x1 / total if l1 and x1 > 0.0 else 0.0,
+            x2 / total if l2 and x2 > 0.0 else 0.0,
+        )
+    uniform = 1.0 / (int(l0) + int(l1) + int(l2))
+    return (uniform if l0 else 0.0, uniform if l1 else 0.0, uniform if l2 else 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def match_regrets(regret: np.ndarray, row: int, legal: np.ndarray, out: np.ndarray) -> None:
     """Regret matching of one information-set row over the legal actions."""
-    total = 0.0
-    count = 0
-    for a in range(3):
-        if legal[a] >= 0:
-            count += 1
-            if regret[row, a] > 0.0:
-                total += regret[row, a]
-    for a in range(3):
-        if legal[a] < 0:
-            out[a] = 0.0
-        elif total > 0.0:
-            out[a] = regret[row, a] / total if regret[row, a] > 0.0 else 0.0
-        else:
-            out[a] = 1.0 / count
+    out[0], out[1], out[2] = regret_matched(
+        regret[row, 0], regret[row, 1], regret[row, 2], legal[0] >= 0, legal[1] >= 0,
+        legal[2] >= 0,
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)

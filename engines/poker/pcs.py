@@ -46,6 +46,7 @@ from gameforge.engines.poker.mccfr import (
     DealTables,
     SampledSolver,
     hand_buckets,
+    regret_matched,
     showdown_order,
     shuffle_deal,
 )
@@ -323,31 +324,15 @@ def _match_down(
     lo: int,
     hi: int,
 ) -> None:
-    """One decision node for hands lo..hi-1: regret matching of their rows (as
-    `match_regrets`), into sigma (3, n), and the acting player's reach at the children
-    (dst_a = src x sigma_a; an illegal action's dst is a sink)."""
+    """One decision node for hands lo..hi-1: regret matching of their rows into sigma (3, n),
+    and the acting player's reach at the children (dst_a = src x sigma_a; an illegal action's
+    dst is a sink)."""
     l0, l1, l2 = legal
-    uniform = 1.0 / (int(l0) + int(l1) + int(l2))
     for i in range(lo, hi):
         if i + AHEAD < hi:
             _prefetch_row(regret, base[i + AHEAD] + slot)
         row = base[i] + slot
-        x0, x1, x2 = regret[row, 0], regret[row, 1], regret[row, 2]
-        total = 0.0
-        if l0 and x0 > 0.0:
-            total += x0
-        if l1 and x1 > 0.0:
-            total += x1
-        if l2 and x2 > 0.0:
-            total += x2
-        if total > 0.0:
-            s0 = x0 / total if l0 and x0 > 0.0 else 0.0
-            s1 = x1 / total if l1 and x1 > 0.0 else 0.0
-            s2 = x2 / total if l2 and x2 > 0.0 else 0.0
-        else:
-            s0 = uniform if l0 else 0.0
-            s1 = uniform if l1 else 0.0
-            s2 = uniform if l2 else 0.0
+        s0, s1, s2 = regret_matched(regret[row, 0], regret[row, 1], regret[row, 2], l0, l1, l2)
         sigma[0, i] = s0
         sigma[1, i] = s1
         sigma[2, i] = s2
