@@ -7,6 +7,7 @@
     .venv/bin/python bench/bench_nlhe.py bfloat16 [--deals 600] [--store S --network KEY]
     .venv/bin/python bench/bench_nlhe.py quantized [--deals 300] [--store S --network KEY]
     .venv/bin/python bench/bench_nlhe.py train [--samples 20000] [--device cpu]
+    .venv/bin/python bench/bench_nlhe.py ceiling [--deals 300]
     .venv/bin/python bench/bench_nlhe.py all
     .venv/bin/python bench/bench_nlhe.py variants [--hands 8000,3000] [--league-hands 2000]
         [--variants "paper settings,3x3 filters"] [--seeds 3]
@@ -16,6 +17,8 @@
 (random play stepped from Python: the reference's own speed of dealing and applying actions).
 `cnn` compares the split-first-convolution scorer with scoring every candidate's full planes.
 `all` runs the three and projects the `paper` preset of `nlhe-cnn` from the measured rates.
+`ceiling` bounds that preset's wall time from below: its multiply-adds (every preflop decision
+free) at the speed of a large matrix product in float32, and in bfloat16 where the CPU has it.
 `report` prints a stored `nlhe-cnn` league beside the paper's table (markdown), the players'
 action mix and raise sizes, and the time of every stage behind it (all attempts of a resumed one).
 """
@@ -32,6 +35,7 @@ import torch
 from _shared import random_play, reference_module
 
 from gameforge.engines.nlhe import game as nl
+from gameforge.engines.nlhe.encoding import SIZE
 from gameforge.engines.nlhe.net import (
     PRECISIONS,
     CnnPlayer,
@@ -225,27 +229,53 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
     arithmetic_peak(players["this, compiled, bfloat16"], seconds["this, compiled, bfloat16"])
 
 
-def arithmetic_peak(player: CnnPlayer, seconds: float) -> None:
-    """The network's multiply-adds per second against a large matrix product's in the
-    player's precision."""
-    dtype = torch.float32 if player.precision == "float32" else torch.bfloat16
+def gemm_rate(dtype: torch.dtype) -> float:
+    """Multiply-adds per second of a 4096^3 matrix product in `dtype` (all threads)."""
     a, b = torch.randn(4096, 4096, dtype=dtype), torch.randn(4096, 4096, dtype=dtype)
     a @ b
     t0 = time.perf_counter()
     for _ in range(3):
         a @ b
-    gemm = 3 * 4096**3 / (time.perf_counter() - t0)
+    return 3 * 4096**3 / (time.perf_counter() - t0)
+
+
+def candidate_multiply_adds(player: CnnPlayer) -> int:
+    """Multiply-adds the player spends on one candidate after the shared first layer."""
     f1, f2 = (int(c.out_channels) for c in (player.conv1, player.model.features[5]))
     k = int(player.conv1.kernel_size[0])
     crop = player.crop
     cols = 2 * (crop.pooled.stop - crop.pooled.start) if crop else 17
     dense = player.model.head[1]
-    per_candidate = (
+    return (
         f1 * f1 * k * k * 17 * cols
         + f1 * f2 * k * k * 64
         + f2 * f2 * k * k * 64
         + dense.in_features * dense.out_features
     )
+
+
+def training_multiply_adds(model: PokerCNN) -> int:
+    """Multiply-adds of one training sample: the forward pass, the weight gradients (as many)
+    and the input gradients of every layer but the first (as many as its forward)."""
+    side, forward, first = SIZE, 0, 0
+    for layer in model.features:
+        if isinstance(layer, torch.nn.MaxPool2d):
+            side //= 2
+        elif isinstance(layer, torch.nn.Conv2d):
+            k = int(layer.kernel_size[0])
+            macs = side * side * layer.in_channels * layer.out_channels * k * k
+            first = first or macs
+            forward += macs
+    forward += sum(m.in_features * m.out_features for m in model.head if hasattr(m, "in_features"))
+    return 3 * forward - first
+
+
+def arithmetic_peak(player: CnnPlayer, seconds: float) -> None:
+    """The network's multiply-adds per second against a large matrix product's in the
+    player's precision."""
+    dtype = torch.float32 if player.precision == "float32" else torch.bfloat16
+    gemm = gemm_rate(dtype)
+    per_candidate = candidate_multiply_adds(player)
     rate = per_candidate * player.scored / seconds
     print(
         f"arithmetic: {per_candidate / 1e6:.1f} M multiply-adds per candidate after the first "
@@ -428,12 +458,9 @@ def train(samples: int, device: str) -> dict[str, float]:
     return {"samples_per_s": rate}
 
 
-def project(sp: dict[str, float], cn: dict[str, float], tr: dict[str, float]) -> None:
-    """Wall time of `gameforge run nlhe-cnn --preset paper` from the measured rates."""
-    actions_per_hand = sp["actions_per_hand"]
-    samples = 200_000 * actions_per_hand
-    train_s = 3 * 3 * samples / tr["samples_per_s"]  # 3 generations x 3 epochs
-    # Share of decisions taken by CNNs in generation g's histories (pairings with replacement).
+def paper_cnn_decisions(actions_per_hand: float) -> float:
+    """CNN decisions of `gameforge run nlhe-cnn --preset paper`: its CNN seats in generations 2
+    and 3's histories (pairings with replacement, 200,000 hands) and in the league."""
     cnn_decisions = 0.0
     for g in (2, 3):
         roster = g  # heuristic + g-1 CNNs
@@ -442,19 +469,85 @@ def project(sp: dict[str, float], cn: dict[str, float], tr: dict[str, float]) ->
             (i > 0) + (j > 0) for i in range(roster) for j in range(i, roster)
         )  # CNN seats over all pairings
         cnn_decisions += 200_000 * actions_per_hand * seats_cnn / (2 * pairs)
-    league_cnn = 0.0
     players = ["random", "heuristic", "cnn", "cnn", "cnn"]
     for i in range(5):
         for j in range(i + 1, 5):
             seats = (players[i] == "cnn") + (players[j] == "cnn")
-            league_cnn += 100_000 * actions_per_hand * seats / 2
-    play_s = (cnn_decisions + league_cnn) / cn["decisions_per_s"]
+            cnn_decisions += 100_000 * actions_per_hand * seats / 2
+    return cnn_decisions
+
+
+def project(sp: dict[str, float], cn: dict[str, float], tr: dict[str, float]) -> None:
+    """Wall time of `gameforge run nlhe-cnn --preset paper` from the measured rates."""
+    samples = 200_000 * sp["actions_per_hand"]
+    train_s = 3 * 3 * samples / tr["samples_per_s"]  # 3 generations x 3 epochs
+    decisions = paper_cnn_decisions(sp["actions_per_hand"])
+    play_s = decisions / cn["decisions_per_s"]
     total = train_s + play_s
     print(
         f"paper preset projection on this machine: training {train_s / 3600:.1f} h "
         f"({3 * 3 * samples:,.0f} samples), CNN play {play_s / 3600:.1f} h "
-        f"({cnn_decisions + league_cnn:,.0f} CNN decisions), total {total / 3600:.1f} h"
+        f"({decisions:,.0f} CNN decisions), total {total / 3600:.1f} h"
     )
+
+
+class _StreetTally(CnnPlayer):
+    """A CNN player that also counts its decisions and their candidates per betting round."""
+
+    def __init__(self, model: PokerCNN, **kw: object):
+        super().__init__(model, **kw)  # type: ignore[arg-type]
+        self.decisions_by_round = np.zeros(4, np.int64)
+        self.candidates_by_round = np.zeros(4, np.int64)
+
+    def choose(self, batch: nl.TableBatch, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Count, then choose as the CNN player does."""
+        row = self._candidates(batch, tables)[0]
+        rounds = batch.state[tables, nl.ROUND]
+        np.add.at(self.decisions_by_round, rounds, 1)
+        np.add.at(self.candidates_by_round, rounds, np.bincount(row, minlength=len(tables)))
+        return super().choose(batch, tables)
+
+
+def ceiling(deals: int) -> None:
+    """A lower bound of the `paper` preset's wall time here: its multiply-adds at the speed of a
+    large matrix product, every preflop decision taken as free (remembered), nothing else
+    counted (no encoding, no play, no overhead)."""
+    rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), 20_000, seed=1, n_threads=2)
+    actions_per_hand = float(rec.counts.mean())
+    torch.manual_seed(0)
+    player = _StreetTally(PokerCNN(NetConfig()).eval())
+    nl.play(RULES, (player, nl.HEURISTIC), deals, seed=2, batch_deals=deals)
+    later = player.decisions_by_round[1:].sum()
+    preflop_share = player.decisions_by_round[0] / player.decisions_by_round.sum()
+    per_later = player.candidates_by_round[1:].sum() / later
+    decisions = paper_cnn_decisions(actions_per_hand)
+    decision_macs = decisions * (1 - preflop_share) * per_later * candidate_multiply_adds(player)
+    samples = 3 * 3 * 200_000 * actions_per_hand  # 3 generations x 3 epochs
+    train_macs = samples * training_multiply_adds(player.model)
+    print(
+        f"heuristic self-play: {actions_per_hand:.2f} actions per hand; an untrained CNN against "
+        f"the heuristic ({2 * deals:,} hands): {preflop_share:.1%} of its decisions preflop, "
+        f"{per_later:.1f} candidates per later decision"
+    )
+    print(
+        f"paper preset: {decisions:,.0f} CNN decisions, {decision_macs / 1e15:.2f} P multiply-"
+        f"adds after the first layer with every preflop one free; {samples:,.0f} training "
+        f"samples x {training_multiply_adds(player.model) / 1e6:.1f} M = "
+        f"{train_macs / 1e15:.2f} P"
+    )
+    kinds = [torch.float32]
+    if torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        kinds.append(torch.bfloat16)
+    else:
+        print("no bfloat16 hardware (oneDNN): bfloat16 would be emulated")
+    for dtype in kinds:
+        rate = gemm_rate(dtype)
+        play_h, train_h = decision_macs / rate / 3600, train_macs / rate / 3600
+        print(
+            f"at a 4096^3 {str(dtype)[6:]} matrix product's {rate / 1e9:.1f} G multiply-adds/s: "
+            f"decisions >= {play_h:.2f} h, training >= {train_h:.2f} h, "
+            f"the preset >= {play_h + train_h:.2f} h"
+        )
 
 
 def main() -> None:
@@ -469,6 +562,7 @@ def main() -> None:
             "bfloat16",
             "quantized",
             "train",
+            "ceiling",
             "all",
             "variants",
             "report",
@@ -507,6 +601,8 @@ def main() -> None:
         quantized(args.deals or 300, args.store, args.network)
     elif args.what == "train":
         train(args.samples, args.device)
+    elif args.what == "ceiling":
+        ceiling(args.deals or 300)
     elif args.what == "report":
         report(args.store, args.network)
     elif args.what == "variants":
