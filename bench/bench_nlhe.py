@@ -477,16 +477,21 @@ def paper_cnn_decisions(actions_per_hand: float) -> float:
     return cnn_decisions
 
 
+def paper_training_samples(actions_per_hand: float) -> float:
+    """Training samples of the `paper` preset: 3 generations x 3 epochs of 200,000 hands."""
+    return 3 * 3 * 200_000 * actions_per_hand
+
+
 def project(sp: dict[str, float], cn: dict[str, float], tr: dict[str, float]) -> None:
     """Wall time of `gameforge run nlhe-cnn --preset paper` from the measured rates."""
-    samples = 200_000 * sp["actions_per_hand"]
-    train_s = 3 * 3 * samples / tr["samples_per_s"]  # 3 generations x 3 epochs
+    samples = paper_training_samples(sp["actions_per_hand"])
+    train_s = samples / tr["samples_per_s"]
     decisions = paper_cnn_decisions(sp["actions_per_hand"])
     play_s = decisions / cn["decisions_per_s"]
     total = train_s + play_s
     print(
         f"paper preset projection on this machine: training {train_s / 3600:.1f} h "
-        f"({3 * 3 * samples:,.0f} samples), CNN play {play_s / 3600:.1f} h "
+        f"({samples:,.0f} samples), CNN play {play_s / 3600:.1f} h "
         f"({decisions:,.0f} CNN decisions), total {total / 3600:.1f} h"
     )
 
@@ -522,8 +527,9 @@ def ceiling(deals: int) -> None:
     per_later = player.candidates_by_round[1:].sum() / later
     decisions = paper_cnn_decisions(actions_per_hand)
     decision_macs = decisions * (1 - preflop_share) * per_later * candidate_multiply_adds(player)
-    samples = 3 * 3 * 200_000 * actions_per_hand  # 3 generations x 3 epochs
-    train_macs = samples * training_multiply_adds(player.model)
+    samples = paper_training_samples(actions_per_hand)
+    per_sample = training_multiply_adds(player.model)
+    train_macs = samples * per_sample
     print(
         f"heuristic self-play: {actions_per_hand:.2f} actions per hand; an untrained CNN against "
         f"the heuristic ({2 * deals:,} hands): {preflop_share:.1%} of its decisions preflop, "
@@ -532,7 +538,7 @@ def ceiling(deals: int) -> None:
     print(
         f"paper preset: {decisions:,.0f} CNN decisions, {decision_macs / 1e15:.2f} P multiply-"
         f"adds after the first layer with every preflop one free; {samples:,.0f} training "
-        f"samples x {training_multiply_adds(player.model) / 1e6:.1f} M = "
+        f"samples x {per_sample / 1e6:.1f} M = "
         f"{train_macs / 1e15:.2f} P"
     )
     kinds = [torch.float32]
