@@ -120,13 +120,21 @@ NLHE_PAPER = Solve(("precision=bfloat16",), flow="nlhe-cnn")  # issue 25: about 
 LBR_DEALS = 24_000
 
 
-def _found(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
+def stored_on(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
     """A stored artifact of a stage (by key prefix) built on `strategy`: for LBR the one of
     most deals (deal d is the same in every run of a seed, so a longer run extends a shorter)."""
     keys = [k for k in store.dependents(strategy) if k.startswith(prefix)]
     if prefix == "lbr-":
         keys.sort(key=lambda k: int(store.open(k).meta["params"]["deals"]))
     return keys[-1] if keys else None
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, int]:
+    """Mean of a - b over the deals both played (a seed's deal d is the same in every run),
+    its 95% half-width, and the number of deals."""
+    common = min(a.size, b.size)
+    diff = a[:common] - b[:common]
+    return float(diff.mean()), 1.959964 * float(diff.std(ddof=1)) / math.sqrt(common), common
 
 
 @dataclass
@@ -152,7 +160,7 @@ class Step:
             strategy = self.solve.cfr_key(store)
             if not store.exists(strategy):
                 return "waits"
-            lbr = _found(store, strategy, "lbr-")
+            lbr = stored_on(store, strategy, "lbr-")
             done = lbr is not None and store.open(lbr).meta["params"]["deals"] >= LBR_DEALS
             return "done" if done else "next"
         planned = self.solve.steps(store, self.kind == "best-response")
@@ -163,7 +171,7 @@ class Step:
             strategy = self.solve.cfr_key(store)
             if not store.exists(strategy):  # the flow would solve it first: not a timed solve
                 return "waits" if self.solve.timed else "next"
-            built = _found(store, strategy, "best-response-")
+            built = stored_on(store, strategy, "best-response-")
             if built is not None:
                 self.notes = [f"an earlier version's exact figure is stored: {built}"]
                 return "done"
@@ -252,14 +260,14 @@ def report(store: ArtifactStore) -> None:
             continue
         summary = store.open(key).meta["summary"]
         row = [name, f"{summary['iterations']:,}", f"{summary['seconds']:,.0f}", "", "", ""]
-        lbr = _found(store, key, "lbr-")
+        lbr = stored_on(store, key, "lbr-")
         if lbr is not None:
             art = store.open(lbr)
             s = art.meta["summary"]
             row[3] = f"{s['lbr_mbb_per_game']:,.1f} ± {s['half_width_95_mbb_per_game']:,.1f}"
             row[4] = f"{s['exploitability_lower_bound_mbb_per_game']:,.1f}"
             wins[name] = np.asarray(art["winnings"][:]) * 1000.0 / float(summary["big_blind"])
-        exact = _found(store, key, "best-response-")
+        exact = stored_on(store, key, "best-response-")
         if exact is not None:
             row[5] = f"{store.open(exact).meta['summary']['exploitability_mbb_per_game']:,.1f}"
         print("| " + " | ".join(row) + " |")
@@ -267,12 +275,10 @@ def report(store: ArtifactStore) -> None:
         for other in others:
             if chance not in wins or other not in wins:
                 continue
-            common = min(wins[chance].size, wins[other].size)  # the deals both played
-            diff = wins[chance][:common] - wins[other][:common]
-            half = 1.959964 * float(diff.std(ddof=1)) / math.sqrt(diff.size)
+            mean, half, deals = paired_difference(wins[chance], wins[other])
             print(
                 f"{budget}: LBR of {chance} minus {other}, paired over the same "
-                f"{diff.size:,} deals: {diff.mean():,.1f} ± {half:,.1f} mbb/g (95%)"
+                f"{deals:,} deals: {mean:,.1f} ± {half:,.1f} mbb/g (95%)"
             )
 
 
