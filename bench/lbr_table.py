@@ -14,7 +14,7 @@ import argparse
 import itertools
 
 import numpy as np
-from long_runs import paired_difference, stored_on
+from long_runs import lbr_figures, paired_difference, stored_on
 
 from gameforge.artifacts import ArtifactStore
 
@@ -35,13 +35,10 @@ def main() -> None:
         lbr = stored_on(store, key, "lbr-")
         if lbr is None:
             raise SystemExit(f"error: {key} has no stored LBR: run gameforge strategy lbr {key}")
-        art = store.open(lbr)
-        s = art.meta["summary"]
-        wins[label] = np.asarray(art["winnings"][:]) * 1000.0 / float(summary["big_blind"])
+        wins[label], interval, bound = lbr_figures(store, lbr, float(summary["big_blind"]))
+        deals = wins[label].size  # one winnings entry per deal
         print(
-            f"| {label} | `{key}` | {summary['iterations']:,} | "
-            f"{s['lbr_mbb_per_game']:,.1f} ± {s['half_width_95_mbb_per_game']:,.1f} | "
-            f"{s['exploitability_lower_bound_mbb_per_game']:,.1f} | {s['deals']:,} |"
+            f"| {label} | `{key}` | {summary['iterations']:,} | {interval} | {bound} | {deals:,} |"
         )
     print("\n| pair (LBR of the first minus the second) | mbb/g (95%) | deals |")
     print("|---|---:|---:|")

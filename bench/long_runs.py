@@ -129,6 +129,16 @@ def stored_on(store: ArtifactStore, strategy: str, prefix: str) -> str | None:
     return keys[-1] if keys else None
 
 
+def lbr_figures(store: ArtifactStore, lbr: str, big_blind: float) -> tuple[np.ndarray, str, str]:
+    """A stored LBR's winnings per deal in mbb/g, its mean with 95% half-width, and its
+    one-sided lower bound, as printed in the tables."""
+    art = store.open(lbr)
+    s = art.meta["summary"]
+    wins = np.asarray(art["winnings"][:]) * 1000.0 / big_blind
+    interval = f"{s['lbr_mbb_per_game']:,.1f} ± {s['half_width_95_mbb_per_game']:,.1f}"
+    return wins, interval, f"{s['exploitability_lower_bound_mbb_per_game']:,.1f}"
+
+
 def paired_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, int]:
     """Mean of a - b over the deals both played (a seed's deal d is the same in every run),
     its 95% half-width, and the number of deals."""
@@ -262,11 +272,7 @@ def report(store: ArtifactStore) -> None:
         row = [name, f"{summary['iterations']:,}", f"{summary['seconds']:,.0f}", "", "", ""]
         lbr = stored_on(store, key, "lbr-")
         if lbr is not None:
-            art = store.open(lbr)
-            s = art.meta["summary"]
-            row[3] = f"{s['lbr_mbb_per_game']:,.1f} ± {s['half_width_95_mbb_per_game']:,.1f}"
-            row[4] = f"{s['exploitability_lower_bound_mbb_per_game']:,.1f}"
-            wins[name] = np.asarray(art["winnings"][:]) * 1000.0 / float(summary["big_blind"])
+            wins[name], row[3], row[4] = lbr_figures(store, lbr, float(summary["big_blind"]))
         exact = stored_on(store, key, "best-response-")
         if exact is not None:
             row[5] = f"{store.open(exact).meta['summary']['exploitability_mbb_per_game']:,.1f}"
