@@ -1,19 +1,26 @@
-"""Leagues of the same strategies on different deal seeds: each table, then the seeds pooled.
+"""Leagues of the same strategies on different deal seeds: each table, then the seeds pooled;
+and, given leagues of several solves, every pairing compared across the solves.
 
     .venv/bin/python bench/league_seeds.py LEAGUE_KEY LEAGUE_KEY ... --store /tmp/paper
 
-Every league must hold the same players (the same `cfr` keys in the same order) and differ in
-its `seed`, so its deals, and so its estimates, are independent of the others'. The pooled table
-is the mean of the seeds' tables with half-width sqrt(sum of squared half-widths) / seeds, and
-is ordered, like each league, only where the intervals separate (the league stage's own rules);
-the paper's claim (more opponent clusters beat fewer) is tested on it the same way.
+Leagues are grouped by their players (the same `cfr` keys in the same order): one group per
+solve. Within a group the leagues must differ in their `seed`, so their deals, and so their
+estimates, are independent. A group's pooled table is the mean of its seeds' tables with
+half-width sqrt(sum of squared half-widths) / seeds, and is ordered, like each league, only
+where the intervals separate (the league stage's own rules); the paper's claim (more opponent
+clusters beat fewer) is tested on it the same way. With several groups of the same labels (the
+same abstractions solved again, e.g. with another `cfr.seed`), each pairing's pooled result is
+shown per solve, and a pairing is called decided across solves only where every solve separates
+it the same way: the deal intervals say nothing about how far solves of one abstraction differ.
 Markdown on stdout, for bench/BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -44,32 +51,89 @@ def verdict_lines(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> list[st
     return lines
 
 
-def main() -> None:
-    """Print each league's table and the pooled one."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("leagues", nargs="+", help="league artifact keys, one per seed")
-    ap.add_argument("--store", required=True)
-    args = ap.parse_args()
-    store = ArtifactStore(args.store)
-    arts = sorted((store.open(key) for key in args.leagues), key=lambda a: a.params["seed"])
-    players = [a.meta["summary"]["keys"] for a in arts]
-    if any(p != players[0] for p in players):
-        sys.exit("league_seeds: the leagues do not hold the same players in the same order")
+def pooled(arts: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of leagues' tables on independent deals and its 95% half-widths."""
+    tables = np.stack([np.asarray(a["mbb_per_game"][:]) for a in arts])
+    halves = np.stack([np.asarray(a["ci95"][:]) for a in arts])
+    return tables.mean(axis=0), np.sqrt((halves**2).sum(axis=0)) / len(arts)
+
+
+def solve_label(store: ArtifactStore, players: tuple[str, ...]) -> str:
+    """How a league's players were solved, as a column heading ("public, 1200 s, seed 1")."""
+    runs = set()
+    for key in players:
+        params = store.open(key).params
+        length = (
+            f"{params['seconds']:g} s" if params.get("seconds") else f"{params['iterations']:,} it"
+        )
+        runs.add(f"{params.get('algorithm', 'chance')}, {length}, seed {params.get('seed')}")
+    return "; ".join(sorted(runs))
+
+
+def group_lines(arts: list[Any]) -> list[str]:
+    """Each league of one group of players, then the group's seeds pooled."""
     seeds = [a.params["seed"] for a in arts]
     if len(set(seeds)) < len(seeds):
         sys.exit(f"league_seeds: seeds repeat ({seeds}); their deals are not independent")
     labels = arts[0].meta["summary"]["players"]
-    tables = np.stack([np.asarray(a["mbb_per_game"][:]) for a in arts])
-    halves = np.stack([np.asarray(a["ci95"][:]) for a in arts])
-    for art, seed, mbb, ci in zip(arts, seeds, tables, halves):
+    lines: list[str] = []
+    for art, seed in zip(arts, seeds):
+        mbb, ci = np.asarray(art["mbb_per_game"][:]), np.asarray(art["ci95"][:])
         hands = int(art.meta["summary"]["hands_per_pairing"])
-        print(f"\nseed {seed} (`{art.key}`, {hands:,} hands per pairing), mbb/g, row vs column:\n")
-        print("\n".join(table_lines(labels, mbb, ci) + [""] + verdict_lines(labels, mbb, ci)))
+        lines.append(
+            f"\nseed {seed} (`{art.key}`, {hands:,} hands per pairing), mbb/g, row vs column:\n"
+        )
+        lines += table_lines(labels, mbb, ci) + [""] + verdict_lines(labels, mbb, ci)
     if len(arts) > 1:
-        mbb = tables.mean(axis=0)
-        ci = np.sqrt((halves**2).sum(axis=0)) / len(arts)
-        print(f"\nseeds {', '.join(map(str, seeds))} pooled (independent deals), mbb/g:\n")
-        print("\n".join(table_lines(labels, mbb, ci) + [""] + verdict_lines(labels, mbb, ci)))
+        mbb, ci = pooled(arts)
+        lines.append(f"\nseeds {', '.join(map(str, seeds))} pooled (independent deals), mbb/g:\n")
+        lines += table_lines(labels, mbb, ci) + [""] + verdict_lines(labels, mbb, ci)
+    return lines
+
+
+def across_solves_lines(
+    labels: list[str], names: list[str], results: list[tuple[np.ndarray, np.ndarray]]
+) -> list[str]:
+    """Every pairing's pooled result per solve, and whether every solve separates it alike."""
+    lines = [
+        "\n| pair (row vs column, mbb/g, 95%) | " + " | ".join(names) + " | across solves |",
+        "|---|" + "---:|" * len(names) + "---|",
+    ]
+    for i, j in itertools.combinations(range(len(labels)), 2):
+        cells = [f"{mbb[i, j]:+.1f} ± {ci[i, j]:.1f}" for mbb, ci in results]
+        ahead = {int(np.sign(mbb[i, j])) if abs(mbb[i, j]) > ci[i, j] else 0 for mbb, ci in results}
+        if ahead == {1}:
+            verdict = f"{labels[i]} ahead in every solve"
+        elif ahead == {-1}:
+            verdict = f"{labels[j]} ahead in every solve"
+        elif {1, -1} <= ahead:
+            verdict = "solves disagree"
+        else:
+            verdict = "not separated in every solve"
+        lines.append(f"| {labels[i]} vs {labels[j]} | " + " | ".join(cells) + f" | {verdict} |")
+    return lines
+
+
+def main() -> None:
+    """Print each group's leagues and pooled table, then the pairings across groups."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("leagues", nargs="+", help="league artifact keys, one per seed and solve")
+    ap.add_argument("--store", required=True)
+    args = ap.parse_args()
+    store = ArtifactStore(args.store)
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    for art in sorted((store.open(key) for key in args.leagues), key=lambda a: a.params["seed"]):
+        groups.setdefault(tuple(art.meta["summary"]["keys"]), []).append(art)
+    names = [solve_label(store, players) for players in groups]
+    for name, arts in zip(names, groups.values()):
+        if len(groups) > 1:
+            print(f"\n#### {name}")
+        print("\n".join(group_lines(arts)))
+    label_sets = {tuple(arts[0].meta["summary"]["players"]) for arts in groups.values()}
+    if len(groups) > 1 and len(label_sets) == 1:
+        labels = list(label_sets.pop())
+        results = [pooled(arts) for arts in groups.values()]
+        print("\n".join(across_solves_lines(labels, names, results)))
 
 
 if __name__ == "__main__":
