@@ -136,7 +136,8 @@ def more_clusters_claim(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> d
 
     It holds ("yes") where every player with more opponent clusters beats every one with fewer,
     fails ("no") where some player with fewer clusters beats one with more, and is "undecided"
-    otherwise; the evidence is every such pair's result.
+    otherwise; the evidence is every such pair's result, and the scope says what the
+    intervals leave out.
     """
     by_k = sorted(range(len(labels)), key=lambda i: int(labels[i][1:]))
     pairs = [(more, fewer) for x, fewer in enumerate(by_k) for more in by_k[x + 1 :]]
@@ -147,6 +148,10 @@ def more_clusters_claim(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> d
         "statement": "every player with more opponent clusters beats every one with fewer, "
         "head to head at 95%",
         "holds": holds,
+        "scope": "these solves only: the intervals hold this league's card luck, not how far "
+        "another solve of the same abstractions would play (another solve seed can reorder "
+        "them by many times these intervals); a claim about the abstractions needs leagues of "
+        "several solves",
         "evidence": [comparison_text(labels, mbb, ci, a, b, "mbb/g", 1) for a, b in pairs],
     }
 
