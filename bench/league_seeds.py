@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.engines.common.stats import separated
 from gameforge.stages.poker.league import more_clusters_claim
 from gameforge.stages.reporting import head_to_head
 
@@ -70,8 +71,8 @@ def solve_label(store: ArtifactStore, players: tuple[str, ...]) -> str:
     return "; ".join(sorted(runs))
 
 
-def group_lines(arts: list[Any]) -> list[str]:
-    """Each league of one group of players, then the group's seeds pooled."""
+def group_lines(arts: list[Any], pooled_table: tuple[np.ndarray, np.ndarray]) -> list[str]:
+    """Each league of one group of players, then the group's seeds pooled (`pooled` of them)."""
     seeds = [a.params["seed"] for a in arts]
     if len(set(seeds)) < len(seeds):
         sys.exit(f"league_seeds: seeds repeat ({seeds}); their deals are not independent")
@@ -85,7 +86,7 @@ def group_lines(arts: list[Any]) -> list[str]:
         )
         lines += table_lines(labels, mbb, ci) + [""] + verdict_lines(labels, mbb, ci)
     if len(arts) > 1:
-        mbb, ci = pooled(arts)
+        mbb, ci = pooled_table
         lines.append(f"\nseeds {', '.join(map(str, seeds))} pooled (independent deals), mbb/g:\n")
         lines += table_lines(labels, mbb, ci) + [""] + verdict_lines(labels, mbb, ci)
     return lines
@@ -99,9 +100,10 @@ def across_solves_lines(
         "\n| pair (row vs column, mbb/g, 95%) | " + " | ".join(names) + " | across solves |",
         "|---|" + "---:|" * len(names) + "---|",
     ]
+    beats = [separated(mbb, ci) for mbb, ci in results]
     for i, j in itertools.combinations(range(len(labels)), 2):
         cells = [f"{mbb[i, j]:+.1f} ± {ci[i, j]:.1f}" for mbb, ci in results]
-        ahead = {int(np.sign(mbb[i, j])) if abs(mbb[i, j]) > ci[i, j] else 0 for mbb, ci in results}
+        ahead = {1 if b[i, j] else -1 if b[j, i] else 0 for b in beats}
         if ahead == {1}:
             verdict = f"{labels[i]} ahead in every solve"
         elif ahead == {-1}:
@@ -125,15 +127,14 @@ def main() -> None:
     for art in sorted((store.open(key) for key in args.leagues), key=lambda a: a.params["seed"]):
         groups.setdefault(tuple(art.meta["summary"]["keys"]), []).append(art)
     names = [solve_label(store, players) for players in groups]
-    for name, arts in zip(names, groups.values()):
+    results = [pooled(arts) for arts in groups.values()]
+    for name, arts, result in zip(names, groups.values(), results):
         if len(groups) > 1:
             print(f"\n#### {name}")
-        print("\n".join(group_lines(arts)))
+        print("\n".join(group_lines(arts, result)))
     label_sets = {tuple(arts[0].meta["summary"]["players"]) for arts in groups.values()}
     if len(groups) > 1 and len(label_sets) == 1:
-        labels = list(label_sets.pop())
-        results = [pooled(arts) for arts in groups.values()]
-        print("\n".join(across_solves_lines(labels, names, results)))
+        print("\n".join(across_solves_lines(list(label_sets.pop()), names, results)))
 
 
 if __name__ == "__main__":
