@@ -45,7 +45,8 @@ InputOpt = Annotated[
     typer.Option(
         "--input",
         help="Feed a node's optional input from the store: node.input=KEY (a key prefix is "
-        "enough), e.g. cfr.parent=KEY to continue an earlier solve.",
+        "enough), e.g. cfr.parent=KEY to continue an earlier solve; cfr[k=8].parent=KEY feeds "
+        "one variant of a sweep.",
     ),
 ]
 DashboardOpt = Annotated[

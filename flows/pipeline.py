@@ -67,6 +67,7 @@ def run_plan(
                 else:
                     needs.extend(f"{up}[{x}]" for x in labels)
             jobs.append((node, v, label, needs))
+    _check_variants(spec, labels, stored or {})
     results: dict[str, StageRun] = {}
 
     def run_job(node: Node, v: int | None, label: str) -> StageRun:
@@ -83,6 +84,8 @@ def run_plan(
             else:
                 raise StageError(f"{node.name}: input {name} varies with the sweep")
         inputs.update((stored or {}).get(node.name, {}))
+        if v is not None:  # `--input node[k=8].input=KEY`: this variant only
+            inputs.update((stored or {}).get(label, {}))
         values = params.get(node.name, {})
         if v is not None and spec.sweep is not None and node.name == spec.sweep[0]:
             values = sweep_values(spec, values, node.name)[v]
@@ -158,6 +161,17 @@ class PlannedStep:
     def computes(self) -> bool:
         """True if running the plan would build this artifact."""
         return self.status != "cached"
+
+
+def _check_variants(spec: FlowSpec, labels: list[str], stored: dict[str, dict[str, str]]) -> None:
+    """Refuse a stored input for a sweep variant the run does not make (`cfr[k=9]`)."""
+    swept = spec.swept_stages()
+    variants = {f"{name}[{x}]" for name in swept for x in labels}
+    for target in stored:
+        if "[" in target and target not in variants:
+            node = target.partition("[")[0]
+            made = ", ".join(f"{node}[{x}]" for x in labels) or "none"
+            raise StageError(f"--input {target}: the run makes no such variant (it makes {made})")
 
 
 def plan(

@@ -106,3 +106,42 @@ def test_parallel_nodes_respect_dependencies_and_give_the_same_results():
     assert state["most"] == 2
     assert list(parallel) == list(sequential)
     assert {n: r.key for n, r in parallel.items()} == {n: r.key for n, r in sequential.items()}
+
+
+def test_a_stored_input_can_feed_one_sweep_variant():
+    """`cfr[k=6].parent=KEY` continues only the k=6 solve; a bare `cfr.parent` feeds every
+    variant; a variant the run does not make is refused before anything runs."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from gameforge.flows.specs import get_flow, stored_inputs
+    from gameforge.stages.base import StageError
+
+    spec = get_flow("lhe-league")
+    params = spec.resolve("tiny", ["opponent-clusters.k=4,6"])
+    fed: dict[str, dict[str, str]] = {}
+
+    def fake(stage, values, inputs, label="", **kwargs):
+        fed[label] = dict(inputs)
+        return SimpleNamespace(key=f"{label}-key", cached=False, seconds=0.0)
+
+    stored = stored_inputs(spec, ["cfr[k=6].parent=cfr-six"])
+    assert stored == {"cfr[k=6]": {"parent": "cfr-six"}}
+    run_plan(spec, params, None, run_one=fake, log=quiet, stored=stored)
+    assert fed["cfr[k=6]"]["parent"] == "cfr-six" and "parent" not in fed["cfr[k=4]"]
+    assert fed["league"] == {"players.0": "cfr[k=4]-key", "players.1": "cfr[k=6]-key"}
+
+    everyone = stored_inputs(spec, ["cfr.parent=cfr-all"])
+    run_plan(spec, params, None, run_one=fake, log=quiet, stored=everyone)
+    assert fed["cfr[k=4]"]["parent"] == fed["cfr[k=6]"]["parent"] == "cfr-all"
+
+    fed.clear()
+    with pytest.raises(StageError, match=r"no such variant \(it makes cfr\[k=4\], cfr\[k=6\]\)"):
+        run_plan(spec, params, None, run_one=fake, log=quiet,
+                 stored=stored_inputs(spec, ["cfr[k=8].parent=cfr-eight"]))  # fmt: skip
+    assert fed == {}
+    with pytest.raises(StageError, match=r"is named \[k=VALUE\]"):
+        stored_inputs(spec, ["cfr[clusters=6].parent=x"])
+    with pytest.raises(StageError, match="does not vary"):
+        stored_inputs(spec, ["hsd-buckets[k=6].parent=x"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,14 +123,28 @@ def stored_inputs(spec: FlowSpec, items: list[str]) -> dict[str, dict[str, str]]
 
     A stored artifact may feed a node's optional input that the flow leaves empty (a `cfr`
     node's `parent`, to continue an earlier solve); a stage name stands for its first node.
+    A node the flow runs once per sweep value takes `node[param=value].input=KEY` for one
+    variant (`cfr[k=8].parent=KEY`); the bare name feeds every variant. Whether the variant
+    is one the run makes is checked once the sweep's values are known (`run_plan`).
     """
     out: dict[str, dict[str, str]] = {}
     for item in items:
-        target, eq, key = item.partition("=")
-        node_name, dot, input_name = target.rpartition(".")
-        if not (eq and dot and node_name and key):
+        match = _STORED_INPUT.fullmatch(item)
+        if match is None:
             raise StageError(f"bad --input {item!r}: expected node.input=KEY")
+        node_name, variant, input_name, key = match.group("node", "variant", "input", "key")
         node = spec.node(node_name)
+        target = node.name
+        if variant is not None:
+            if node.name not in spec.swept_stages() or spec.sweep is None:
+                raise StageError(f"bad --input {item!r}: {node.name} does not vary in {spec.name}")
+            param, _eq, value = variant.partition("=")
+            if param != spec.sweep[1] or not value:
+                raise StageError(
+                    f"bad --input {item!r}: a variant of {node.name} is named "
+                    f"[{spec.sweep[1]}=VALUE]"
+                )
+            target = f"{node.name}[{variant}]"
         stage = get_stage(node.stage)
         if input_name not in stage.inputs:
             valid = ", ".join(sorted(stage.inputs)) or "none"
@@ -137,8 +152,14 @@ def stored_inputs(spec: FlowSpec, items: list[str]) -> dict[str, dict[str, str]]
                              f"(inputs: {valid})")  # fmt: skip
         if input_name in node.inputs:
             raise StageError(f"bad --input {item!r}: flow {spec.name} feeds it from {node.name}")
-        out.setdefault(node.name, {})[input_name] = key
+        out.setdefault(target, {})[input_name] = key
     return out
+
+
+# node, an optional sweep variant in brackets, the input, the key: cfr[k=8].parent=cfr-1f2e
+_STORED_INPUT = re.compile(
+    r"(?P<node>[^.\[\]=]+)(?:\[(?P<variant>[^\]]+)\])?\.(?P<input>[^.=\[\]]+)=(?P<key>.+)"
+)
 
 
 def sweep_values(spec: FlowSpec, values: dict[str, Any], stage: str) -> list[dict[str, Any]]:
