@@ -114,9 +114,9 @@ class PlainProgress:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def start(self, desc: str, total: int) -> Any:
+    def start(self, desc: str, total: int, done: int = 0) -> Any:
         """A bar that prints a line now and then, with its rate and ETA."""
-        return self.lines.start(desc, total)
+        return self.lines.start(desc, total, done)
 
     def echo(self, message: str) -> None:
         """Print a log line."""
@@ -154,9 +154,9 @@ class RichProgress:
     def __exit__(self, *exc: object) -> None:
         self.bars.stop()
 
-    def start(self, desc: str, total: int) -> Any:
-        """Add a bar."""
-        task_id = self.bars.add_task(desc, total=total)
+    def start(self, desc: str, total: int, done: int = 0) -> Any:
+        """Add a bar (`done` set as its start, not as progress, so rich's rate leaves it out)."""
+        task_id = self.bars.add_task(desc, total=total, completed=done)
         bars = self.bars
 
         class _Bar:

@@ -74,9 +74,11 @@ def summary_table(summary: dict[str, Any]) -> list[dict[str, Any]] | None:
 class _TeeTask:
     """A terminal bar, the task run's log lines and a Prefect progress artifact, moved together."""
 
-    def __init__(self, bars: list[ProgressTask], publish: Callable[[float], None], total: int):
+    def __init__(
+        self, bars: list[ProgressTask], publish: Callable[[float], None], total: int, done: int = 0
+    ):
         self.bars, self.publish, self.total = bars, publish, total
-        self.done = 0
+        self.done = done
         self.last = 0.0
         self.lock = threading.Lock()
 
@@ -122,20 +124,23 @@ class PrefectProgress:
         self.warn = warn
         self.failed = False
 
-    def start(self, desc: str, total: int) -> ProgressTask:
+    def start(self, desc: str, total: int, done: int = 0) -> ProgressTask:
         """A bar in all three places."""
         from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
-        bars = [self.terminal.start(desc, total), self.lines.start(desc, total)]
+        bars = [self.terminal.start(desc, total, done), self.lines.start(desc, total, done)]
         artifact_id = self._call(
-            create_progress_artifact, progress=0.0, key=self.key, description=desc
+            create_progress_artifact,
+            progress=100.0 * min(done, total) / total if total else 0.0,
+            key=self.key,
+            description=desc,
         )
 
         def publish(fraction: float) -> None:
             if artifact_id is not None:
                 self._call(update_progress_artifact, artifact_id=artifact_id, progress=fraction)
 
-        return _TeeTask(bars, publish, total)
+        return _TeeTask(bars, publish, total, done)
 
     def _call(self, function: Callable[..., Any], **kwargs: Any) -> Any:
         """One API call; a failure is reported once and never stops the stage."""

@@ -423,8 +423,7 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
         done = int(extra["done"])
         losses[:done] = extra["losses"][:done]
         ctx.log(f"blokus-train: resuming after step {done}")
-    bar = ctx.progress.start("training steps", p.steps)
-    bar.advance(done)
+    bar = ctx.progress.start("training steps", p.steps, done=done)
     t0 = time.perf_counter()
     for step in range(done, p.steps):
         g = start_global + step

@@ -423,8 +423,7 @@ def run_falcon(ctx: StageContext) -> dict[str, Any]:
     if saved is not None:
         weights, nodes, done = saved["weights"], saved["nodes"], int(saved["done"])
         ratios = list(saved["ratios"])
-    bar = ctx.progress.start("learning games", p.games)
-    bar.advance(done)
+    bar = ctx.progress.start("learning games", p.games, done=done)
     w = ctx.writer
     for c in checkpoints:
         if c < done or (c == done and w.has_array(f"nodes_{c}")):

@@ -23,8 +23,9 @@ class ProgressTask(Protocol):
 class Progress(Protocol):
     """Starts progress bars."""
 
-    def start(self, desc: str, total: int) -> ProgressTask:
-        """Begin a bar of `total` items."""
+    def start(self, desc: str, total: int, done: int = 0) -> ProgressTask:
+        """Begin a bar of `total` items, `done` of them finished before this run (a resumed or
+        continued run: shown, but left out of the rate and ETA)."""
         ...
 
 
@@ -42,15 +43,17 @@ class _NullTask:
 class NullProgress:
     """Reports nothing."""
 
-    def start(self, desc: str, total: int) -> ProgressTask:
+    def start(self, desc: str, total: int, done: int = 0) -> ProgressTask:
         """A bar that shows nothing."""
         return _NullTask()
 
 
 class _LogTask:
-    def __init__(self, log: Callable[[str], None], desc: str, total: int, every_s: float):
+    def __init__(
+        self, log: Callable[[str], None], desc: str, total: int, every_s: float, done: int = 0
+    ):
         self.log, self.desc, self.total, self.every_s = log, desc, total, every_s
-        self.done = self.done_at_first = 0
+        self.done = self.done_at_start = self.done_at_first = done
         self.text = ""
         self.t0 = self.last = time.monotonic()
         self.first: float | None = None  # when the first line was logged
@@ -70,7 +73,10 @@ class _LogTask:
         weighs only on the first line; chunks that finish in bursts average out) and the
         remaining time it implies."""
         elapsed = now - self.t0
-        since, done_since = (self.t0, 0) if self.first is None else (self.first, self.done_at_first)
+        if self.first is None:
+            since, done_since = self.t0, self.done_at_start
+        else:
+            since, done_since = self.first, self.done_at_first
         window = now - since
         rate = (self.done - done_since) / window if window > 0 else 0.0
         eta = f", ETA {(self.total - self.done) / rate:.0f} s" if rate > 0 else ""
@@ -93,9 +99,9 @@ class LogProgress:
     def __init__(self, log: Callable[[str], None], every_s: float = 10.0):
         self.log, self.every_s = log, every_s
 
-    def start(self, desc: str, total: int) -> ProgressTask:
+    def start(self, desc: str, total: int, done: int = 0) -> ProgressTask:
         """A bar that logs a line now and then."""
-        return _LogTask(self.log, desc, total, self.every_s)
+        return _LogTask(self.log, desc, total, self.every_s, done)
 
 
 class LabelledProgress:
@@ -104,6 +110,6 @@ class LabelledProgress:
     def __init__(self, inner: Progress, label: str):
         self.inner, self.label = inner, label
 
-    def start(self, desc: str, total: int) -> ProgressTask:
+    def start(self, desc: str, total: int, done: int = 0) -> ProgressTask:
         """A bar of the inner progress, named after the node."""
-        return self.inner.start(f"{self.label}: {desc}", total)
+        return self.inner.start(f"{self.label}: {desc}", total, done)

@@ -83,7 +83,7 @@ class CrashAfter:
         self.only = only
         self.calls = 0
 
-    def start(self, desc: str, total: int):  # type: ignore[no-untyped-def]
+    def start(self, desc: str, total: int, done: int = 0):  # type: ignore[no-untyped-def]
         crash = self
 
         class Bar:

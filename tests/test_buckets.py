@@ -156,8 +156,9 @@ class RecordingProgress:
     def __init__(self) -> None:
         self.bars: dict[str, dict] = {}
 
-    def start(self, desc: str, total: int):  # type: ignore[no-untyped-def]
+    def start(self, desc: str, total: int, done: int = 0):  # type: ignore[no-untyped-def]
         record = self.bars.setdefault(desc, {"total": total, "done": 0, "notes": [], "closed": 0})
+        record["done"] += done
 
         class Bar:
             def advance(self, n: int = 1) -> None:

@@ -298,7 +298,7 @@ def test_a_budgeted_run_killed_then_resumed_keeps_its_clock(store):
         "batch": 200, "checkpoint_seconds": 0,
     }  # fmt: skip
     with pytest.raises(CrashAfter.Boom):
-        run_stage("cfr", params, store=store, progress=CrashAfter(2, only="solve"), log=quiet)
+        run_stage("cfr", params, store=store, progress=CrashAfter(1, only="solve"), log=quiet)
     logs: list[str] = []
     resumed = run_stage("cfr", params, store=store, log=logs.append)
     assert any("resuming at iteration" in line for line in logs), logs

@@ -110,6 +110,28 @@ def test_progress_lines_carry_the_node_rate_and_eta(monkeypatch):
     assert lines[3].startswith("ochs[k=8]: boards: 100/100 (60 s, 2.25/s")
 
 
+def test_work_done_before_a_resume_is_shown_but_not_in_the_rate(monkeypatch):
+    """A solve continued from iteration 3,778 of 4,500 reads 30 in 10 s as 3/s, not 380/s."""
+    clock = iter([0.0, 10.0, 20.0])
+    monkeypatch.setattr("gameforge.stages.progress.time.monotonic", lambda: next(clock))
+    lines: list[str] = []
+    bar = LogProgress(lines.append, every_s=10).start("iterations", 4500, done=3778)
+    bar.advance(30)
+    assert lines == ["iterations: 3,808/4,500 (10 s, 3.00/s, ETA 231 s)"]
+
+
+def test_the_terminal_bar_leaves_earlier_work_out_of_its_speed():
+    """rich's speed counts only what this run advanced."""
+    from gameforge.flows.cli_common import RichProgress
+
+    progress = RichProgress()
+    bar = progress.start("iterations", 4500, done=3778)
+    task = progress.bars.tasks[0]
+    assert task.completed == 3778 and task.speed is None
+    bar.advance(30)
+    assert task.completed == 3808 and sum(s.completed for s in task._progress) == 30
+
+
 def test_a_bar_closed_early_says_it_stopped(monkeypatch):
     """A killed run's last line must not read as finished work."""
     clock = iter([0.0, 5.0, 8.0, 9.0, 10.0])

@@ -125,7 +125,7 @@ class _Bar:
         self.total = 0
         self.steps: list[int] = []
 
-    def start(self, desc: str, total: int) -> _Bar:
+    def start(self, desc: str, total: int, done: int = 0) -> _Bar:
         self.total = total
         return self
 

@@ -427,7 +427,7 @@ class _Bars:
     def __init__(self) -> None:
         self.total, self.advanced = 0, 0
 
-    def start(self, desc: str, total: int):
+    def start(self, desc: str, total: int, done: int = 0):
         self.total = total
         return self
 

@@ -224,9 +224,10 @@ class _SolveBar:
         if self.clock:
             self.shown = min(int(seconds), self.budget)
         else:
-            self.bar = ctx.progress.start(f"{params.algorithm} iterations", params.last_iteration())
             self.shown = iteration
-            self.bar.advance(iteration)
+            self.bar = ctx.progress.start(
+                f"{params.algorithm} iterations", params.last_iteration(), done=iteration
+            )
 
     def advance(self, iteration: int, seconds: float) -> None:
         """The solve reached `iteration` after `seconds` of solving."""
@@ -234,9 +235,8 @@ class _SolveBar:
         if self.clock:
             if self.bar is None:
                 self.bar = self.ctx.progress.start(
-                    f"{self.params.algorithm} solve seconds", self.budget
+                    f"{self.params.algorithm} solve seconds", self.budget, done=self.shown
                 )
-                self.bar.advance(self.shown)
             self.bar.note(f"iteration {iteration:,} {self.text}".rstrip())
             now = min(int(seconds), self.budget)
         if now > self.shown:
