@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gameforge.artifacts import ArtifactStore
-from gameforge.flows.runtime import TLS_ENV, ClusterError, dask_executor
+from gameforge.flows.runtime import LOOPBACK_ANY_PORT, TLS_ENV, ClusterError, dask_executor
 from gameforge.stages.executor import DaskExecutor
 from gameforge.stages.runner import run_stage
 from tests.cluster_helpers import start_cluster, stop_all
@@ -153,7 +153,12 @@ def test_executors_count_progress_by_work_weights():
         0, 1, 2, 3, 4
     ]  # fmt: skip
     assert in_process.total == 14 and in_process.steps == weights
-    with Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as c:
+    # dashboard_address=None would bind port 8787 on every interface (flows/runtime.py)
+    loopback = {
+        "dashboard_address": LOOPBACK_ANY_PORT,
+        "worker_dashboard_address": LOOPBACK_ANY_PORT,
+    }
+    with Client(processes=False, n_workers=1, threads_per_worker=2, **loopback) as c:
         bar = _Bar()
         assert DaskExecutor(c).map(abs, items, progress=bar, weights=weights) == [0, 1, 2, 3, 4]
     assert bar.total == 14 and sorted(bar.steps) == sorted(weights)
