@@ -138,8 +138,7 @@ class StageContext:
         start = min(len(batches) * size, total)
         if batches:
             self.log(f"{desc}: resuming after {start} of {total} (saved batches)")
-        bar = self.progress.start(desc, total)
-        bar.advance(start)
+        bar = self.progress.start(desc, total, done=start)
         while start < total:
             stop = min(start + size, total)
             counted = _CountingTask(bar)

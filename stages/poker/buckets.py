@@ -158,9 +158,8 @@ def iteration_checkpoints(
     """
     if init is not None:
         ctx.log(f"{name}: resuming {desc} at iteration {init.iteration}")
-    bar = ctx.progress.start(f"{name} {desc} k={params.k} iterations", params.max_iter)
-    if init is not None:
-        bar.advance(init.iteration)
+    done = 0 if init is None else init.iteration
+    bar = ctx.progress.start(f"{name} {desc} k={params.k} iterations", params.max_iter, done=done)
     seconds = params.checkpoint_seconds
     last_save = time.monotonic()
 
