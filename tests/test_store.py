@@ -429,6 +429,7 @@ class _Bars:
 
     def start(self, desc: str, total: int, done: int = 0):
         self.total = total
+        self.advanced += done  # work finished before a resume counts toward the bar's total
         return self
 
     def advance(self, n: int = 1) -> None:
