@@ -72,7 +72,7 @@ def solve_label(store: ArtifactStore, players: tuple[str, ...]) -> str:
 
 
 def group_lines(arts: list[Any], pooled_table: tuple[np.ndarray, np.ndarray]) -> list[str]:
-    """Each league of one group of players, then the group's seeds pooled (`pooled` of them)."""
+    """Each league of one group of players, then the group's seeds pooled (`pooled_table`)."""
     seeds = [a.params["seed"] for a in arts]
     if len(set(seeds)) < len(seeds):
         sys.exit(f"league_seeds: seeds repeat ({seeds}); their deals are not independent")

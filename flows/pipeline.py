@@ -67,7 +67,7 @@ def run_plan(
                 else:
                     needs.extend(f"{up}[{x}]" for x in labels)
             jobs.append((node, v, label, needs))
-    _check_variants(spec, labels, stored or {})
+    _check_variants(swept, labels, stored or {})
     results: dict[str, StageRun] = {}
 
     def run_job(node: Node, v: int | None, label: str) -> StageRun:
@@ -163,9 +163,8 @@ class PlannedStep:
         return self.status != "cached"
 
 
-def _check_variants(spec: FlowSpec, labels: list[str], stored: dict[str, dict[str, str]]) -> None:
+def _check_variants(swept: set[str], labels: list[str], stored: dict[str, dict[str, str]]) -> None:
     """Refuse a stored input for a sweep variant the run does not make (`cfr[k=9]`)."""
-    swept = spec.swept_stages()
     variants = {f"{name}[{x}]" for name in swept for x in labels}
     for target in stored:
         if "[" in target and target not in variants:

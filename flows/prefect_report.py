@@ -71,6 +71,11 @@ def summary_table(summary: dict[str, Any]) -> list[dict[str, Any]] | None:
     return [{name: inline(v[row]) for name, v in columns.items()} for row in range(len(players))]
 
 
+def _percent(done: int, total: int) -> float:
+    """A bar's progress in percent, as Prefect's progress artifacts take it (an empty bar: 100)."""
+    return 100.0 * min(done, total) / total if total else 100.0
+
+
 class _TeeTask:
     """A terminal bar, the task run's log lines and a Prefect progress artifact, moved together."""
 
@@ -95,7 +100,7 @@ class _TeeTask:
             self.publish(self._fraction())
 
     def _fraction(self) -> float:
-        return 100.0 * min(self.done, self.total) / self.total if self.total else 100.0
+        return _percent(self.done, self.total)
 
     def note(self, text: str) -> None:
         for bar in self.bars:
@@ -131,7 +136,7 @@ class PrefectProgress:
         bars = [self.terminal.start(desc, total, done), self.lines.start(desc, total, done)]
         artifact_id = self._call(
             create_progress_artifact,
-            progress=100.0 * min(done, total) / total if total else 0.0,
+            progress=_percent(done, total) if done else 0.0,  # a fresh bar starts at 0
             key=self.key,
             description=desc,
         )

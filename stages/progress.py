@@ -53,7 +53,7 @@ class _LogTask:
         self, log: Callable[[str], None], desc: str, total: int, every_s: float, done: int = 0
     ):
         self.log, self.desc, self.total, self.every_s = log, desc, total, every_s
-        self.done = self.done_at_start = self.done_at_first = done
+        self.done = self.done_at_first = done  # the rate's baseline until the first line
         self.text = ""
         self.t0 = self.last = time.monotonic()
         self.first: float | None = None  # when the first line was logged
@@ -73,12 +73,8 @@ class _LogTask:
         weighs only on the first line; chunks that finish in bursts average out) and the
         remaining time it implies."""
         elapsed = now - self.t0
-        if self.first is None:
-            since, done_since = self.t0, self.done_at_start
-        else:
-            since, done_since = self.first, self.done_at_first
-        window = now - since
-        rate = (self.done - done_since) / window if window > 0 else 0.0
+        window = now - (self.t0 if self.first is None else self.first)
+        rate = (self.done - self.done_at_first) / window if window > 0 else 0.0
         eta = f", ETA {(self.total - self.done) / rate:.0f} s" if rate > 0 else ""
         return f"{elapsed:.0f} s, {rate:,.2f}/s{eta}"
 
