@@ -111,7 +111,10 @@ class StageContext:
             self.log(f"resuming {array}: {len(done)} of {n_chunks} chunks already finished")
         items = [(build, array, c, *args) for c in todo]
         work = None if weights is None else [weights[c] for c in todo]
-        self.executor.map(fn, items, desc=desc or array, progress=self.progress, weights=work)
+        before = len(done) if weights is None else sum(weights[c] for c in done)
+        self.executor.map(
+            fn, items, desc=desc or array, progress=self.progress, weights=work, done=before
+        )
         return len(todo)
 
     def run_batches(

@@ -18,8 +18,10 @@ class Executor(Protocol):
         desc: str = "",
         progress: Progress | None = None,
         weights: Sequence[int] | None = None,
+        done: int = 0,
     ) -> list[Any]:
-        """Run fn over items; the progress bar counts `weights[i]` for item i (default 1)."""
+        """Run fn over items; the progress bar counts `weights[i]` for item i (default 1), after
+        `done` units finished by an earlier run (shown, but not in the rate or ETA)."""
         ...
 
 
@@ -38,10 +40,11 @@ class InProcessExecutor:
         desc: str = "",
         progress: Progress | None = None,
         weights: Sequence[int] | None = None,
+        done: int = 0,
     ) -> list[Any]:
         """Run fn over items serially."""
         work = _work(items, weights)
-        bar = (progress or NullProgress()).start(desc, sum(work))
+        bar = (progress or NullProgress()).start(desc, done + sum(work), done=done)
         results = []
         try:
             for item, amount in zip(items, work, strict=True):
@@ -65,12 +68,13 @@ class DaskExecutor:
         desc: str = "",
         progress: Progress | None = None,
         weights: Sequence[int] | None = None,
+        done: int = 0,
     ) -> list[Any]:
         """Submit every item (small arguments only: paths and chunk ids), gather in order."""
         from distributed import as_completed
 
         work = _work(items, weights)
-        bar = (progress or NullProgress()).start(desc, sum(work))
+        bar = (progress or NullProgress()).start(desc, done + sum(work), done=done)
         futures = [self.client.submit(fn, *item, pure=False) for item in items]
         amount = {future.key: w for future, w in zip(futures, work, strict=True)}
         try:

@@ -189,6 +189,18 @@ def test_an_unfinished_build_is_shown_kept_by_repair_and_resumed_never_from_stal
     assert unfinished_build(store, info.key) is None
 
 
+def test_a_resumed_chunked_build_starts_its_bar_at_the_chunks_already_finished(store):
+    """Killed after 5 of 40 chunks, the rerun's bar covers all 40, starts at 5 (shown, but
+    out of the rate and ETA) and advances only by the 35 it computes."""
+    with pytest.raises(MemoryError):
+        run_stage("toy-squares", {"fail_chunk": 5}, store=store, log=_quiet)
+    bars = _Bars()
+    resumed = run_stage("toy-squares", {}, store=store, progress=bars, log=_quiet)
+    summary = store.open(resumed.key).meta["summary"]
+    assert summary["chunks_computed_now"] == toy_stages.N_CHUNKS - 5
+    assert (bars.total, bars.started_at, bars.advanced) == (toy_stages.N_CHUNKS, 5, 40)
+
+
 def test_cli_shows_how_far_an_unfinished_build_got_and_how_to_resume_it(store):
     from typer.testing import CliRunner
 
@@ -425,10 +437,10 @@ class _Bars:
     """A progress recorder: the totals started and the advances made."""
 
     def __init__(self) -> None:
-        self.total, self.advanced = 0, 0
+        self.total, self.advanced, self.started_at = 0, 0, 0
 
     def start(self, desc: str, total: int, done: int = 0):
-        self.total = total
+        self.total, self.started_at = total, done
         self.advanced += done  # work finished before a resume counts toward the bar's total
         return self
 
