@@ -14,7 +14,8 @@ The steps (issues 20 and 21):
    then continued (input `parent`) to 2 hours;
 2. LBR of those four solves (minutes each: a lower bound while the exact figures wait);
 3. the exact best response (`best-response`, float32 sums, about 9 hours each) of the four
-   solves; then the no-limit CNN flow's `paper` preset in bfloat16 (issue 25, about 9.3 hours);
+   solves; then the no-limit CNN flow's `paper` preset (issue 25: in bfloat16, about 9.3 hours,
+   where the CPU runs it natively, else in float32, about 16 hours);
    then the best responses of the paper's C8 at 300,000 iterations and at 7.5 M, and of C6,
    C10 and C12.
 
@@ -40,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.engines.common.torch_arrays import cpu_runs_bfloat16
 from gameforge.flows.pipeline import plan
 from gameforge.flows.specs import get_flow
 
@@ -112,7 +114,10 @@ PUBLIC_2H = Solve(
 C8_300K = Solve()
 C8_7M5 = Solve(("cfr.iterations=7500000",), parent=C8_300K)
 CLUSTERS = {k: Solve((f"opponent-clusters.k={k}",)) for k in (6, 10, 12)}
-NLHE_PAPER = Solve(("precision=bfloat16",), flow="nlhe-cnn")  # issue 25: about 9.3 h
+# issue 25: bfloat16 scoring where the CPU runs it (about 9.3 h); emulated it is far slower
+# than float32 (about 16 h)
+NLHE_PRECISION = "bfloat16" if cpu_runs_bfloat16() else "float32"
+NLHE_PAPER = Solve(("precision=bfloat16",) if NLHE_PRECISION == "bfloat16" else (), flow="nlhe-cnn")
 
 
 # deals x 2 seats per LBR: at 6,000 a 30-minute solve's LBR was +-60 mbb/g and the paired
@@ -232,9 +237,12 @@ def queue() -> list[Step]:
         Step(f"br-{n}", f"exact best response of {w}", s, "best-response")
         for n, (w, s) in later.items()
     ]
-    # the no-limit CNN players' paper preset (bfloat16 scoring) after the comparison's figures
+    # the no-limit CNN players' paper preset after the comparison's figures
     nlhe = Step(
-        "nlhe-cnn-paper", "no-limit CNN players, paper preset, bfloat16", NLHE_PAPER, "solve"
+        "nlhe-cnn-paper",
+        f"no-limit CNN players, paper preset, {NLHE_PRECISION}",
+        NLHE_PAPER,
+        "solve",
     )
     steps.insert(next(i for i, s in enumerate(steps) if s.name == "br-c8-300k"), nlhe)
     return steps

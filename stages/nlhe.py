@@ -25,6 +25,7 @@ from pydantic import Field, field_validator
 
 from gameforge.artifacts import Artifact, ArtifactStore
 from gameforge.engines.common.torch_arrays import (
+    cpu_runs_bfloat16,
     pick_device,
     restore_training_state,
     training_state,
@@ -158,7 +159,13 @@ def roster(
     labels: list[str] = list(builtins)
     players: list[Player] = [KINDS[b] for b in builtins]
     keys = [""] * len(builtins)
-    for art in ctx.numbered_inputs("cnn"):
+    cnns = ctx.numbered_inputs("cnn")
+    if cnns and precision != "float32" and device == "cpu" and not cpu_runs_bfloat16():
+        ctx.log(
+            f"precision={precision}: this CPU has no bfloat16 arithmetic (AVX-512 or newer), so"
+            " torch emulates it, far slower than float32; set precision=float32 here"
+        )
+    for art in cnns:
         labels.append(cnn_label(art.store, art))
         players.append(load_cnn(art, device, compiled, precision))
         keys.append(art.key)

@@ -465,6 +465,23 @@ def test_league_table_is_antisymmetric_and_random_loses(tiny_chain):
     assert sizes.sum(axis=1).tolist() == np.asarray(art["action_mix"][:])[:, 2].tolist()
 
 
+@pytest.mark.parametrize("native", [False, True])
+def test_bfloat16_on_a_cpu_that_emulates_it_is_named_in_one_line(tiny_chain, monkeypatch, native):
+    """Emulated bfloat16 runs far slower than float32 (a matrix product about 100x on AVX2):
+    a CNN stage asked for it on such a CPU says so once; where the CPU runs it, nothing."""
+    from gameforge.stages import nlhe
+
+    store, _h1, g1, _h2 = tiny_chain
+    monkeypatch.setattr(nlhe, "cpu_runs_bfloat16", lambda: native)
+    logs: list[str] = []
+    params = {"hands": 20, "precision": "bfloat16-checked", "seed": 7 + native}
+    run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=logs.append)
+    named = [line for line in logs if "no bfloat16 arithmetic" in line]
+    assert len(named) == (0 if native else 1), logs
+    if named:
+        assert "precision=bfloat16-checked" in named[0] and "precision=float32" in named[0]
+
+
 def test_bad_player_name_is_one_clear_error(tmp_path):
     store = ArtifactStore(tmp_path)
     with pytest.raises(StageError, match="unknown player 'shark'"):
