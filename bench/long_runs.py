@@ -116,8 +116,8 @@ C8_7M5 = Solve(("cfr.iterations=7500000",), parent=C8_300K)
 CLUSTERS = {k: Solve((f"opponent-clusters.k={k}",)) for k in (6, 10, 12)}
 # issue 25: bfloat16 scoring where the CPU runs it (about 9.3 h); emulated it is far slower
 # than float32 (about 16 h)
-NLHE_PRECISION = "bfloat16" if cpu_runs_bfloat16() else "float32"
-NLHE_PAPER = Solve(("precision=bfloat16",) if NLHE_PRECISION == "bfloat16" else (), flow="nlhe-cnn")
+NLHE_BFLOAT16 = cpu_runs_bfloat16()
+NLHE_PAPER = Solve(("precision=bfloat16",) if NLHE_BFLOAT16 else (), flow="nlhe-cnn")
 
 
 # deals x 2 seats per LBR: at 6,000 a 30-minute solve's LBR was +-60 mbb/g and the paired
@@ -240,7 +240,7 @@ def queue() -> list[Step]:
     # the no-limit CNN players' paper preset after the comparison's figures
     nlhe = Step(
         "nlhe-cnn-paper",
-        f"no-limit CNN players, paper preset, {NLHE_PRECISION}",
+        f"no-limit CNN players, paper preset, {'bfloat16' if NLHE_BFLOAT16 else 'float32'}",
         NLHE_PAPER,
         "solve",
     )
