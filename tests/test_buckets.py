@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gameforge.artifacts import ArtifactStore
+from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 from gameforge.engines.common.emd import cumulative, histogram_from_cdf
 from gameforge.engines.common.kmeans import kmeans
 from gameforge.engines.poker.shipped_games import load_game
@@ -81,6 +83,35 @@ def test_killed_kmeans_resumes_identically(chain, tmp_path):
     clean = run_stage("hsd-buckets", params, {"hsd": hsd_key}, store=clean_store, log=quiet)
     a, b = store.open(resumed.key), clean_store.open(clean.key)
     assert a.meta["arrays"] == b.meta["arrays"]
+
+
+def test_kmeans_killed_before_its_commit_resumes_to_the_same_artifact(chain, tmp_path, monkeypatch):
+    """Killed after the last k-means step, with the converged state checkpointed, and before
+    the commit: the rerun takes no further step and commits the uninterrupted run's arrays."""
+    from gameforge.artifacts.store import ArtifactWriter
+
+    store, hsd_b, _ = chain
+    params = {"game": SHORT, "k": 60, "rounds": (1,), "checkpoint_seconds": 0, "tol": 1e-3}
+    inputs = {"hsd": hsd_b.inputs["hsd"]}
+    real_commit = ArtifactWriter.commit
+
+    def killed(self, summary=None):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt("killed before the commit")
+
+    monkeypatch.setattr(ArtifactWriter, "commit", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run_stage("hsd-buckets", params, inputs, store=store, log=quiet)
+    monkeypatch.setattr(ArtifactWriter, "commit", real_commit)
+    logs: list[str] = []
+    resumed = run_stage("hsd-buckets", params, inputs, store=store, log=logs.append)
+    assert any("resuming k-means at iteration" in line for line in logs), logs
+    clean_store = ArtifactStore(tmp_path / "clean")
+    import_artifacts(
+        clean_store, export_artifacts(store, [inputs["hsd"]], tmp_path / "x"), trust=True
+    )
+    clean = run_stage("hsd-buckets", params, inputs, store=clean_store, log=quiet)
+    assert resumed.key == clean.key
+    assert store.open(resumed.key).meta["arrays"] == clean_store.open(clean.key).meta["arrays"]
 
 
 def test_merge_rows_and_bad_rounds(chain):

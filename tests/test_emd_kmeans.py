@@ -433,6 +433,30 @@ def test_resume_from_arrays_equals_uninterrupted(metric):
     assert resumed.iteration == 6 and set(resumed.stats) >= {"objective", "skipped_fraction"}
 
 
+@pytest.mark.parametrize("metric", ["emd", "l2"])
+def test_resume_at_every_iteration_boundary_equals_uninterrupted(metric):
+    """A state saved after any iteration, the converged last one included, resumes to the
+    uninterrupted result: a finished state takes no further step (and a checkpoint written
+    before the flag existed is recognised as finished from its history)."""
+    X = _data(metric, n=900, seed=21)
+    saved: list[dict[str, np.ndarray]] = []
+
+    def keep(state: km.KMeansState) -> None:
+        saved.append({k: np.array(v, copy=True) for k, v in state.to_arrays().items()})
+
+    full = km.kmeans(X, 20, metric, seed=0, max_iter=100, tol=1e-3, callback=keep)
+    assert full.converged and 2 < full.iteration < 100 and len(saved) == full.iteration
+    assert bool(saved[-1]["converged"]) and not any(bool(s["converged"]) for s in saved[:-1])
+    last = saved[-1]
+    without_flag = {k: v for k, v in last.items() if k != "converged"}
+    for arrays in [*saved, without_flag]:
+        init = km.KMeansState.from_arrays(arrays)
+        resumed = km.kmeans(X, 20, metric, seed=0, max_iter=100, tol=1e-3, init=init)
+        a, b = full.to_arrays(), resumed.to_arrays()
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=f"{key} from {init.iteration}")
+
+
 def test_empty_cluster_reseeded_on_farthest_point():
     X = _data("l2", n=500, seed=16)
     C0 = np.vstack([_first_rows(X, 4, 17), np.full((1, X.shape[1]), 100.0)])  # far away

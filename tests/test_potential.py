@@ -176,6 +176,32 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
     np.testing.assert_allclose(copies.objective, weighted.objective, rtol=1e-12)
 
 
+def test_kmeans_resumed_after_any_iteration_equals_uninterrupted():
+    """Resumed from the state after any iteration, the converged last one included (with or
+    without its flag), potential-aware k-means ends exactly where the uninterrupted run did."""
+    rng = np.random.default_rng(8)
+    k_next, k = 12, 5
+    ground, _ = random_ground(rng, k_next)
+    points = random_points(rng, 300, k_next, 10)
+    saved: list[dict[str, np.ndarray]] = []
+
+    def keep(state: PotentialState) -> None:
+        saved.append({n: np.array(v, copy=True) for n, v in state.to_arrays().items()})
+
+    def run(**kw):
+        return potential_kmeans(points, k, k_next, ground, seed=1, max_iter=60, tol=1e-3, **kw)
+
+    full = run(callback=keep)
+    assert full.converged and full.iteration < 60 and len(saved) == full.iteration
+    last = {n: v for n, v in saved[-1].items() if n != "converged"}
+    for arrays in [*saved, last]:
+        resumed = run(init=PotentialState.from_arrays(arrays))
+        a, b = full.to_arrays(), resumed.to_arrays()
+        assert a.keys() == b.keys()
+        for name in a:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
 def test_kmeans_keeps_the_lowest_objective_assignment():
     """Mean centroids can raise the objective; the state keeps the best iteration's labels and
     centroids (the latest on ties), through a checkpoint too."""

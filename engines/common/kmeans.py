@@ -906,6 +906,8 @@ class KMeansState:
     metric: str
     centroid: str = "mean"  # the update rule, "mean" or "median" (see the module docstring)
     iteration: int = 0
+    # Set by the iteration that met the stopping rule: a resumed finished state takes no step.
+    converged: bool = False
     rng_state: np.ndarray = field(default_factory=lambda: np.zeros(6, dtype=np.uint64))
     objective: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per iteration
     skipped_fraction: np.ndarray = field(default_factory=lambda: np.zeros(0))  # of n*k pairs
@@ -982,6 +984,7 @@ class KMeansState:
             "metric": np.array(_METRICS.index(self.metric), dtype=np.int8),
             "centroid": np.array(_CENTROIDS.index(self.centroid), dtype=np.int8),
             "iteration": np.array(self.iteration, dtype=np.int64),
+            "converged": np.array(self.converged, dtype=np.int8),
             "rng_state": self.rng_state,
         }
         for name in _HISTORY:
@@ -1003,6 +1006,7 @@ class KMeansState:
             # Checkpoints written before the rule was stored used means.
             centroid=_CENTROIDS[int(a["centroid"])] if "centroid" in a else "mean",
             iteration=int(a["iteration"]),
+            converged=bool(a["converged"]) if "converged" in a else False,
             rng_state=np.asarray(a["rng_state"], dtype=np.uint64).copy(),
             objective=np.asarray(a["objective"], dtype=np.float64),
             skipped_fraction=np.asarray(a["skipped_fraction"], dtype=np.float64),
@@ -1326,14 +1330,15 @@ def kmeans(
         state = KMeansState.initial(C0, n, metric, rng, n_groups, centroid)
     if state.k != k:
         raise ValueError(f"init has {state.k} centroids, expected k={k}")
-    while state.iteration < max_iter:
+    if state.iteration > 0 and not state.converged:
+        state.converged = _converged(state, tol)  # a checkpoint written before the flag was
+    while not state.converged and state.iteration < max_iter:
         state = kmeans_step(
             Xc, state, metric, weights, n_threads=n_threads, chunk_size=chunk_size, inplace=True
         )
+        state.converged = _converged(state, tol)
         if callback is not None:
             callback(state)
-        if _converged(state, tol):
-            break
     return state
 
 

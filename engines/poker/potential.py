@@ -383,6 +383,8 @@ class PotentialState:
     n_changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_empty: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     skipped_fraction: np.ndarray = field(default_factory=lambda: np.zeros(0))  # of n*k pairs
+    # Set by the iteration that met the stopping rule: a resumed finished state takes no step.
+    converged: bool = False
     # The iteration whose assignment had the lowest objective (the latest on ties; 0 before
     # the first), and the labels and centroids after it when it is not the latest (None when
     # it is: then they are `labels` and `centroids`, and nothing is copied).
@@ -411,6 +413,7 @@ class PotentialState:
             "n_empty": self.n_empty,
             "skipped_fraction": self.skipped_fraction,
             "best_iteration": np.array(self.best_iteration, dtype=np.int64),
+            "converged": np.array(self.converged, dtype=np.int8),
         }
         if self.best_labels is not None and self.best_centroids is not None:
             out["best_labels"] = self.best_labels
@@ -431,6 +434,7 @@ class PotentialState:
             skipped_fraction=np.asarray(a.get("skipped_fraction", np.zeros(0)), dtype=np.float64),
             # A checkpoint without the record counts its latest iteration as the best.
             best_iteration=int(a.get("best_iteration", a["iteration"])),
+            converged=bool(a["converged"]) if "converged" in a else False,
             best_labels=(
                 np.ascontiguousarray(a["best_labels"], dtype=np.int32)
                 if "best_labels" in a
@@ -626,14 +630,21 @@ def potential_kmeans(
         raise ValueError(
             f"state has centroids {state.centroids.shape}, expected ({k}, {num_buckets})"
         )
-    while state.iteration < max_iter:
+    if state.iteration > 0 and not state.converged:
+        state.converged = _converged(state, tol)  # a checkpoint written before the flag was
+    while not state.converged and state.iteration < max_iter:
         state = kmeans_step(points, weights, state, ground, order, n_threads, embedding)
+        state.converged = _converged(state, tol)
         if callback is not None:
             callback(state)
-        if state.n_changed[-1] == 0 and state.n_empty[-1] == 0:
-            break
-        if state.iteration >= 2:
-            prev, cur = state.objective[-2], state.objective[-1]
-            if prev <= 0 or abs(prev - cur) / prev < tol:
-                break
     return state
+
+
+def _converged(state: PotentialState, tol: float) -> bool:
+    """The stopping rule: a fixed point, or a relative objective change below `tol`."""
+    if state.n_changed[-1] == 0 and state.n_empty[-1] == 0:
+        return True
+    if state.iteration < 2:
+        return False
+    prev, cur = state.objective[-2], state.objective[-1]
+    return bool(prev <= 0 or abs(prev - cur) / prev < tol)
