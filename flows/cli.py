@@ -223,12 +223,15 @@ def _run(
                 f"[bold red]error:[/] stopped by {exc.args[0]}; finished chunks are kept: run the "
                 "same command again to resume",
                 highlight=False,
+                soft_wrap=True,
             )
             _end_run(128 + exc.signum)
         except KeyboardInterrupt:
             runlog.write("stopped by SIGINT")
             ledger.finish(record, "stopped", error="stopped by SIGINT")
-            err_console.print("[bold red]error:[/] interrupted; run the same command to resume")
+            err_console.print(
+                "[bold red]error:[/] interrupted; run the same command to resume", soft_wrap=True
+            )
             _end_run(130)
         except Exception as exc:
             _stage_failed(exc, runlog, verbose, ledger, record)

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 import traceback
@@ -221,30 +222,84 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _SignalWatcher:
+    """Sees every SIGINT and SIGTERM the process receives, whichever Python handler takes it.
+
+    Prefect's flow engine swaps in its own SIGTERM handler during a flow run, and a handler
+    runs only when the main thread next executes Python (not inside a kernel), so the run's
+    own handler may never arm the stop's deadline. The C-level handler writes each signal's
+    number to the wakeup fd at once; a thread reading it arms the deadline instead.
+    """
+
+    def __init__(self, on_signal: Any) -> None:
+        self._reader, self._writer = socket.socketpair()
+        self._writer.setblocking(False)
+        self._previous = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        self._on_signal = on_signal
+        self._thread = threading.Thread(target=self._watch, name="signal-watcher", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                data = self._reader.recv(64)
+            except OSError:
+                return
+            if not data:
+                return
+            for signum in data:
+                if signum in STOP_SIGNALS:
+                    self._on_signal(signum)
+
+    def close(self) -> None:
+        """Hand the wakeup fd back and end the thread."""
+        signal.set_wakeup_fd(self._previous)
+        self._writer.close()  # the reader sees the end of the stream
+        self._thread.join(timeout=1.0)
+        self._reader.close()
+
+
 @contextlib.contextmanager
 def stop_on_signals(on_timeout: Any = None) -> Iterator[None]:
     """SIGINT and SIGTERM raise `Interrupted` in the main thread; a second signal, or a stop
-    that has not unwound within STOP_GRACE_S, calls `on_timeout(signum)` (which should exit)."""
+    that has not unwound within STOP_GRACE_S of the first signal, calls `on_timeout(signum)`
+    (which should exit)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
+    armed: list[threading.Timer] = []
+    lock = threading.Lock()
+
+    def arm(signum: int) -> None:
+        """Start the stop's deadline at the first signal (from the handler or the watcher)."""
+        if on_timeout is None:
+            return
+        with lock:
+            if armed:
+                return
+            timer = threading.Timer(STOP_GRACE_S, on_timeout, args=(signum,))
+            timer.daemon = True
+            armed.append(timer)
+        timer.start()
 
     def handler(signum: int, _frame: Any) -> None:
         received.append(signum)
+        arm(signum)
         if len(received) > 1:
             if on_timeout is not None:
                 on_timeout(signum)
             return
-        if on_timeout is not None:
-            timer = threading.Timer(STOP_GRACE_S, on_timeout, args=(signum,))
-            timer.daemon = True
-            timer.start()
         raise Interrupted(signum)
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    watcher = _SignalWatcher(arm)
     try:
         yield
     finally:
+        watcher.close()
         for signum, old in previous.items():
             signal.signal(signum, old)

@@ -149,6 +149,10 @@ class TemporaryApi:
              "--port", str(self.port), "--log-level", "error", "--lifespan", "on"],
             stdin=subprocess.DEVNULL,
             env=env,
+            # A session of its own: a signal to the run's process group (`timeout`, a
+            # supervisor, Ctrl-C) reaches the run alone, which records the stop through this API
+            # and then ends it; the API ending first left Prefect retrying it for over a minute.
+            start_new_session=True,
             preexec_fn=lambda: _die_with_parent(parent),  # noqa: PLW1509 (no threads yet)
         )  # fmt: skip
         os.environ["PREFECT_API_URL"] = self.url
