@@ -130,6 +130,23 @@ def array_checksum(array: zarr.Array) -> str:
     return digest.hexdigest()
 
 
+def storage_keys(array: zarr.Array) -> Iterator[str]:
+    """The storage key of every chunk of `array` (of every shard, for a sharded array)."""
+    import itertools
+    import math
+
+    grid = array.shards or array.chunks
+    counts = [math.ceil(size / step) for size, step in zip(array.shape, grid, strict=True)]
+    for coords in itertools.product(*(range(n) for n in counts)):
+        yield array.metadata.encode_chunk_key(coords)
+
+
+def absent_chunks(files: StoreFiles, folder: str, array: zarr.Array) -> list[str]:
+    """Storage keys of `array`'s chunks with no file under `folder` (its store-relative path)."""
+    present = set(files.files_under(folder))
+    return [name for name in storage_keys(array) if name not in present]
+
+
 def _json_default(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
@@ -208,6 +225,7 @@ class Artifact:
         except Exception as exc:  # unreadable, not JSON, or without gameforge's metadata
             raise CorruptedArtifact(key, f"cannot read its metadata ({exc})") from exc
         self._group: zarr.Group | None = None
+        self._complete: set[str] = set()  # arrays whose chunks were all found
 
     @property
     def group(self) -> zarr.Group:
@@ -237,7 +255,43 @@ class Artifact:
         from gameforge.artifacts.checked import CheckedArray
 
         assert isinstance(node, zarr.Array)
+        self._require_chunks(name, node)
         return CheckedArray.wrap(node, self.key, name)
+
+    def missing_chunks(self, name: str, node: zarr.Array | None = None) -> list[str]:
+        """Chunks of array `name` stored at commit and gone now (zarr would read them as fill
+        values); empty for an artifact committed before chunks were recorded."""
+        info = self.meta.get("arrays", {}).get(name) or {}
+        if "absent_chunks" not in info:
+            return []
+        if node is None:
+            import zarr
+
+            found = self.group[name]
+            assert isinstance(found, zarr.Array)
+            node = found
+        absent_at_commit = set(info["absent_chunks"])
+        gone = absent_chunks(self.store.files, f"{self._rel}/{name}", node)
+        return [chunk for chunk in gone if chunk not in absent_at_commit]
+
+    def _require_chunks(self, name: str, node: zarr.Array | None = None) -> None:
+        if name in self._complete:
+            return
+        gone = self.missing_chunks(name, node)
+        if gone:
+            more = f" and {len(gone) - 1} more" if len(gone) > 1 else ""
+            raise CorruptedArtifact(
+                self.key, f"array {name!r} is missing its chunk {gone[0]}{more}"
+            )
+        self._complete.add(name)
+
+    def require_complete(self) -> None:
+        """Raise `CorruptedArtifact` if any recorded array or any stored chunk of one is gone."""
+        names = set(self.array_names())
+        for name in sorted(self.meta.get("arrays", {})):
+            if name not in names:
+                raise CorruptedArtifact(self.key, f"array {name!r} is gone")
+            self._require_chunks(name)
 
     def array_names(self) -> list[str]:
         """Names of the arrays in this artifact."""
@@ -445,6 +499,9 @@ class ArtifactWriter:
                 "chunks": list(array.chunks),
                 "checksum": array_checksum(array),
                 "chunk_checksums": has_chunk_checksums(array),
+                # chunks equal to the fill value are never written: recorded so that a chunk
+                # file lost later is told from them and never read as fill values
+                "absent_chunks": absent_chunks(self.store.files, f"{self._data}/{name}", array),
             }
         finished = time.time()
         meta = dict(self.meta)
@@ -818,15 +875,39 @@ class ArtifactStore:
                 for name, info in recorded.items():
                     try:
                         actual = array_checksum(artifact[name])
-                    except Exception as exc:  # a missing or undecodable chunk
+                    except CorruptedArtifact as exc:
+                        problems.append(exc.problem)
+                        continue
+                    except Exception as exc:  # an undecodable chunk or array
                         problems.append(f"{name}: unreadable ({type(exc).__name__}: {exc})")
                         continue
                     if actual != info["checksum"]:
                         problems.append(f"{name}: checksum mismatch")
+                problems += self.changed_inputs(artifact)
             except StoreError as exc:
                 problems.append(str(exc))
             report[key] = problems
         return report
+
+    def changed_inputs(self, artifact: Artifact) -> list[str]:
+        """One line per stored input whose arrays differ from those `artifact` was built from
+        (its recorded `input_checksums`; inputs no longer stored are not judged)."""
+        lines = []
+        for name, sums in sorted((artifact.meta.get("input_checksums") or {}).items()):
+            source = artifact.inputs.get(name)
+            if source is None or not self.exists(source):
+                continue
+            try:
+                now = self.open(source).meta.get("arrays", {})
+            except StoreError:
+                continue  # the input's own verify reports it
+            changed = sorted(a for a, c in sums.items() if (now.get(a) or {}).get("checksum") != c)
+            if changed:
+                lines.append(
+                    f"built from another content of its input {name} ({source}): "
+                    f"{', '.join(changed)} differ"
+                )
+        return lines
 
     def show(self, key: str) -> dict[str, Any]:
         """Lineage and metadata of an artifact, with its inputs' stages."""

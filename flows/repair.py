@@ -1,9 +1,10 @@
 """Recovering from corrupted artifacts: quarantine, rebuild, and rebuild dependents if needed.
 
 A corrupted artifact is moved into the store's trash (kept for inspection until `gc`) and rebuilt
-under the same key by the run that needs it. Its dependents were built from the old content: if
-the rebuilt arrays have the checksums recorded before the damage, they stay; if not (or if the
-old metadata was unreadable), they are quarantined and rebuilt too.
+under the same key by the run that needs it. A dependent records the checksums of the inputs it
+read: if the rebuilt arrays have those, it stays; if not, it is quarantined and rebuilt too
+(a dependent built before the record was kept: if the rebuilt arrays differ from the checksums
+recorded before the damage, or the old metadata was unreadable).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from gameforge.artifacts import ArtifactStore
 from gameforge.artifacts.runs import unfinished_build
 from gameforge.artifacts.store import StoreError
+from gameforge.stages.runner import reproducible_checksums
 
 
 @dataclass
@@ -40,14 +42,15 @@ class Repair:
         return bad
 
     def changed_dependents(self, log: Callable[[str], None]) -> list[str]:
-        """After the rebuild: quarantine dependents of artifacts whose content changed."""
+        """After the rebuild: quarantine the dependents built from other content than the
+        rebuilt artifacts now hold."""
         moved: list[str] = []
         for key, before in list(self.quarantined.items()):
             now = _meta(self.store, key) if self.store.exists(key) else before
-            if _checksums(before) == _checksums(now):
-                continue
             for user in self.store.dependents(key):
-                if user in self.quarantined:
+                if user in self.quarantined or not _built_from_other(
+                    self.store, user, key, before, now
+                ):
                     continue
                 if self.within is not None and user not in self.within:
                     log(
@@ -106,24 +109,26 @@ def _meta(store: ArtifactStore, key: str) -> dict[str, Any] | None:
         return None
 
 
-def _checksums(meta: dict[str, Any] | None) -> dict[str, str] | None:
-    """The array checksums recorded in metadata (None where there is none), less the arrays
-    its stage declares wall-clock measurements (`cfr`'s curve_seconds): a rebuild always
-    changes those, and nothing downstream is computed from them."""
-    from gameforge.stages.base import StageError
-    from gameforge.stages.registry import get_stage
-
-    if meta is None:
-        return None
-    try:
-        loose = get_stage(str(meta.get("stage"))).nondeterminism
-    except StageError:
-        loose = None
-    return {
-        name: info.get("checksum", "")
-        for name, info in meta.get("arrays", {}).items()
-        if loose is None or loose.rtol is not None or not loose.covers(name)
-    }
+def _built_from_other(
+    store: ArtifactStore,
+    user: str,
+    key: str,
+    before: dict[str, Any] | None,
+    now: dict[str, Any] | None,
+) -> bool:
+    """True if dependent `user` read other content of `key` than `key` holds now: by the input
+    checksums `user` recorded, or (built before those were recorded) if `key` changed."""
+    meta = _meta(store, user) or {}
+    recorded = meta.get("input_checksums") or {}
+    names = [name for name, source in (meta.get("inputs") or {}).items() if source == key]
+    current = reproducible_checksums(now)
+    if current is None or not names or any(recorded.get(name) is None for name in names):
+        return reproducible_checksums(before) != current
+    return any(
+        current.get(array) != checksum
+        for name in names
+        for array, checksum in recorded[name].items()
+    )
 
 
 def rebuild_key(

@@ -104,6 +104,23 @@ def _reads_store(exc: BaseException) -> bool:
     return False
 
 
+def reproducible_checksums(meta: dict[str, Any] | None) -> dict[str, str] | None:
+    """The array checksums recorded in an artifact's metadata (None where there is none), less
+    the arrays its stage declares wall-clock measurements (`cfr`'s curve_seconds): a rebuild
+    always changes those, and nothing downstream is computed from them."""
+    if meta is None:
+        return None
+    try:
+        loose = get_stage(str(meta.get("stage"))).nondeterminism
+    except StageError:
+        loose = None
+    return {
+        name: info.get("checksum", "")
+        for name, info in meta.get("arrays", {}).items()
+        if loose is None or loose.rtol is not None or not loose.covers(name)
+    }
+
+
 def corrupted_inputs(store: ArtifactStore, keys: list[str]) -> dict[str, str]:
     """The artifacts among `keys` whose checksums no longer match: key -> first problem."""
     report = store.verify(keys)
@@ -194,6 +211,13 @@ def run_stage(
         log(f"{shown}: cache hit {key}, skipped")
         return StageRun(name, key, True, time.monotonic() - t0)
 
+    for artifact in opened.values():
+        try:  # a chunk lost since its commit would be read as fill values
+            artifact.require_complete()
+        except CorruptedArtifact as exc:
+            setattr(exc, _FAILED_AT, FailedAt(shown, key, {exc.key: exc.problem}))
+            raise
+
     def waiting(key: str, holder: str) -> None:
         log(f"{shown}: {key} is being built by {holder}; waiting to reuse it")
 
@@ -207,6 +231,10 @@ def run_stage(
             "description": stage.description,
             "label_params": list(stage.label_params),
             "execution": params.execution_params(),
+            # what was read: `verify` and `--repair` tell a dependent of changed content by it
+            "input_checksums": {
+                name: reproducible_checksums(artifact.meta) for name, artifact in opened.items()
+            },
         },
         force=force,
         on_wait=waiting,

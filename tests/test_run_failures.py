@@ -3,6 +3,7 @@ and corrupted artifacts are moved aside and rebuilt."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -188,8 +189,11 @@ def test_artifacts_repair_rebuilds_a_corrupted_artifact_and_its_changed_dependen
     assert store.exists(double.key) and not store.verify()[squares.key]
 
     # a dependent built from other content than the rebuilt one is rebuilt as well
-    meta_path = store.object_path(squares.key) / "zarr.json"
-    meta_path.write_text(meta_path.read_text().replace('"checksum": "', '"checksum": "0', 1))
+    meta_path = store.object_path(double.key) / "zarr.json"
+    document = json.loads(meta_path.read_text())
+    read = document["attributes"]["gameforge"]["input_checksums"]["squares"]
+    read["squares"] = "0" * len(read["squares"])  # as if built from other squares
+    meta_path.write_text(json.dumps(document))
     again = runner.invoke(app, [*args, "local", "--rebuild"])
     assert again.exit_code == 0, again.stdout
     assert f"{double.key} was built from the old {squares.key}" in again.stdout

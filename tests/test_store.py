@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from gameforge.artifacts import ArtifactStore, StoreError, artifact_key
+from gameforge.artifacts.store import CorruptedArtifact
 from gameforge.stages.base import StageError
 from gameforge.stages.registry import get_stage
 from gameforge.stages.runner import run_stage
@@ -109,6 +110,49 @@ def test_verify_names_a_corrupted_artifact(store):
     report = store.verify()
     assert report[good.key] == []
     assert report[bad.key], "the corrupted artifact must be named"
+
+
+def test_a_lost_chunk_is_an_error_never_fill_values(store):
+    """Chunks equal to the fill value are recorded absent at commit; a chunk file lost later
+    fails every read of its array, a dependent's build before it starts, and `verify`, each in
+    a line naming artifact, array and chunk."""
+    with store.building("toy-zeros", 1, {}, {}) as writer:
+        assert writer is not None
+        values = np.arange(30, dtype=np.int64)
+        values[10:20] = 0  # chunk c/1 equals the fill value, so zarr writes no file for it
+        writer.array("values", (30,), np.int64, chunks=(10,))[:] = values
+        zeros = writer.commit()
+    assert zeros.meta["arrays"]["values"]["absent_chunks"] == ["c/1"]
+    np.testing.assert_array_equal(store.open(zeros.key)["values"][:], values)
+    assert store.verify([zeros.key]) == {zeros.key: []}
+    (store.object_path(zeros.key) / "values" / "c" / "2").unlink()
+    with pytest.raises(CorruptedArtifact, match=r"'values' is missing its chunk c/2"):
+        store.open(zeros.key)["values"][:]
+    assert store.verify([zeros.key])[zeros.key] == ["array 'values' is missing its chunk c/2"]
+
+    squares = run_stage("toy-squares", {"n": 500}, store=store, log=_quiet)
+    (store.object_path(squares.key) / "squares" / "c" / "3").unlink()
+    with pytest.raises(
+        CorruptedArtifact, match=rf"{squares.key}.*'squares' is missing its chunk c/3"
+    ):
+        run_stage("toy-double", {}, {"squares": squares.key}, store=store, log=_quiet)
+    assert not [k for k in store.keys() if k.startswith("toy-double")]  # noqa: SIM118
+
+
+def test_verify_flags_a_dependent_of_other_content_than_its_input_holds(store):
+    """A build records the checksums of the inputs it read; `verify` names a dependent whose
+    input now holds other content."""
+    squares = run_stage("toy-squares", {"n": 500}, store=store, log=_quiet)
+    double = run_stage("toy-double", {}, {"squares": squares.key}, store=store, log=_quiet)
+    meta = store.open(double.key).meta
+    recorded = store.open(squares.key).meta["arrays"]["squares"]["checksum"]
+    assert meta["input_checksums"] == {"squares": {"squares": recorded}}
+    assert store.verify([double.key]) == {double.key: []}
+    path = store.object_path(squares.key) / "zarr.json"
+    path.write_text(path.read_text().replace(recorded, "0" * len(recorded)))
+    assert store.verify([double.key])[double.key] == [
+        f"built from another content of its input squares ({squares.key}): squares differ"
+    ]
 
 
 def _partial_chunks(store: ArtifactStore) -> int:
