@@ -5,7 +5,13 @@ dealer then sends `MATCHSTATE:<position>:<hand>:<betting>:<cards>` after every c
 betting leaves this position to act, the client answers with that same line plus `:<action>`
 (`f`, `c` or `r` in limit games). Betting rounds are split by `/`; cards are
 `<hole of position 0>|<hole of position 1>/<board of round 1>/...`, hidden hole cards empty.
-Lines starting with `#` or `;` are comments.
+Lines starting with `#` or `;` are comments. The protocol does not say how many hands a match
+has: the dealer closes the connection after the last one. A close in the middle of a hand, or
+(when the caller knows the match's length) before the last hand, is an error.
+
+A dealer is not trusted to be well behaved: a line longer than `MAX_LINE_BYTES` is refused, a line
+must arrive whole within `MESSAGE_TIMEOUT` seconds and the match within `MATCH_TIMEOUT` (both
+parameters of `ACPCClient.play`), and error messages quote at most `QUOTE_CHARS` of a line.
 
 Card names: two ACPC dealers name a short deck's cards differently (`gameforge.engines.poker.cards`:
 `bottom`, the released University of Alberta dealer; `top`, the fork behind the `acpc_dealer`
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,11 +50,41 @@ DEALERS = {
 }
 
 
+# A MATCHSTATE line is at most a few hundred bytes (a limit game's betting and cards; a no-limit
+# game's raise sizes); 64 KiB is far above any real line and small enough to hold at once.
+MAX_LINE_BYTES = 64 * 1024
+# Seconds for one whole line to arrive, counted from when the client starts waiting for it, so it
+# covers the opponent's thinking too (the client's old per-read timeout, now for the whole line).
+MESSAGE_TIMEOUT = 60.0
+# Seconds for a whole match: an ACPC competition match (3,000 hands at most 7 s a hand on average)
+# takes under 6 h; a day leaves room for longer matches and still ends a dealer that never stops.
+MATCH_TIMEOUT = 24 * 3600.0
+QUOTE_CHARS = 60  # the most of a dealer's line that an error message quotes
+_RECV_BYTES = 65536
+
 _NUMBER = re.compile(r"[0-9]{1,18}")  # ASCII digits only: str.isdigit() also takes '²'
 
 
 class ProtocolError(ValueError):
     """A line from the dealer that does not follow the ACPC protocol."""
+
+
+class MatchError(ProtocolError):
+    """The dealer broke off the match (closed early, sent an over-long line, or was too slow);
+    `hands` is how many hands were finished before."""
+
+    def __init__(self, message: str, hands: int = 0):
+        super().__init__(message)
+        self.hands = hands
+
+
+def quote(text: str | bytes) -> str:
+    """A dealer's text for an error message: its repr, cut to `QUOTE_CHARS` characters."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text[: QUOTE_CHARS + 1]).decode("ascii", errors="replace")
+    if len(text) <= QUOTE_CHARS:
+        return repr(text)
+    return f"{text[:QUOTE_CHARS]!r}..."
 
 
 @dataclass(frozen=True)
@@ -68,24 +105,31 @@ def parse_match_state(line: str, game: GameDef, naming: str = BOTTOM) -> MatchSt
     parts = line.split(":")
     if len(parts) != 5 or parts[0] != "MATCHSTATE":
         raise ProtocolError(
-            f"malformed dealer line {line!r}: expected MATCHSTATE:pos:hand:betting:cards"
+            f"malformed dealer line {quote(line)}: expected MATCHSTATE:pos:hand:betting:cards"
         )
     _, pos, hand, betting, cards = parts
     if not (_NUMBER.fullmatch(pos) and _NUMBER.fullmatch(hand)) or int(pos) not in (0, 1):
-        raise ProtocolError(f"malformed dealer line {line!r}: bad position or hand number")
+        raise ProtocolError(f"malformed dealer line {quote(line)}: bad position or hand number")
     if any(ch not in "fcr/" for ch in betting):
-        raise ProtocolError(f"malformed dealer line {line!r}: betting must use f, c, r and /")
+        raise ProtocolError(f"malformed dealer line {quote(line)}: betting must use f, c, r and /")
+    # Bounded before parsing, so that no error quotes a long run of cards whole.
+    most = 2 * (2 * game.num_hole_cards + sum(game.num_board_cards)) + game.num_rounds
+    if len(cards) > most:
+        raise ProtocolError(
+            f"malformed dealer line {quote(line)}: its cards field is longer than the game's "
+            f"cards ({len(cards):,} characters, at most {most})"
+        )
     rounds = cards.split("/")
     holes = rounds[0].split("|")
     if len(holes) != 2:
-        raise ProtocolError(f"malformed dealer line {line!r}: hole cards need one '|'")
+        raise ProtocolError(f"malformed dealer line {quote(line)}: hole cards need one '|'")
     try:
         hole = [game.parse_cards(h, naming) if h else [] for h in holes]
         board = [c for r in rounds[1:] for c in game.parse_cards(r, naming)]
     except ValueError as exc:
-        raise ProtocolError(f"malformed dealer line {line!r}: {exc}") from None
+        raise ProtocolError(f"malformed dealer line {quote(line)}: {exc}") from None
     if len(hole[int(pos)]) != game.num_hole_cards:
-        raise ProtocolError(f"malformed dealer line {line!r}: missing our hole cards")
+        raise ProtocolError(f"malformed dealer line {quote(line)}: missing our hole cards")
     return MatchState(line, int(pos), int(hand), betting, hole, board)
 
 
@@ -133,13 +177,13 @@ class CardNames:
         for token, namings in fits.items():
             if not namings:
                 raise ProtocolError(
-                    f"malformed dealer line {line!r}: card {token!r} is in neither ACPC naming "
-                    f"of {deck}: {self.both()}"
+                    f"malformed dealer line {quote(line)}: card {token!r} is in neither ACPC "
+                    f"naming of {deck}: {self.both()}"
                 )
             if self.naming is not None and self.naming not in namings:
                 (other,) = namings
                 mismatch = (
-                    f"malformed dealer line {line!r}: card {token!r} is not in {deck} named "
+                    f"malformed dealer line {quote(line)}: card {token!r} is not in {deck} named "
                     f"{self.naming} ({self.game.deck_text(self.naming)}) but is named {other} "
                     f"({self.game.deck_text(other)})"
                 )
@@ -151,7 +195,7 @@ class CardNames:
         common = set(CARD_NAMINGS).intersection(*fits.values())
         if not common:
             raise ProtocolError(
-                f"malformed dealer line {line!r}: its cards mix both ACPC namings of {deck}: "
+                f"malformed dealer line {quote(line)}: its cards mix both ACPC namings of {deck}: "
                 f"{self.both()}"
             )
         if len(common) > 1:
@@ -159,7 +203,9 @@ class CardNames:
             return BOTTOM
         self.naming = common.pop()
         decider = next(t for t in tokens if fits[t] == (self.naming,))
-        self.found = f"found from the dealer's card {decider!r} in hand {line.split(':')[2]}"
+        hand = line.split(":")[2]  # not yet checked: parse_match_state reads the line next
+        hand = hand if _NUMBER.fullmatch(hand) else quote(hand)
+        self.found = f"found from the dealer's card {decider!r} in hand {hand}"
         if self.shared_lines:
             self.found += (
                 f"; {self.shared_lines} earlier lines, all of whose cards both namings have, "
@@ -170,6 +216,79 @@ class CardNames:
             f"{self.game.deck_text(self.naming)}), {self.found}"
         )
         return self.naming
+
+
+class DealerLines:
+    """A dealer's lines off a socket, each bounded in length and in time, all within a deadline.
+
+    Received bytes go into one bytearray and only bytes not yet searched are searched for the
+    newline, so reading costs time linear in the bytes received, however they are split."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        message_timeout: float = MESSAGE_TIMEOUT,
+        match_deadline: float = float("inf"),
+        max_line: int = MAX_LINE_BYTES,
+    ):
+        self.sock, self.message_timeout = sock, message_timeout
+        self.match_deadline, self.max_line = match_deadline, max_line  # deadline: time.monotonic()
+        self.buffer = bytearray()
+        self.searched = 0  # bytes at the start of `buffer` known to hold no newline
+
+    def readline(self) -> str | None:
+        """The next line without its line end; None when the dealer closed between lines. Raises
+        MatchError for a line over `max_line` bytes, a line not whole within `message_timeout`
+        seconds, the match deadline passing, or a close in the middle of a line."""
+        started = time.monotonic()
+        deadline = min(started + self.message_timeout, self.match_deadline)
+        while True:
+            end = self.buffer.find(b"\n", self.searched)
+            if end >= 0:
+                if end > self.max_line:
+                    raise self._too_long()
+                raw = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]  # cheap: a bytearray drops its front without copying
+                self.searched = 0
+                return raw.decode("ascii", errors="replace").rstrip("\r")
+            self.searched = len(self.buffer)
+            if len(self.buffer) > self.max_line:
+                raise self._too_long()  # refused now: no waiting for the rest of a hostile line
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._late(started)
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(_RECV_BYTES)
+            except TimeoutError:
+                raise self._late(started) from None
+            if not data:
+                if self.buffer:
+                    raise MatchError(
+                        f"the dealer closed the connection in the middle of a line "
+                        f"({len(self.buffer):,} bytes: {quote(self.buffer)})"
+                    )
+                return None
+            self.buffer += data
+
+    def _too_long(self) -> MatchError:
+        """The error for a line over `max_line` bytes."""
+        return MatchError(
+            f"the dealer sent a line over {self.max_line:,} bytes, the most this client reads (an "
+            f"ACPC line is a few hundred); it starts {quote(self.buffer)}"
+        )
+
+    def _late(self, started: float) -> MatchError:
+        """The error for a line that did not arrive whole in time."""
+        part = (
+            f"; {len(self.buffer):,} bytes of it came: {quote(self.buffer)}" if self.buffer else ""
+        )
+        if time.monotonic() >= self.match_deadline:
+            return MatchError(f"the match went past its time limit{part}")
+        return MatchError(
+            f"the dealer sent no whole line within {self.message_timeout:g} s "
+            f"(waited {time.monotonic() - started:.1f} s){part}"
+        )
 
 
 class ACPCClient:
@@ -184,45 +303,119 @@ class ACPCClient:
     ):
         self.game, self.tree, self.choose = game, tree, choose
         self.card_names = card_names or CardNames(game)
+        # A longer betting string is no path of the tree: refused before node_of quotes it whole.
+        self.longest_betting = max(map(len, tree.history)) + game.num_rounds
+        self.hands_played = 0  # hands whose last state has been seen: kept when play() raises
+        self.open_hand: int | None = None  # the hand under way, None between hands
+        self.last_finished: int | None = None  # the number of the hand finished last
 
-    def respond(self, line: str) -> str | None:
-        """The answer to one dealer line, or None when it is not our turn."""
+    def state_of(self, line: str) -> tuple[MatchState, int] | None:
+        """A dealer line's state and its betting-tree node; None for an empty or comment line."""
         if not line or line[0] in "#;":
             return None
         state = parse_match_state(line, self.game, self.card_names.naming_for(line))
+        if len(state.betting) > self.longest_betting:
+            raise ProtocolError(
+                f"malformed dealer line {quote(line)}: its betting is longer than any in "
+                f"{self.game.name or 'the game'} ({len(state.betting):,} characters)"
+            )
         try:
             node = self.tree.node_of(state.betting)
         except ValueError as exc:
-            raise ProtocolError(f"malformed dealer line {line!r}: {exc}") from None
+            raise ProtocolError(f"malformed dealer line {quote(line)}: {exc}") from None
+        return state, node
+
+    def answer(self, state: MatchState, node: int) -> str | None:
+        """The answer to a state, or None when it is not our turn."""
         if self.tree.kind[node] != DECISION or self.tree.player[node] != state.position:
             return None
         action = self.choose(state, node)
         if action not in ACTIONS or self.tree.children[node, ACTIONS.index(action)] < 0:
             raise ValueError(f"chose illegal action {action!r} at {state.betting!r}")
-        return f"{line}:{action}"  # the dealer's own text: its card names go back unchanged
+        return f"{state.line}:{action}"  # the dealer's own text: its card names go back unchanged
 
-    def play(self, host: str, port: int, timeout: float = 60.0) -> int:
-        """Connect, play until the dealer closes the connection; returns hands seen."""
-        hands: set[int] = set()
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            # One short line per turn each way: without this, Nagle's algorithm holds an answer
-            # back until the dealer's delayed ACK of the previous one (~40 ms a turn).
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.sendall((VERSION + "\r\n").encode())
-            buffer = b""
-            while True:
-                data = sock.recv(65536)
-                if not data:
-                    return len(hands)
-                buffer += data
-                while b"\n" in buffer:
-                    raw, buffer = buffer.split(b"\n", 1)
-                    line = raw.decode("ascii", errors="replace").rstrip("\r")
-                    answer = self.respond(line)
-                    if line.startswith("MATCHSTATE:"):
-                        hands.add(int(line.split(":")[2]))
-                    if answer is not None:
-                        sock.sendall((answer + "\r\n").encode())
+    def respond(self, line: str) -> str | None:
+        """The answer to one dealer line, or None when it is not our turn."""
+        found = self.state_of(line)
+        return None if found is None else self.answer(*found)
+
+    def play(
+        self,
+        host: str,
+        port: int,
+        message_timeout: float = MESSAGE_TIMEOUT,
+        match_timeout: float = MATCH_TIMEOUT,
+        hands: int | None = None,
+    ) -> int:
+        """Connect and play until the dealer closes the connection; returns the hands played.
+
+        Each line must arrive whole within `message_timeout` seconds, the match end within
+        `match_timeout`. `hands` is the match's length when the caller knows it (the protocol
+        does not say). Raises MatchError, with the hands played so far in its message and in
+        `hands`, when the dealer closes in the middle of a hand or before the `hands`-th, sends
+        an over-long line, or is too slow; `hands_played` keeps the count too."""
+        self.hands_played, self.open_hand, self.last_finished = 0, None, None
+        deadline = time.monotonic() + match_timeout
+        try:
+            with socket.create_connection((host, port), timeout=message_timeout) as sock:
+                # One short line per turn each way: without this, Nagle's algorithm holds an
+                # answer back until the dealer's delayed ACK of the previous one (~40 ms a turn).
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                self._send(sock, VERSION, message_timeout, deadline)
+                lines = DealerLines(sock, message_timeout, deadline)
+                while (line := lines.readline()) is not None:
+                    self._play_line(sock, line, message_timeout, deadline)
+        except MatchError as exc:
+            raise MatchError(f"{exc}; {self._progress(hands)}", self.hands_played) from None
+        except OSError as exc:
+            if not self.hands_played and self.open_hand is None:
+                raise  # no match under way: connection refused, unknown host and the like
+            raise MatchError(
+                f"the connection to the dealer failed ({exc}); {self._progress(hands)}",
+                self.hands_played,
+            ) from None
+        if self.open_hand is not None:
+            raise MatchError(
+                f"the dealer closed the connection in the middle of hand {self.open_hand}; "
+                f"{self._progress(hands)}",
+                self.hands_played,
+            )
+        if hands is not None and self.hands_played < hands:
+            raise MatchError(
+                f"the dealer closed the connection before the match's end; {self._progress(hands)}",
+                self.hands_played,
+            )
+        return self.hands_played
+
+    def _play_line(self, sock: socket.socket, line: str, timeout: float, deadline: float) -> None:
+        """Track the hand a dealer line belongs to and answer it when it is our turn."""
+        found = self.state_of(line)
+        if found is None:
+            return
+        state, node = found
+        if self.tree.kind[node] == DECISION:
+            self.open_hand = state.hand
+        else:  # the hand's last state: counted once, should the dealer repeat it
+            if state.hand != self.last_finished:
+                self.hands_played, self.last_finished = self.hands_played + 1, state.hand
+            self.open_hand = None
+        reply = self.answer(state, node)
+        if reply is not None:
+            self._send(sock, reply, timeout, deadline)
+
+    @staticmethod
+    def _send(sock: socket.socket, text: str, timeout: float, deadline: float) -> None:
+        """Send one line, within the message and match time limits."""
+        left = min(timeout, deadline - time.monotonic())
+        if left <= 0:
+            raise MatchError("the match went past its time limit")
+        sock.settimeout(left)
+        sock.sendall((text + "\r\n").encode())
+
+    def _progress(self, hands: int | None) -> str:
+        """How far the match got, for error messages."""
+        of = f" of the match's {hands:,}" if hands is not None else ""
+        return f"{self.hands_played:,} hands{of} played before"
 
 
 def strategy_chooser(view, seed: int = 0) -> Callable[[MatchState, int], str]:  # type: ignore[no-untyped-def]

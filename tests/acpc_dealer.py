@@ -4,7 +4,9 @@ Follows the ACPC server protocol (version 2.0.0) for two-player limit games: rea
 VERSION line; for every hand sends `MATCHSTATE:<position>:<hand>:<betting>:<cards>` after each
 change (the client's hole cards only, both at a showdown), reads `<state>:<action>` when the
 client is to act and checks it. Positions alternate by hand. At the end it prints the client's
-total chips as `SCORE:<chips>` and closes.
+total chips as `SCORE:<chips>` and closes. `--close-after K` plays a dealer that breaks off: it
+hangs up before hand K (after K whole hands), or with `--mid-hand` just after hand K's first
+state, and prints `CLOSED:<K>` instead.
 
 Cards are dealt and named as the ACPC dealer's `game.c` does, on its own 52-card ids
 (`rank * 4 + suit` over the full alphabets '23456789TJQKA' and 'cdhs'), independently of
@@ -15,7 +17,8 @@ fork: Leduc is Q-A of h, s). Hands are ranked on those ids with the 52-card eval
 
     python tests/acpc_dealer.py --game leduc.limit.2p --hands 100 --port 0   # prints PORT:<n>
 
-Tests start it with `start_dealer`.
+Tests start it with `start_dealer`; `serve_once` runs a scripted, in-process dealer for one
+connection (a hostile one: over-long lines, bytes without a newline, bytes dribbled slowly).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import argparse
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -67,19 +72,62 @@ def cards_field(game, holes, board, position, show_all: bool, round_: int) -> st
 
 
 def start_dealer(
-    game: str, hands: int, card_names: str = "bottom", seed: int = 0
+    game: str,
+    hands: int,
+    card_names: str = "bottom",
+    seed: int = 0,
+    close_after: int | None = None,
+    mid_hand: bool = False,
 ) -> tuple[subprocess.Popen, int]:
     """This dealer as a process serving `hands` hands of `game` at a free port, naming cards
-    `bottom` or `top`; (it, the port). Its standard output is a pipe: read the `SCORE:` line
-    (and any `ERROR:` line) with `communicate()`."""
-    dealer = subprocess.Popen(
-        [sys.executable, __file__, "--game", game, "--hands", str(hands),
-         "--card-names", card_names, "--seed", str(seed)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    `bottom` or `top` (breaking off at hand `close_after`, if given); (it, the port). Its
+    standard output is a pipe: read the `SCORE:` or `CLOSED:` line (and any `ERROR:` line) with
+    `communicate()`."""
+    args = [sys.executable, __file__, "--game", game, "--hands", str(hands),
+            "--card-names", card_names, "--seed", str(seed)]  # fmt: skip
+    if close_after is not None:
+        args += ["--close-after", str(close_after)] + (["--mid-hand"] if mid_hand else [])
+    dealer = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     assert dealer.stdout is not None
     return dealer, int(dealer.stdout.readline().strip().split(":")[1])
+
+
+def hang_up(conn: socket.socket) -> None:
+    """Close like a dealer whose process ends: FIN, then read what the client still sends until
+    it closes (closing with its answer unread would reset the connection instead)."""
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(10)
+        while conn.recv(65536):
+            pass
+    except OSError:
+        pass  # the client reset the connection: nothing left to read
+    conn.close()
+
+
+def serve_once(script: Callable[[socket.socket], None]) -> tuple[int, threading.Thread]:
+    """A one-connection dealer in a thread at a free port of 127.0.0.1: it reads the client's
+    VERSION line, runs `script(connection)`, then hangs up; (the port, the thread). A client that
+    gives up mid-script (sends fail) ends the script quietly."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(30)  # a test whose client never connects does not leave a thread for ever
+
+    def serve() -> None:
+        with server:
+            conn, _ = server.accept()
+        try:
+            conn.settimeout(30)
+            while not conn.recv(100).endswith(b"\n"):  # the VERSION line
+                pass
+            script(conn)
+        except OSError:
+            conn.close()  # the client hung up: what it was sent no longer matters
+            return
+        hang_up(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server.getsockname()[1], thread
 
 
 def main() -> None:
@@ -90,6 +138,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--card-names", choices=("bottom", "top"), default="bottom")
+    parser.add_argument("--close-after", type=int, default=None, help="hang up at this hand")
+    parser.add_argument("--mid-hand", action="store_true", help="after its first state")
     args = parser.parse_args()
     game = load_game(args.game)
     cards = np.array(acpc_deck(game, args.card_names))
@@ -107,6 +157,10 @@ def main() -> None:
     total = 0.0
     board_total = sum(game.num_board_cards)
     for hand in range(args.hands):
+        if hand == args.close_after and not args.mid_hand:
+            hang_up(conn)
+            print(f"CLOSED:{hand}", flush=True)
+            return
         position = hand % 2  # the client's seat this hand
         deck = cards[rng.permutation(game.deck_size)]
         holes = [
@@ -126,6 +180,10 @@ def main() -> None:
                 f"{cards_field(game, holes, board, position, showdown, round_)}"
             )
             conn.sendall((state + "\r\n").encode())
+            if hand == args.close_after:  # --mid-hand: the hand's first state was its last
+                hang_up(conn)
+                print(f"CLOSED:{hand}", flush=True)
+                return
             if terminal:
                 break
             if tree.player[node] == position:

@@ -4,7 +4,8 @@ The test dealer (`tests/acpc_dealer.py`) deals and names cards as either ACPC de
 released one names a short deck's lowest ranks and suits (`bottom`), the acpc_dealer gem's fork
 its highest (`top`). With the same seed both deal the same cards relative to the deck, so a
 client that reads both namings right sees the same hands and, with the same seed, plays the
-same match.
+same match. Scripted dealers that break off, send over-long lines or dribble bytes check that the
+client ends every match it cannot finish with one clear error, quickly.
 """
 
 from __future__ import annotations
@@ -13,14 +14,26 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from gameforge.engines.poker.betting import build_tree
 from gameforge.engines.poker.shipped_games import load_game
-from gameforge.flows.acpc_client import ACPCClient, CardNames, MatchState, parse_match_state
-from tests.acpc_dealer import start_dealer
+from gameforge.flows.acpc_client import (
+    MAX_LINE_BYTES,
+    QUOTE_CHARS,
+    ACPCClient,
+    CardNames,
+    DealerLines,
+    MatchError,
+    MatchState,
+    ProtocolError,
+    parse_match_state,
+)
+from tests.acpc_dealer import serve_once, start_dealer
 from tests.poker_helpers import LEDUC, solve_leduc
 
 GAMEFORGE = str(Path(sys.executable).with_name("gameforge"))
@@ -131,21 +144,9 @@ def test_wrong_card_names_give_one_clear_error(store):
     assert "but is named top (ranks QKA, suits hs): try --card-names top or auto" in lines[0]
 
 
-def serve_lines(lines: list[bytes]) -> tuple[int, threading.Thread, socket.socket]:
+def serve_lines(lines: list[bytes]) -> tuple[int, threading.Thread]:
     """A one-connection dealer that reads the VERSION line, sends `lines`, then hangs up."""
-    server = socket.create_server(("127.0.0.1", 0))
-
-    def serve() -> None:
-        conn, _ = server.accept()
-        conn.recv(100)  # the VERSION line
-        for line in lines:
-            conn.sendall(line)
-        conn.recv(100)
-        conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    return server.getsockname()[1], thread, server
+    return serve_once(lambda conn: [conn.sendall(line) for line in lines])
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,7 @@ def test_malformed_dealer_line_gives_one_clear_error(store, line, message):
     """A dealer that speaks nonsense, or names a card neither naming has: a one-line error,
     exit code 2, nothing hangs."""
     key = solve_leduc(store, "cfr", 2)
-    port, thread, server = serve_lines([line])
+    port, thread = serve_lines([line])
     result = subprocess.run(
         [GAMEFORGE, "play", "--strategy", key, "--port", str(port), "--store", str(store.root)],
         capture_output=True,
@@ -172,10 +173,162 @@ def test_malformed_dealer_line_gives_one_clear_error(store, line, message):
         timeout=120,
     )
     thread.join(timeout=10)
-    server.close()
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def leduc_client() -> ACPCClient:
+    """An in-process client of Leduc that always calls."""
+    leduc = load_game(LEDUC)
+    return ACPCClient(leduc, build_tree(leduc), lambda state, node: "c")
+
+
+def test_dealer_closing_mid_hand_is_an_error_with_the_hands_played():
+    """A dealer that hangs up just after the first state of hand 3: the client raises, naming the
+    hand cut short and the 3 hands played before, which it also keeps."""
+    dealer, port = start_dealer(LEDUC, 10, close_after=3, mid_hand=True)
+    client = leduc_client()
+    with pytest.raises(MatchError) as raised:
+        client.play("127.0.0.1", port)
+    out, _ = dealer.communicate(timeout=60)
+    assert out.strip().endswith("CLOSED:3"), out
+    message = str(raised.value)
+    assert "closed the connection in the middle of hand 3" in message, message
+    assert "3 hands played before" in message and "\n" not in message, message
+    assert raised.value.hands == client.hands_played == 3
+
+
+def test_dealer_closing_between_hands_of_a_known_match_is_an_error():
+    """A dealer that hangs up after 3 whole hands of a 10-hand match, at a client told the
+    match's length: an error with the 3 hands played."""
+    dealer, port = start_dealer(LEDUC, 10, close_after=3)
+    with pytest.raises(MatchError, match="before the match's end") as raised:
+        leduc_client().play("127.0.0.1", port, hands=10)
+    assert "3 hands of the match's 10 played before" in str(raised.value)
+    assert raised.value.hands == 3
+    out, _ = dealer.communicate(timeout=60)
+    assert out.strip().endswith("CLOSED:3"), out
+
+
+def test_dealer_closing_between_hands_of_an_unknown_match_ends_it():
+    """The same dealer at a client not told the match's length: the protocol cannot tell the
+    close from the match's end, so the match is 3 hands long."""
+    dealer, port = start_dealer(LEDUC, 10, close_after=3)
+    assert leduc_client().play("127.0.0.1", port) == 3
+    out, _ = dealer.communicate(timeout=60)
+    assert out.strip().endswith("CLOSED:3"), out
+
+
+def test_play_command_fails_on_a_dealer_closing_mid_hand(store):
+    """`gameforge play` at a dealer that breaks off in hand 3: exit code 2 and one error line
+    with the hands played so far, not a "played N hands" success. (A scripted dealer: each hand
+    a raise the client answers, then its fold, whatever the answer; hand 3 only begins.)"""
+    key = solve_leduc(store, "cfr", 2)
+    hands = [f"MATCHSTATE:1:{h}:{betting}:|2d\r\n" for h in range(3) for betting in ("", "r", "rf")]
+    port, thread = serve_lines([line.encode() for line in [*hands, "MATCHSTATE:1:3::|3c\r\n"]])
+    result = play(store, key, LEDUC, port)
+    thread.join(timeout=10)
+    assert result.returncode == 2, result.stdout
+    assert "played" not in result.stdout.replace("played before", "")
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "in the middle of hand 3" in lines[0] and "3 hands played before" in lines[0]
+
+
+def test_over_long_line_is_refused_quickly_and_quoted_short():
+    """A 16 MB line: refused once it passes the bound, without reading it all; the error is one
+    short line quoting only the line's start."""
+    start = b"MATCHSTATE:0:0::"
+    port, thread = serve_once(lambda conn: conn.sendall(start + b"x" * (16 << 20) + b"\r\n"))
+    began = time.monotonic()
+    with pytest.raises(MatchError) as raised:
+        leduc_client().play("127.0.0.1", port)
+    assert time.monotonic() - began < 2
+    message = str(raised.value)
+    assert f"a line over {MAX_LINE_BYTES:,} bytes" in message and "\n" not in message
+    assert repr((start + b"x" * 60)[:QUOTE_CHARS].decode()) + "..." in message, message
+    assert len(message) < 300, len(message)
+    thread.join(timeout=10)
+
+
+def test_blob_without_newline_is_refused_quickly():
+    """32 MB with no newline at all: refused at the line bound in well under a second."""
+    port, thread = serve_once(lambda conn: conn.sendall(b"\x00" * (32 << 20)))
+    began = time.monotonic()
+    with pytest.raises(MatchError, match="a line over") as raised:
+        leduc_client().play("127.0.0.1", port)
+    assert time.monotonic() - began < 2 and len(str(raised.value)) < 400
+    thread.join(timeout=10)
+
+
+def test_reading_a_long_line_takes_time_linear_in_its_bytes():
+    """32 MB in one line, read with the bound lifted, in the recv-sized pieces it arrives in:
+    each byte is searched for the newline once (rescanning the buffer after every read, as the
+    client once did, takes many seconds here)."""
+    ours, theirs = socket.socketpair()
+    blob = b"A" * (32 << 20)
+    sender = threading.Thread(target=lambda: theirs.sendall(blob + b"\nnext\n"), daemon=True)
+    sender.start()
+    lines = DealerLines(ours, message_timeout=10, max_line=64 << 20)
+    began = time.monotonic()
+    line = lines.readline()
+    assert time.monotonic() - began < 2
+    assert line is not None and len(line) == len(blob) and lines.readline() == "next"
+    sender.join(timeout=10)
+    ours.close()
+    theirs.close()
+
+
+def dribble(data: bytes, every: float) -> Callable[[socket.socket], None]:
+    """A dealer script sending `data` one byte every `every` seconds."""
+
+    def script(conn: socket.socket) -> None:
+        for i in range(len(data)):
+            conn.sendall(data[i : i + 1])
+            time.sleep(every)
+
+    return script
+
+
+def test_dribbling_dealer_is_cut_off_by_the_message_deadline():
+    """One byte every 0.2 s keeps every read short, but the line is not whole within 1 s: the
+    client gives up after about 1 s, quoting what came."""
+    port, thread = serve_once(dribble(b"MATCHSTATE:0:0::2c|\r\n" * 4, 0.2))
+    began = time.monotonic()
+    with pytest.raises(MatchError, match="no whole line within 1 s") as raised:
+        leduc_client().play("127.0.0.1", port, message_timeout=1.0)
+    assert 0.9 < time.monotonic() - began < 2.5
+    assert "bytes of it came: 'MATCH" in str(raised.value), raised.value
+    thread.join(timeout=10)
+
+
+def test_endless_comments_are_cut_off_by_the_match_deadline():
+    """Whole comment lines every 0.1 s meet every message deadline; the match's 1 s limit ends
+    them."""
+    port, thread = serve_once(dribble(b"#\n" * 50, 0.05))
+    began = time.monotonic()
+    with pytest.raises(MatchError, match="the match went past its time limit"):
+        leduc_client().play("127.0.0.1", port, message_timeout=10, match_timeout=1.0)
+    assert 0.9 < time.monotonic() - began < 2.5
+    thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "MATCHSTATE:0:" + "9" * 60_000 + "::2c|",
+        "MATCHSTATE:0:0:" + "c" * 60_000 + ":2c|",
+        "MATCHSTATE:0:0::2c|" + "/2d" * 20_000,
+        "MATCHSTATE:0:0::" + "Qs" * 30_000 + "|",
+        "MATCHSTATE:0:0::2c|:" + "x" * 60_000,
+    ],
+)
+def test_long_malformed_lines_are_quoted_short(line):
+    """A malformed line under the length bound but long, in any field: one short error."""
+    with pytest.raises(ProtocolError) as raised:
+        leduc_client().respond(line)
+    assert len(str(raised.value)) < 400, str(raised.value)[:500]
 
 
 @pytest.fixture(scope="module")
