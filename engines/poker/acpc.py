@@ -47,6 +47,11 @@ _ACPC_NAME = {
     "num_board_cards": "numBoardCards",
 }  # fmt: skip
 UNLIMITED_RAISES = 255  # ACPC's default maxRaises (UINT8_MAX): no cap but its action limit
+# Raise-to sizes one no-limit decision chooses among: the largest stack over the smallest
+# positive blind (the grid's step). The no-limit engine walks this grid per decision inside
+# compiled loops that see no signal until they return; 10^12-chip stacks spun one for 15
+# minutes. ACPC's 200-big-blind game has 400 sizes; the cap allows 250 times that.
+MAX_RAISE_GRID = 100_000
 
 
 class GameDefError(ValueError):
@@ -263,3 +268,18 @@ def _validate(game: GameDef) -> None:
         raise GameDefError(f"{where}: raiseSize must be > 0 in a limit game")
     if game.betting_type == "nolimit" and any(s < b for s, b in zip(game.stack, game.blind)):
         raise GameDefError(f"{where}: a stack is smaller than its blind")
+    if game.betting_type == "nolimit":
+        grid = raise_grid(game)
+        if grid > MAX_RAISE_GRID:
+            raise GameDefError(
+                f"{where}: {grid:,} raise sizes a decision (stack {max(game.stack):,} over the "
+                f"smallest blind), over gameforge's limit of {MAX_RAISE_GRID:,}: lower the "
+                "stacks or raise the blinds"
+            )
+
+
+def raise_grid(game: GameDef) -> int:
+    """Raise-to sizes of a no-limit decision at most: the largest stack in steps of the smallest
+    positive blind (of one chip without blinds)."""
+    step = min((b for b in game.blind if b > 0), default=1)
+    return max(game.stack) // step
