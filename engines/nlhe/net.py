@@ -212,6 +212,8 @@ def expand_candidates(
                 last = count
                 row[n], kind[n], raise_to[n], added[n] = j, RAISE, to, to - spent
                 n += 1
+                if count == THERMO_CELLS:
+                    break  # every larger size encodes alike: the walk ends at ~53, not the stack
     return n
 
 
