@@ -445,7 +445,7 @@ def artifacts_verify(
 
 def _recompute_other_code(artifacts: Any, keys: list[str], per_stage: int) -> None:
     """Recompute checks of up to `per_stage` artifacts of each stage that other code built."""
-    from gameforge.stages.recompute import DEFAULT_CHUNKS
+    from gameforge.stages.recompute import DEFAULT_CHUNKS, recorded_code_version
     from gameforge.stages.runner import code_version
 
     running = code_version()
@@ -453,7 +453,8 @@ def _recompute_other_code(artifacts: Any, keys: list[str], per_stage: int) -> No
     chosen: dict[str, list[str]] = {}
     for key in keys:
         meta = metas.get(key) or artifacts.open(key).meta
-        if meta.get("code_version") != running and artifacts.trusted(key, meta):
+        recorded = recorded_code_version(artifacts, key, meta)  # never an archive's claim
+        if recorded != running and artifacts.trusted(key, meta):
             picked = chosen.setdefault(meta["stage"], [])
             if len(picked) < per_stage:
                 picked.append(key)

@@ -27,6 +27,7 @@ from gameforge.stages.base import Nondeterminism, StageContext, StageError
 from gameforge.stages.executor import Executor, InProcessExecutor
 from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
 from gameforge.stages.registry import get_stage
+from gameforge.stages.runner import code_version
 
 DEFAULT_CHUNKS = 3
 
@@ -65,6 +66,7 @@ class CheckReport:
     skipped: list[str] = field(default_factory=list)  # declared not reproducible: not compared
     seconds: float = 0.0
     note: str = ""
+    code_version: str = ""  # the code that recomputed it (this one)
 
     @property
     def passed(self) -> bool:
@@ -81,6 +83,7 @@ class CheckReport:
             "skipped": self.skipped,
             "seconds": round(self.seconds, 2),
             "tolerance": None if self.tolerance is None else self.tolerance.as_dict(),
+            "code_version": self.code_version,
         }
 
 
@@ -198,6 +201,17 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+def recorded_code_version(store: ArtifactStore, key: str, meta: dict[str, Any]) -> str | None:
+    """The code version this store recorded for `key`, never an archive's claim; None if none."""
+    # Built here: its writer's. An import's `code_version` is whatever its archive says (a
+    # forger writes this code's, and `verify --recompute` would pass it over as built by this
+    # code), so only the code that recomputed it here counts, from the store's trust record.
+    if (meta.get("provenance") or {}).get("kind") != "imported":
+        return meta.get("code_version")
+    record = store.trust_record(key) or {}
+    return record.get("code_version") if record.get("how") == "recomputed" else None
+
+
 def recompute_check(
     store: ArtifactStore,
     key: str,
@@ -238,6 +252,7 @@ def recompute_check(
         "sampled chunks" if sampled else "whole artifact",
         seed if sampled else None,
         tolerance=stage.nondeterminism,
+        code_version=code_version(),
     )
     scratch_root = tempfile.mkdtemp(prefix="gameforge-check-")
     try:
