@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gameforge.artifacts import Artifact, ArtifactWriter, done_chunks
 from gameforge.stages.executor import Executor, InProcessExecutor
@@ -21,10 +21,17 @@ class StageError(ValueError):
     """Bad use of a stage (unknown stage, bad parameter), phrased as one line for the user."""
 
 
+# A seed: numba's random streams take it as an int64 and numpy's generators refuse a negative
+# one, which a stage met only when it drew its first number.
+MAX_SEED = 2**63 - 1
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+
 class StageParams(BaseModel):
     """Base of every stage's parameters: frozen, validated, unknown names rejected."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Floats are finite: an infinite time budget or a NaN rate failed only inside the stage.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
     # Fields that change how a stage runs (chunk sizes, checkpoint interval, pruning groups)
     # but never what it writes: recorded in the lineage, left out of the artifact key.
     execution_only: ClassVar[frozenset[str]] = frozenset()

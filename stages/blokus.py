@@ -52,7 +52,7 @@ from gameforge.engines.common.torch_arrays import (
     training_state,
     weights_to_arrays,
 )
-from gameforge.stages.base import StageContext, StageError, StageParams, numbered
+from gameforge.stages.base import Seed, StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
 from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import UNTRAINED, rate_fields, win_rate_text
@@ -198,7 +198,7 @@ class SelfPlayParams(NetParams):
     # the value of a finished game: 0, win/loss (the paper's); m > 0, beyond the paper,
     # tanh((own score - best other score) / m), for rollouts and terminal leaves
     value_margin: float = Field(default=0.0, ge=0)
-    seed: int = 0
+    seed: Seed = 0
     # `parallel` is in the key: the games of a batch share the noise and move-draw streams, and
     # the batch size is the network's, so another `parallel` plays other games
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
@@ -293,7 +293,7 @@ class RolloutParams(StageParams):
     value_margin: float = Field(default=0.0, ge=0)  # as in blokus-selfplay
     chunk: int = Field(default=1000, ge=1)  # games per checkpoint
     threads: int = Field(default=2, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     execution_only: ClassVar[frozenset[str]] = frozenset({"chunk", "threads"})
 
 
@@ -360,7 +360,7 @@ class TrainParams(NetParams):
     # outcomes of a small buffer's games
     value_weight: float = Field(default=1.0, gt=0)
     checkpoint_every: int = Field(default=200, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "checkpoint_every"})
 
 
@@ -538,7 +538,7 @@ class EvalParams(StageParams):
     # as a fresh blokus-train with that input's seed) on the same games, as row 0: the control
     # that tells what the search wins without any learning
     control: bool = False
-    seed: int = 20_000_003
+    seed: Seed = 20_000_003
     device: str = "auto"
     # `parallel` is in the key (the batch size is the network's, and rollout_mix draws from one
     # stream shared by the batch); MCTS-MAXN's streams are per game, so `threads` is not

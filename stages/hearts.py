@@ -26,7 +26,7 @@ from gameforge.engines.hearts.game import RULE_BASED, Options
 from gameforge.engines.hearts.learner import N_FEATURES, N_NETWORKS, action_mask, make_learner
 from gameforge.engines.hearts.play import LOG_WIDTH, falcon_games, play_games
 from gameforge.engines.hearts.svr import SvrModel, check_rows, fit, pack, predict
-from gameforge.stages.base import StageContext, StageError, StageParams, numbered
+from gameforge.stages.base import Seed, StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
 from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import rate_fields
@@ -66,7 +66,7 @@ class LogsParams(RuleParams):
 
     games: int = Field(default=100_000, ge=1)
     sims: int = Field(default=200, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     # Default: about 64 chunks, at most 500 games each, so the bar moves every few seconds.
     games_per_chunk: int | None = Field(default=None, ge=1)
     # Each game's deal and decisions depend only on (seed, game number): chunking is free.
@@ -165,7 +165,7 @@ class SvrParams(StageParams):
     nu: float = Field(default=0.5, gt=0, le=1)
     c: float = Field(default=1.0, gt=0)
     gamma: float = Field(default=0.0, ge=0)
-    seed: int = 0
+    seed: Seed = 0
     check_per_label: int = Field(default=200, ge=0)
 
 
@@ -348,7 +348,7 @@ class FalconStageParams(RuleParams):
     svr: bool = False
     games: int = Field(default=100_000, ge=0)
     checkpoints: list[int] = Field(default_factory=lambda: list(CHECKPOINTS))
-    seed: int = 0
+    seed: Seed = 0
     capacity: int = Field(default=3000, ge=1)
     rho_state: float = Field(default=0.8, ge=0, le=1)
     rho_reward: float = Field(default=0.5, ge=0, le=1)
@@ -535,7 +535,7 @@ class EvalParams(RuleParams):
     games: int = Field(default=5000, ge=1)
     sims: int = Field(default=200, ge=1)
     rank_matches: int = Field(default=1000, ge=0)
-    seed: int = 10_000_019
+    seed: Seed = 10_000_019
 
 
 def evaluate(

@@ -58,6 +58,7 @@ from gameforge.engines.nlhe.net import (
 )
 from gameforge.stages.base import (
     Nondeterminism,
+    Seed,
     StageContext,
     StageError,
     StageParams,
@@ -273,7 +274,7 @@ class HistoriesParams(RosterParams):
 
     players: list[str] = Field(default_factory=lambda: ["heuristic"])
     hands: int = Field(default=200_000, ge=2)
-    seed: int = 0
+    seed: Seed = 0
     self_play: bool = True  # also pair every player with itself
 
 
@@ -509,7 +510,7 @@ class TrainParams(StageParams):
 
     epochs: int = Field(default=3, ge=1)
     batch_size: int = Field(default=128, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     filters: tuple[int, int] = (32, 64)
     kernel: int = Field(default=5, ge=1)
     dense: int = Field(default=1024, ge=1)
@@ -749,7 +750,7 @@ class LeagueParams(RosterParams):
 
     players: list[str] = Field(default_factory=lambda: ["random", "heuristic"])
     hands: int = Field(default=100_000, ge=2)
-    seed: int = 1
+    seed: Seed = 1
 
 
 def bar_batch(deals: int) -> int:

@@ -31,7 +31,7 @@ from pydantic import Field
 
 from gameforge.engines.common.emd import cumulative
 from gameforge.engines.common.kmeans import Centroid, KMeansState, kmeans
-from gameforge.stages.base import StageContext, StageError, StageParams
+from gameforge.stages.base import Seed, StageContext, StageError, StageParams
 from gameforge.stages.poker.hsd import array_name, count_dtype, hsd_rounds
 from gameforge.stages.poker.ochs import RESULT as OCHS_ARRAY
 from gameforge.stages.poker.params import GameParams, same_game
@@ -56,7 +56,7 @@ class KMeansParams(StageParams):
     """k-means settings shared by both bucketing stages."""
 
     k: int = Field(default=9000, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     max_iter: int = Field(default=100, ge=1)
     tol: float = Field(default=1e-4, ge=0)
     merge_duplicates: bool = True

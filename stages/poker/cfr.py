@@ -34,7 +34,7 @@ from gameforge.engines.poker.betting import tree_size
 from gameforge.engines.poker.cfr import Solver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver
-from gameforge.stages.base import Nondeterminism, StageContext, StageError
+from gameforge.stages.base import Nondeterminism, Seed, StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.sizes import bucket_table_bytes, buckets_per_round, infosets
@@ -61,7 +61,7 @@ class CFRParams(TreeGameParams):
     # replays the run to it (`replay_iterations`).
     seconds: float | None = Field(default=None, gt=0)
     replay_iterations: int | None = Field(default=None, ge=1)  # stop here, not by the clock
-    seed: int = 0
+    seed: Seed = 0
     averaging: float | None = Field(default=None, ge=0)  # weight t**averaging; default below
     # regret matching+ (regrets floored at 0): part of the full-walk algorithms' definition
     # (cfr+ has it, cfr has not: filled in when not given), a choice for the sampled variants

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.common.stats import Z_ONE_SIDED_95, Z_TWO_SIDED_95, one_sided_lower_bound
-from gameforge.stages.base import StageContext
+from gameforge.stages.base import Seed, StageContext
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
@@ -29,7 +29,7 @@ class LBRParams(TreeGameParams):
     """Deals (each played from both seats), their seed, and threads (execution only)."""
 
     deals: int = Field(default=2000, ge=2)
-    seed: int = 0
+    seed: Seed = 0
     threads: int = Field(default=0, ge=0)  # 0: every core
     execution_only: ClassVar[frozenset[str]] = frozenset({"threads"})
 

@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.poker.match import Agent, play_match, summarize
-from gameforge.stages.base import StageContext, StageError, numbered
+from gameforge.stages.base import Seed, StageContext, StageError, numbered
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
@@ -34,7 +34,7 @@ class LeagueParams(TreeGameParams):
     hands_per_set: int = Field(default=3000, ge=1)
     sets: int = Field(default=2, ge=2)
     matches: int = Field(default=1, ge=1)
-    seed: int = 0
+    seed: Seed = 0
 
 
 def player_label(view: StrategyView) -> str:

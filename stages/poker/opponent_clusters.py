@@ -13,7 +13,7 @@ from pydantic import Field
 from gameforge.engines.common.emd import cumulative, histogram_from_cdf
 from gameforge.engines.common.kmeans import kmeans
 from gameforge.engines.poker.cards import RANK_CHARS
-from gameforge.stages.base import StageContext, StageError
+from gameforge.stages.base import Seed, StageContext, StageError
 from gameforge.stages.poker.hsd import array_name, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.sizes import canonical_hands, kmeans_bytes
@@ -26,7 +26,7 @@ class OpponentClusterParams(GameParams):
 
     k: int = Field(default=8, ge=1)
     restarts: int = Field(default=20, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     max_iter: int = Field(default=200, ge=1)
     weighted: bool = False
 

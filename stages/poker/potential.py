@@ -36,7 +36,7 @@ from gameforge.engines.poker.potential import (
     next_round_buckets,
     potential_kmeans,
 )
-from gameforge.stages.base import StageContext, StageError
+from gameforge.stages.base import Seed, StageContext, StageError
 from gameforge.stages.poker.buckets import bucket_dtype, iteration_checkpoints, merge_rows
 from gameforge.stages.poker.hsd import cached_array, chunk_hands, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
@@ -58,7 +58,7 @@ class PotentialParams(GameParams):
 
     k: int = Field(default=9000, ge=1)
     first_round: int = Field(default=1, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     max_iter: int = Field(default=100, ge=1)
     tol: float = Field(default=1e-4, ge=0)
     merge_duplicates: bool = True
