@@ -56,6 +56,7 @@ from gameforge.engines.nlhe.net import (
     model_from_arrays,
     train_epoch,
 )
+from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import (
     Nondeterminism,
     Seed,
@@ -78,6 +79,13 @@ class NlheParams(GameParams):
     """A heads-up no-limit game (default: the paper's 50 big blinds)."""
 
     game: str = NLHE_GAME
+
+    @field_validator("game")
+    @classmethod
+    def _nolimit(cls, value: str) -> str:
+        """Refuse a game the no-limit engine cannot play when the parameters are read."""
+        rules_of(load_game(value))  # NoLimitError (a ValueError) with the reason
+        return value
 
     def rules(self) -> Rules:
         """The game packed for the engine (a limit or multi-player game is refused)."""
