@@ -42,8 +42,13 @@ class TreeGameParams(GameParams):
     @classmethod
     def _tree_fits(cls, value: str) -> str:
         game = load_game(value)
-        if game.betting_type == "limit" and game.num_players == 2:
-            check_tree_size(game)  # raises GameDefError naming the size, the cause and the limit
+        if game.betting_type != "limit" or game.num_players != 2:
+            # refused here, before the plan: building the tree raised deep in a footprint
+            kind = "a no-limit" if game.betting_type != "limit" else "a multi-player"
+            raise ValueError(
+                f"{game.name or value} is {kind} game; this stage solves two-player limit games"
+            )
+        check_tree_size(game)  # raises GameDefError naming the size, the cause and the limit
         return value
 
 
