@@ -43,6 +43,10 @@ from gameforge.stages.resources import Footprint, Recorded, nbytes
 
 FULL = ("cfr", "cfr+")
 EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is computed
+CURVE_ARRAYS = ("iteration", "exploitability", "regret_bound", "seconds")
+# A distinct curve point in Python: its int in a set and a sorted list, and a float object in
+# each of the curve's lists (measured ~210 bytes a point)
+CURVE_POINT_BYTES = 256
 # public sampling walks a board's hands in threads by default from this many private hands (a
 # thread pays for itself on Hold'em's 1,326, not on the short decks' few hundred)
 PUBLIC_THREADED_HANDS = 1_000
@@ -540,13 +544,27 @@ def _footprint(params: CFRParams, upstream: dict[str, dict]) -> Footprint:
         size = tree_size(game)
         per_hand = 2 * size.nodes + 3 * sum(size.decisions) + 3 * size.terminals
         peak["public walk vectors"] = nbytes((hands, per_hand), 8)
+    if params.iterations is not None and params.evaluations:
+        # `_eval_points` spaces `evaluations` float64 values and rounds them (two arrays at
+        # once) before it dedupes them: 2,000,000,000 took 30 GiB at the start of the solve
+        peak["curve points"] = nbytes(params.evaluations, 16) + nbytes(
+            _curve_points(params), CURVE_POINT_BYTES
+        )
     return Footprint(
         peak=peak,
         stored={
             "regret, strategy_sum, average_strategy": nbytes((sets, 3), 20),
             "checkpoint (until commit)": nbytes((sets, 3), 16),
+            "curve": nbytes((_curve_points(params), len(CURVE_ARRAYS)), 8 * 2),  # and checkpoint
         },
     )
+
+
+def _curve_points(params: CFRParams) -> int:
+    """Curve points a run may record at most: its evaluation points, and the budget's stop."""
+    if params.iterations is None:  # doubling points up to no cap: a few dozen
+        return 64
+    return min(params.evaluations, params.iterations) + 1
 
 
 def _enumerated_deal_bytes(game: GameDef) -> int:
