@@ -44,6 +44,7 @@ from gameforge.artifacts.files import (
     OnWait,
     StorageUnavailable,
     StoreFiles,
+    first_line,
 )
 from gameforge.artifacts.keys import artifact_key
 
@@ -69,11 +70,14 @@ class StoreError(RuntimeError):
 class CorruptedArtifact(StoreError):
     """An artifact whose metadata or arrays cannot be read back as written."""
 
-    def __init__(self, key: str, problem: str) -> None:
-        super().__init__(
-            f"artifact {key} is corrupted: {problem} (`gameforge artifacts repair {key}` "
-            "rebuilds it)"
+    def __init__(self, key: str, problem: str, metadata_lost: bool = False) -> None:
+        # with its own metadata lost, only the run that made it knows its stage and parameters
+        how = (
+            "rerun the flow that made it with --repair to rebuild it"
+            if metadata_lost
+            else f"`gameforge artifacts repair {key}` rebuilds it"
         )
+        super().__init__(f"artifact {key} is corrupted: {problem} ({how})")
         self.key, self.problem = key, problem
 
 
@@ -223,7 +227,7 @@ class Artifact:
             document = json.loads(store.files.read_bytes(f"{self._rel}/{GROUP_FILE}"))
             self.meta: dict[str, Any] = dict(document["attributes"][META_ATTR])
         except Exception as exc:  # unreadable, not JSON, or without gameforge's metadata
-            raise CorruptedArtifact(key, f"cannot read its metadata ({exc})") from exc
+            raise CorruptedArtifact(key, f"cannot read its metadata ({exc})", True) from exc
         self._group: zarr.Group | None = None
         self._complete: set[str] = set()  # arrays whose chunks were all found
 
@@ -250,6 +254,10 @@ class Artifact:
         except KeyError:
             names = ", ".join(self.array_names())
             raise StoreError(f"artifact {self.key} has no array {name!r} (has: {names})") from None
+        except Exception as exc:  # the array's own zarr.json is damaged
+            raise CorruptedArtifact(
+                self.key, f"cannot read the metadata of array {name!r} ({first_line(exc)})"
+            ) from None
         import zarr
 
         from gameforge.artifacts.checked import CheckedArray
@@ -295,7 +303,12 @@ class Artifact:
 
     def array_names(self) -> list[str]:
         """Names of the arrays in this artifact."""
-        return sorted(name for name, _ in self.group.arrays())
+        try:
+            return sorted(name for name, _ in self.group.arrays())
+        except Exception as exc:  # an array's own zarr.json is damaged
+            raise CorruptedArtifact(
+                self.key, f"cannot read the metadata of its arrays ({first_line(exc)})"
+            ) from None
 
     def bytes(self) -> int:
         """Bytes the artifact takes in the store."""

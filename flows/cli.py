@@ -298,7 +298,7 @@ def _with_repair_hint(line: str, exc: BaseException) -> str:
 
     where = failed_at(exc)
     corrupted = isinstance(exc, CorruptedArtifact) or (where is not None and where.corrupted)
-    if not corrupted:
+    if not corrupted or "--repair" in line:
         return line
     return line + "; rerun with --repair to move it to the trash and rebuild it"
 

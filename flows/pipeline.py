@@ -10,7 +10,7 @@ from typing import Any
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.artifacts.runs import RunLedger, RunRecord, new_run_id
-from gameforge.artifacts.store import StoreError
+from gameforge.artifacts.store import CorruptedArtifact, StoreError
 from gameforge.flows.specs import FlowSpec, Node, sweep_values
 from gameforge.stages.base import StageError
 from gameforge.stages.executor import Executor
@@ -217,8 +217,11 @@ def plan(
         if force:
             status = "recomputes"
         elif store.exists(key):
-            store.require_trusted(key)  # a run stops before any work, the store untouched
-            status = "cached"
+            try:
+                store.require_trusted(key)  # a run stops before any work, the store untouched
+                status = "cached"
+            except CorruptedArtifact:
+                status = "damaged"  # unreadable metadata: `--repair` sets it aside and rebuilds
         elif store.building_now(key):
             status = "resumes"
         else:

@@ -199,3 +199,38 @@ def test_artifacts_repair_rebuilds_a_corrupted_artifact_and_its_changed_dependen
     assert f"{double.key} was built from the old {squares.key}" in again.stdout
     assert double.key in again.stdout.splitlines()[-1]
     np.testing.assert_array_equal(store.open(double.key)["doubled"][:], 2 * np.arange(500) ** 2)
+
+
+@pytest.mark.parametrize("damaged", ["group", "array"])
+def test_run_repair_mends_damaged_metadata_in_one_command(tmp_path, damaged):
+    """A truncated `zarr.json`, the artifact's own or one array's: reads fail in one line naming
+    the artifact (and the array), and one `run --repair` sets it aside and rebuilds it."""
+    from typer.testing import CliRunner
+
+    from gameforge.flows.cli import app
+
+    store_root = tmp_path / "store"
+    store = ArtifactStore(store_root)
+    run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", str(store_root)]
+    built = subprocess.run(run, capture_output=True, text=True, env=env(), timeout=300)
+    assert built.returncode == 0, built.stderr
+    squares = stored(store, "toy-squares")
+    before = store.open(squares).meta["arrays"]
+    document = store.object_path(squares) / "zarr.json"
+    if damaged == "array":
+        document = store.object_path(squares) / "squares" / "zarr.json"
+    document.write_bytes(document.read_bytes()[:120])
+
+    shown = CliRunner().invoke(app, ["artifacts", "verify", squares, "--store", str(store_root)])
+    said = " ".join(shown.output.split())  # as one line, whatever the terminal's width
+    assert shown.exit_code != 0 and "Traceback" not in said
+    assert squares in said and "corrupted" in said
+    if damaged == "array":
+        assert "array 'squares'" in said
+
+    repaired = subprocess.run([*run, "--repair"], capture_output=True, text=True, env=env(),
+                              timeout=300)  # fmt: skip
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert f"repair: {squares} is corrupted" in repaired.stdout
+    assert store.open(squares).meta["arrays"] == before
+    assert not any(store.verify().values())
