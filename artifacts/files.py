@@ -226,6 +226,18 @@ class StoreFiles:
         tmp.write_bytes(data)
         os.replace(tmp, path)
 
+    def copy_in(self, rel: str, source: Path) -> None:
+        """Replace the file at `rel` with a copy of local file `source`, streamed (never read
+        whole into memory)."""
+        if self.remote:
+            self.fs.put_file(str(source), self._path(rel))
+            return
+        path = Path(self._path(rel))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, path)
+
     def create(self, rel: str, data: bytes) -> bool:
         """Write a file only if none is at `rel`, atomically; False if one already was."""
         if self.remote:

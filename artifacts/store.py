@@ -819,7 +819,7 @@ class ArtifactStore:
         names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
         for name in names:
             if name != GROUP_FILE:
-                self.files.write(f"{rel}/{name}", (folder / name).read_bytes())
+                self.files.copy_in(f"{rel}/{name}", folder / name)
         if not self.files.create(f"{rel}/{GROUP_FILE}", (folder / GROUP_FILE).read_bytes()):
             raise committed_meanwhile(key)
 
