@@ -125,7 +125,13 @@ def _run(
         _print_plan(flow, preset, overrides, store, force, only, stored_inputs, parallel_nodes)
         return
     from gameforge.flows.prefect_flow import run_flow
-    from gameforge.flows.runlog import Interrupted, RunLog, stop_on_signals
+    from gameforge.flows.runlog import (
+        Interrupted,
+        RunLog,
+        stop_on_signals,
+        storage_error,
+        storage_line,
+    )
     from gameforge.flows.runtime import STARTUP_TIMEOUT, import_run_libraries
     from gameforge.stages.runner import failed_at
 
@@ -159,6 +165,10 @@ def _run(
         import_run_libraries()  # Prefect and Dask set up their log handlers on import
     except user_errors() as exc:
         fail(str(exc))
+    except OSError as exc:  # a full or unwritable store, met before any work
+        if storage_error(exc) is None:
+            raise
+        fail(storage_line(exc, store, started=False))
     t0 = time.monotonic()
     runlog = RunLog(store, flow, verbose)
     with runlog:
@@ -214,11 +224,11 @@ def _run(
                 _stage_failed(exc, runlog, verbose, ledger, record)
             runlog.exception(exc)
             runlog.close()
-            ledger.finish(record, "failed", error=str(exc))
+            _finish(ledger, record, "failed", error=str(exc))
             fail(_with_repair_hint(str(exc), exc))
         except Interrupted as exc:
             runlog.write(f"stopped by {exc.args[0]}")
-            ledger.finish(record, "stopped", error=f"stopped by {exc.args[0]}")
+            _finish(ledger, record, "stopped", error=f"stopped by {exc.args[0]}")
             err_console.print(
                 f"[bold red]error:[/] stopped by {exc.args[0]}; finished chunks are kept: run the "
                 "same command again to resume",
@@ -228,15 +238,17 @@ def _run(
             _end_run(128 + exc.signum)
         except KeyboardInterrupt:
             runlog.write("stopped by SIGINT")
-            ledger.finish(record, "stopped", error="stopped by SIGINT")
+            _finish(ledger, record, "stopped", error="stopped by SIGINT")
             err_console.print(
                 "[bold red]error:[/] interrupted; run the same command to resume", soft_wrap=True
             )
             _end_run(130)
         except Exception as exc:
             _stage_failed(exc, runlog, verbose, ledger, record)
-        ledger.finish(record, "completed", nodes=results)
+        unrecorded = _finish(ledger, record, "completed", nodes=results)
     _print_results(flow, preset, results, time.monotonic() - t0)
+    if unrecorded is not None:
+        say(f"warning: the run's record was not written: {storage_line(unrecorded, store)}")
 
 
 def _print_results(flow: str, preset: str, results: dict[str, dict], seconds: float) -> None:
@@ -250,20 +262,45 @@ def _print_results(flow: str, preset: str, results: dict[str, dict], seconds: fl
     console.print(table)
 
 
+def _finish(ledger: Any, record: Any, status: str, **fields: Any) -> OSError | None:
+    """Close the run's record; the storage error that kept it from the store, if one did (the
+    failure being reported may be that very store's)."""
+    from gameforge.flows.runlog import storage_error
+
+    try:
+        ledger.finish(record, status, **fields)
+    except OSError as exc:
+        if storage_error(exc) is None:
+            raise
+        return exc
+    return None
+
+
 def _stage_failed(
     exc: BaseException, runlog: Any, verbose: bool, ledger: Any, record: Any
 ) -> NoReturn:
-    """End a run that failed inside a stage: one line, the log's path, exit status 1."""
+    """End a run that failed inside a stage: one line, the log's path, exit status 1.
+
+    A full or unwritable store is said in one line with what to do, and nothing else."""
+    from gameforge.flows.runlog import storage_error, storage_line
+    from gameforge.stages.runner import failed_at
+
     trace = runlog.exception(exc)
-    ledger.finish(record, "failed", error=describe_failure(exc))
+    storage = storage_error(exc)
+    if storage is None:
+        line = _with_repair_hint(describe_failure(exc), exc)
+    else:
+        where = failed_at(exc)
+        line = (f"stage {where.label} ({where.key}) failed: " if where else "") + (
+            storage_line(storage, runlog.store)
+        )
+    _finish(ledger, record, "failed", error=line)
     if verbose:
         err_console.print(trace, markup=False, highlight=False)
-    err_console.print(
-        f"[bold red]error:[/] {escape(_with_repair_hint(describe_failure(exc), exc))}",
-        highlight=False,
-        soft_wrap=True,
-    )
-    err_console.print(f"full traceback: {runlog.path}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    if storage is None:
+        log = runlog.path if runlog.written else f"not written ({runlog.lost})"
+        err_console.print(f"full traceback: {log}", highlight=False, soft_wrap=True)
     _end_run(1)
 
 
@@ -974,6 +1011,17 @@ def main() -> None:
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
         sys.exit(2)
+    except OSError as exc:  # a full or unwritable store met by any command: one line
+        from gameforge.flows.runlog import storage_error, storage_line
+
+        if storage_error(exc) is None:
+            raise
+        err_console.print(
+            f"[bold red]error:[/] {escape(storage_line(exc, started=False))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(1)
 
 
 if __name__ == "__main__":

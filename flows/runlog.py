@@ -10,10 +10,12 @@ next run to resume), then child processes (Prefect's temporary API server) are s
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -25,6 +27,40 @@ from typing import Any, TextIO
 # Seconds a stop may take to unwind before the process is ended regardless: worker threads
 # deep in a numba kernel cannot be interrupted, and the run's state is on disk already.
 STOP_GRACE_S = 5.0
+
+
+# Errors of the filesystem under the store (or the log), not of the computation: said in one
+# line with what to do; a full disk gave 737 lines of tracebacks, the log's own among them.
+STORAGE_ERRNOS = {
+    errno.ENOSPC: "free space",
+    errno.EDQUOT: "free space",
+    errno.EACCES: "make it writable or choose another --store",
+    errno.EPERM: "make it writable or choose another --store",
+    errno.EROFS: "make it writable or choose another --store",
+}
+
+
+def storage_error(exc: BaseException | None) -> OSError | None:
+    """The full, read-only or forbidden filesystem's OSError in `exc` or its causes, else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def storage_line(exc: OSError, store: str | Path | None = None, started: bool = True) -> str:
+    """A storage failure as one line: what the system said, where (the file, else `store`), and
+    what to do (`started`: then resume)."""
+    reason = exc.strerror or os.strerror(exc.errno or 0)
+    where = exc.filename or store
+    line = f"{reason}: {where}" if where else reason
+    fix = STORAGE_ERRNOS.get(exc.errno or 0, "check the store")
+    if not started:
+        return f"{line}; {fix}"
+    return f"{line}; {fix}, then run the same command to resume (finished work is kept)"
 
 
 class _QuietConsole(logging.Filter):
@@ -40,6 +76,19 @@ class _NotEchoed(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         echoed = record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
         return not echoed or record.levelno > logging.INFO
+
+
+class _LogFileHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The log file's handler: a record it cannot write (the disk is full) ends the file
+    quietly instead of printing a traceback per record to stderr."""
+
+    def __init__(self, stream: TextIO, runlog: RunLog) -> None:
+        super().__init__(stream)
+        self.runlog = runlog
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        """Give the file up: the run reports the failure itself, in one line."""
+        self.runlog.lose(sys.exc_info()[1])
 
 
 def _loggers() -> list[logging.Logger]:
@@ -67,18 +116,24 @@ class RunLog:
 
     def __init__(self, store: str | Path, name: str, verbose: bool = False) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        self.store = store
         self.path = log_folder(store) / f"{stamp}-{name}-{os.getpid()}.log"
         self.verbose = verbose
         self._file: TextIO | None = None
         self._handler: logging.Handler | None = None
         self._attached: list[logging.Logger] = []
         self._filtered: list[logging.Handler] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self.lost: BaseException | None = None  # why the file stopped being written, if it did
 
     def __enter__(self) -> RunLog:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in __exit__)
-        self._handler = logging.StreamHandler(self._file)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close)
+        except OSError as exc:  # an unwritable store: the run goes on and says so in one line
+            self.lost = exc
+            self._file = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+        self._handler = _LogFileHandler(self._file, self)
         self._handler.setFormatter(
             logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
         )
@@ -111,12 +166,28 @@ class RunLog:
                     self._filtered.append(handler)
 
     def write(self, line: str) -> None:
-        """Add one timestamped line."""
-        if self._file is None:
-            return
+        """Add one timestamped line (none once the file could not be written)."""
         with self._lock:
-            self._file.write(f"{datetime.now(UTC):%H:%M:%S} {line}\n")
-            self._file.flush()
+            if self._file is None or self.lost is not None:
+                return
+            try:
+                self._file.write(f"{datetime.now(UTC):%H:%M:%S} {line}\n")
+                self._file.flush()
+            except OSError as exc:
+                self.lose(exc)
+
+    @property
+    def written(self) -> bool:
+        """True while every line has reached the file."""
+        return self.lost is None
+
+    def lose(self, exc: BaseException | None) -> None:
+        """Stop writing the file (its disk is full or read-only); `lost` says why."""
+        with self._lock:
+            if self.lost is None:
+                self.lost = exc or OSError("the log file could not be written")
+            if self._handler is not None:
+                self._handler.setLevel(logging.CRITICAL + 1)  # drop what loggers still send
 
     def exception(self, exc: BaseException) -> str:
         """Write the full traceback of `exc`; returns it."""
@@ -136,7 +207,8 @@ class RunLog:
                 handler.removeFilter(f)
         self._attached, self._filtered = [], []
         if self._file is not None:
-            self._file.close()
+            with contextlib.suppress(OSError):  # what a full disk did not take is lost anyway
+                self._file.close()
             self._file = None
 
 
