@@ -37,6 +37,7 @@ STORAGE_ERRNOS = {
     errno.EACCES: "make it writable or choose another --store",
     errno.EPERM: "make it writable or choose another --store",
     errno.EROFS: "make it writable or choose another --store",
+    errno.ENOTDIR: "choose another --store",  # a file where the store's folders go
 }
 
 
