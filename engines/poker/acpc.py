@@ -52,6 +52,7 @@ UNLIMITED_RAISES = 255  # ACPC's default maxRaises (UINT8_MAX): no cap but its a
 # compiled loops that see no signal until they return; 10^12-chip stacks spun one for 15
 # minutes. ACPC's 200-big-blind game has 400 sizes; the cap allows 250 times that.
 MAX_RAISE_GRID = 100_000
+MAX_CHIPS = 2**31 - 1  # ACPC's dealer holds stacks, blinds and raise sizes as int32
 
 
 class GameDefError(ValueError):
@@ -275,6 +276,11 @@ def _validate(game: GameDef) -> None:
                 f"{where}: {grid:,} raise sizes a decision (stack {max(game.stack):,} over the "
                 f"smallest blind), over gameforge's limit of {MAX_RAISE_GRID:,}: lower the "
                 "stacks or raise the blinds"
+            )
+    for field in ("stack", "blind", "raise_size"):
+        if any(v > MAX_CHIPS for v in getattr(game, field)):
+            raise GameDefError(
+                f"{where}: {_ACPC_NAME[field]} over {MAX_CHIPS:,} chips (ACPC's 32-bit counts)"
             )
 
 
