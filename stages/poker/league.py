@@ -22,7 +22,7 @@ from gameforge.engines.poker.match import Agent, play_match, summarize
 from gameforge.stages.base import Seed, StageContext, StageError, numbered
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
-from gameforge.stages.poker.strategy import StrategyView
+from gameforge.stages.poker.strategy import StrategyView, abstraction_keys
 from gameforge.stages.registry import footprint, stage
 from gameforge.stages.reporting import comparison_text, head_to_head
 from gameforge.stages.resources import Footprint, nbytes
@@ -39,10 +39,10 @@ class LeagueParams(TreeGameParams):
 
 def player_label(view: StrategyView) -> str:
     """A short name: the opponent-cluster count of its abstraction if known, else the key."""
-    inputs = view.artifact.inputs
-    if "river_buckets" in inputs:
+    buckets = abstraction_keys(view.artifact.key, view.artifact.inputs)
+    if buckets is not None:
         store = view.store
-        ochs_b = store.open(inputs["river_buckets"])
+        ochs_b = store.open(buckets[1])
         ochs = store.open(ochs_b.inputs["ochs"])
         clusters = store.open(ochs.inputs["opponent_clusters"])
         return f"C{clusters.params['k']}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,17 @@ class Decision:
     probabilities: dict[str, float]  # legal actions only, in f/c/r order
 
 
+def abstraction_keys(key: str, inputs: Mapping[str, str]) -> tuple[str, str] | None:
+    """The (middle, river) bucket artifacts a `cfr` strategy was solved on, by input name;
+    None for a lossless solve (a continued one has only its `parent` as input)."""
+    middle, river = inputs.get("middle_buckets"), inputs.get("river_buckets")
+    if middle is None and river is None:
+        return None
+    if middle is None or river is None:
+        raise StageError(f"{key}: a card abstraction needs both middle_buckets and river_buckets")
+    return middle, river
+
+
 class StrategyView:
     """A solved strategy plus the abstraction and betting tree needed to look it up."""
 
@@ -43,12 +55,13 @@ class StrategyView:
         layout = artifact.meta["summary"]["layout"]
         self.offsets = np.array(layout["offsets"], dtype=np.int64)
         self.ndec = np.array(layout["decisions_per_round"], dtype=np.int64)
-        inputs = artifact.inputs
-        if inputs:
+        buckets = abstraction_keys(artifact.key, artifact.inputs)
+        if buckets is not None:
+            middle, river = buckets
             self.abstraction: CardAbstraction | None = CardAbstraction.from_store(
-                store, inputs["middle_buckets"], inputs["river_buckets"]
+                store, middle, river
             )
-            self.describe = f"abstraction {inputs['middle_buckets']} + {inputs['river_buckets']}"
+            self.describe = f"abstraction {middle} + {river}"
         else:
             self.abstraction = None
             self._lossless, _ = lossless_bucketer(self.game)
