@@ -9,6 +9,7 @@ next run to resume), then child processes (Prefect's temporary API server) are s
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import logging
@@ -368,11 +369,31 @@ def stop_on_signals(on_timeout: Any = None) -> Iterator[None]:
             return
         raise Interrupted(signum)
 
+    default_hook = sys.unraisablehook
+
+    def unraisable(info: Any) -> None:
+        """A stop raised inside a callback that cannot pass it on (numba's compiler calls
+        Python back through ctypes, which prints and drops it): deliver it again from another
+        thread once the callback has returned, instead of waiting out the deadline."""
+        exc = info.exc_value
+        signum = exc.signum if isinstance(exc, Interrupted) else getattr(exc, "signal", None)
+        if isinstance(exc, Exception) or not isinstance(signum, int):
+            default_hook(info)
+            return
+        if isinstance(exc, Interrupted) and received:
+            received.pop()  # the same signal again, not a second one
+        # from a timer: a delivery from here would run the handler in this hook at once
+        again = threading.Timer(0.01, _thread.interrupt_main, args=(signum,))
+        again.daemon = True
+        again.start()
+
     previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    sys.unraisablehook = unraisable
     watcher = _SignalWatcher(arm)
     try:
         yield
     finally:
         watcher.close()
+        sys.unraisablehook = default_hook
         for signum, old in previous.items():
             signal.signal(signum, old)
