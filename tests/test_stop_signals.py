@@ -14,8 +14,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from gameforge.flows import runlog
-from gameforge.flows.runlog import descendants, stop_on_signals
+from gameforge.flows.runlog import Interrupted, descendants, stop_on_signals
 from tests.conftest import without_shared_prefect
 
 CLI = [sys.executable, "-m", "gameforge.flows.cli"]
@@ -129,3 +131,25 @@ def test_the_stop_deadline_is_armed_even_when_another_handler_takes_the_signal(m
     assert ended == [signal.SIGTERM]
     assert (signal.getsignal(signal.SIGTERM), signal.set_wakeup_fd(-1)) == before  # put back
     signal.set_wakeup_fd(before[1])
+
+
+def test_a_stop_raised_inside_a_ctypes_callback_is_delivered_after_it():
+    # numba's compiler calls Python back through ctypes, which prints and drops an exception
+    # raised there: the stop must still reach the run, not wait out the deadline
+    import ctypes
+
+    def callback() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        sum(range(100_000))  # the handler runs here, inside the callback
+
+    unraisable: list[object] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = unraisable.append
+    try:
+        with pytest.raises(Interrupted), stop_on_signals():
+            ctypes.CFUNCTYPE(None)(callback)()
+            for _ in range(500):
+                time.sleep(0.002)
+    finally:
+        sys.unraisablehook = previous
+    assert not unraisable  # nothing printed as ignored
