@@ -303,3 +303,24 @@ def test_stage_resumes_bit_identical_and_lbr_stays_below(store, tmp_path):
     assert chips32 == pytest.approx(np.mean(expected), rel=1e-5)
     bad = CliRunner().invoke(app, ["strategy", "br", solve, "--precision", "float16", *args])
     assert bad.exit_code != 0 and "precision" in bad.output
+
+
+@pytest.mark.parametrize(
+    ("game", "algorithm", "iterations"),
+    [("kuhn.limit.2p", "cfr+", 300), (LEDUC, "cfr+", 300), (FLOP, "chance", 20_000)],
+)
+def test_a_solve_summary_states_the_exploitability_of_the_strategy_it_stores(
+    store, game, algorithm, iterations
+):
+    """The `cfr` summary's exploitability is that of the stored float32 strategy: the
+    best-response stage, reading the artifact, finds the same to 1e-9."""
+    params = {"game": game, "algorithm": algorithm, "iterations": iterations, "evaluations": 2}
+    solve = run_stage("cfr", params, store=store, log=quiet)
+    said = store.open(solve.key).meta["summary"]
+    found = run_stage("best-response", {"game": game}, {"strategy": solve.key}, store=store,
+                      log=quiet)  # fmt: skip
+    exact = store.open(found.key).meta["summary"]
+    assert said["exploitability_chips"] == pytest.approx(exact["exploitability_chips"], abs=1e-9)
+    assert said["exploitability_mbb_per_game"] == pytest.approx(
+        exact["exploitability_mbb_per_game"], abs=1e-9
+    )

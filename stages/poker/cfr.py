@@ -444,8 +444,11 @@ def run(ctx: StageContext) -> dict:
     }
     if curve["regret_bound"]:
         summary["regret_bound_mbb_per_game"] = curve["regret_bound"][-1] / bb * 1000.0
-    if curve["exploitability"] and not np.isnan(curve["exploitability"][-1]):
-        final = curve["exploitability"][-1]
+    if exact is not None and curve["exploitability"]:
+        # Of the strategy as stored (float32), as the best-response stage reads it; the curve's
+        # points are the solver's own float64 average, a few 1e-6 relative away.
+        stored = np.asarray(w["average_strategy"][:], dtype=np.float64)
+        final = exact.exploitability(stored)
         summary["exploitability_chips"] = final
         summary["exploitability_mbb_per_game"] = final / bb * 1000.0
     if params.seconds is not None:
