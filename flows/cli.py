@@ -124,7 +124,6 @@ def _run(
     if dry_run:
         _print_plan(flow, preset, overrides, store, force, only, stored_inputs, parallel_nodes)
         return
-    from gameforge.flows.prefect_flow import run_flow
     from gameforge.flows.runlog import (
         Interrupted,
         RunLog,
@@ -132,43 +131,54 @@ def _run(
         storage_error,
         storage_line,
     )
-    from gameforge.flows.runtime import STARTUP_TIMEOUT, import_run_libraries
-    from gameforge.stages.runner import failed_at
 
-    try:
-        from gameforge.artifacts.store import ArtifactStore
-        from gameforge.flows.pipeline import plan, start_record
-        from gameforge.flows.specs import get_flow
-        from gameforge.flows.specs import stored_inputs as parse_stored
+    ledger: Any = None
+    record: Any = None
+    # a signal while the run sets up (imports, plan, Prefect's start) stops it as one later would
+    with stop_on_signals(on_timeout=_hard_stop):
+        try:
+            from gameforge.artifacts.store import ArtifactStore
+            from gameforge.flows.pipeline import plan, start_record
+            from gameforge.flows.prefect_flow import run_flow
+            from gameforge.flows.runtime import STARTUP_TIMEOUT, import_run_libraries
+            from gameforge.flows.specs import get_flow
+            from gameforge.flows.specs import stored_inputs as parse_stored
+            from gameforge.stages.runner import failed_at
 
-        spec = get_flow(flow)
-        params = spec.resolve(preset, overrides)  # bad input is refused before the store is touched
-        stored = parse_stored(spec, stored_inputs or [])
-        artifacts = ArtifactStore(store)
-        steps = plan(spec, params, artifacts, only, set(force), stored)
-        if not force_resources:
-            _check_resources(steps, store, parallel_nodes)
-        extra = {"stored_inputs": list(stored_inputs)} if stored_inputs else {}
-        command = "gameforge " + " ".join(sys.argv[1:])
-        ledger, record = start_record(spec, preset, overrides, artifacts, steps, command, extra)
-        if not repair and all(node["planned"] == "cached" for node in record.nodes.values()):
-            # nothing to compute: no flow run, no cluster (a run record all the same)
-            done = {
-                n: {"key": v["key"], "cached": True, "seconds": 0.0}
-                for n, v in record.nodes.items()
-            }
-            ledger.finish(record, "completed", nodes=done)
-            _print_results(flow, preset, done, time.monotonic() - t_start)
-            say(f"every stage cached: no Prefect flow run started (run {record.run_id})")
-            return
-        api = _temporary_api()
-        import_run_libraries()  # Prefect and Dask set up their log handlers on import
-    except user_errors() as exc:
-        fail(str(exc))
-    except OSError as exc:  # a full or unwritable store, met before any work
-        if storage_error(exc) is None:
-            raise
-        fail(storage_line(exc, store, started=False))
+            spec = get_flow(flow)
+            # bad input is refused before the store is touched
+            params = spec.resolve(preset, overrides)
+            stored = parse_stored(spec, stored_inputs or [])
+            artifacts = ArtifactStore(store)
+            steps = plan(spec, params, artifacts, only, set(force), stored)
+            if not force_resources:
+                _check_resources(steps, store, parallel_nodes)
+            extra = {"stored_inputs": list(stored_inputs)} if stored_inputs else {}
+            command = "gameforge " + " ".join(sys.argv[1:])
+            ledger, record = start_record(spec, preset, overrides, artifacts, steps, command, extra)
+            if not repair and all(node["planned"] == "cached" for node in record.nodes.values()):
+                # nothing to compute: no flow run, no cluster (a run record all the same)
+                done = {
+                    n: {"key": v["key"], "cached": True, "seconds": 0.0}
+                    for n, v in record.nodes.items()
+                }
+                ledger.finish(record, "completed", nodes=done)
+                _print_results(flow, preset, done, time.monotonic() - t_start)
+                say(f"every stage cached: no Prefect flow run started (run {record.run_id})")
+                return
+            api = _temporary_api()
+            import_run_libraries()  # Prefect and Dask set up their log handlers on import
+        except user_errors() as exc:
+            fail(str(exc))
+        except OSError as exc:  # a full or unwritable store, met before any work
+            if storage_error(exc) is None:
+                raise
+            fail(storage_line(exc, store, started=False))
+        except Interrupted as exc:
+            if ledger is not None:
+                _finish(ledger, record, "stopped", error=f"stopped by {exc.args[0]}")
+            _say_stopped(f"stopped by {exc.args[0]}")
+            _end_run(128 + exc.signum)
     t0 = time.monotonic()
     runlog = RunLog(store, flow, verbose)
     with runlog:
@@ -229,19 +239,12 @@ def _run(
         except Interrupted as exc:
             runlog.write(f"stopped by {exc.args[0]}")
             _finish(ledger, record, "stopped", error=f"stopped by {exc.args[0]}")
-            err_console.print(
-                f"[bold red]error:[/] stopped by {exc.args[0]}; finished chunks are kept: run the "
-                "same command again to resume",
-                highlight=False,
-                soft_wrap=True,
-            )
+            _say_stopped(f"stopped by {exc.args[0]}")
             _end_run(128 + exc.signum)
         except KeyboardInterrupt:
             runlog.write("stopped by SIGINT")
             _finish(ledger, record, "stopped", error="stopped by SIGINT")
-            err_console.print(
-                "[bold red]error:[/] interrupted; run the same command to resume", soft_wrap=True
-            )
+            _say_stopped("interrupted")
             _end_run(130)
         except Exception as exc:
             _stage_failed(exc, runlog, verbose, ledger, record)
@@ -260,6 +263,16 @@ def _print_results(flow: str, preset: str, results: dict[str, dict], seconds: fl
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
+
+
+def _say_stopped(what: str) -> None:
+    """The one line a stopped run ends with."""
+    err_console.print(
+        f"[bold red]error:[/] {what}; finished chunks are kept: run the same command again to "
+        "resume",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _finish(ledger: Any, record: Any, status: str, **fields: Any) -> OSError | None:
