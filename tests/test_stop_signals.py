@@ -153,3 +153,29 @@ def test_a_stop_raised_inside_a_ctypes_callback_is_delivered_after_it():
     finally:
         sys.unraisablehook = previous
     assert not unraisable  # nothing printed as ignored
+
+
+# `gameforge run` with a SIGTERM to itself while it plans (before any stage or Prefect).
+STOP_WHILE_PLANNING = """
+import os, signal, sys, time
+from gameforge.flows import cli
+def stop_here(*_args):
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(10)
+cli._check_resources = stop_here
+sys.argv = ["gameforge", "run", "solve-lossless", "--preset", "tiny", "--store", {store!r}]
+cli.main()
+"""
+
+
+def test_a_signal_while_the_run_sets_up_stops_it_the_same_way(tmp_path):
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", STOP_WHILE_PLANNING.format(store=str(tmp_path / "store"))],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "COLUMNS": "100", "NO_COLOR": "1"},
+    )  # fmt: skip
+    assert time.monotonic() - started < 10
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: stopped by SIGTERM"), done.stderr
