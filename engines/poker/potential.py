@@ -14,14 +14,15 @@ and small cases, far too slow for millions of points against thousands of centro
 uses G&S's greedy approximation (`approx_emd`): every unit of point mass is moved, rank by
 rank, to the nearest next-round bucket where the mean still has unclaimed mass. It is a
 feasible transport, so it is never below the exact EMD; tests measure how far above.
-k-means with it has no triangle inequality (it is not a metric), so assignment is a full scan.
+It is not a metric, so no triangle-inequality pruning: assignment skips a centroid only by a
+lower bound that holds for any transport (the distance of mean embeddings; see `assign`).
 
-Centroids are mean histograms. Under this EMD (a transport problem whose ground distance is
-between next-round centroids) no closed form gives the histogram that minimises the members'
-summed distance, and the mean does not, so Lloyd's objective is not guaranteed to fall: it
-can rise after an update (it does, right after the k-means++ seeds). `potential_kmeans`
-therefore keeps, besides the latest state, the assignment of the iteration with the lowest
-objective seen (`PotentialState.best_assignment`).
+No closed form gives the histogram that minimises the members' summed distance under this EMD
+(a transport problem whose ground distance is between next-round centroids), and the mean
+does not: with mean centroids Lloyd's objective rises (it did, right after the k-means++
+seeds). The centroid step (`best_centres`) therefore keeps, per cluster, the best of its
+current centre, its members' mean and the members nearest that mean, so the summed distance
+of each cluster to its centre never rises, nor, after the next assignment, the objective.
 """
 
 from __future__ import annotations
@@ -110,12 +111,15 @@ def neighbour_order(ground: np.ndarray) -> np.ndarray:
 
 
 def exact_emd(p: np.ndarray, q: np.ndarray, ground: np.ndarray) -> float:
-    """Exact EMD between two histograms of equal mass under `ground` (POT network simplex)."""
+    """Exact EMD between two histograms of equal mass under `ground` (POT network simplex),
+    solved on the two supports only (a hand's few next-round buckets against a centroid's)."""
     import ot
 
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
-    return float(ot.emd2(p / p.sum(), q / q.sum(), np.asarray(ground, dtype=np.float64)))
+    a, b = np.flatnonzero(p > 0), np.flatnonzero(q > 0)
+    cost = np.ascontiguousarray(np.asarray(ground, dtype=np.float64)[np.ix_(a, b)])
+    return float(ot.emd2(p[a] / p[a].sum(), q[b] / q[b].sum(), cost))
 
 
 @njit(cache=True, nogil=True)
@@ -324,6 +328,117 @@ def _means(
         for t in range(c):
             sums[j, points[q, t]] += w / c
     return sums, totals
+
+
+@njit(cache=True, nogil=True)
+def _cost_to(
+    points: np.ndarray,
+    weights: np.ndarray,
+    members: np.ndarray,
+    centre: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    bound: float,
+    dist: np.ndarray,
+) -> float:
+    """Summed (weighted) greedy EMD of the `members` rows to `centre`, each kept in `dist`;
+    stops early, returning inf, once the sum passes `bound`."""
+    ids, mass, target, touched, used = _scratch(points.shape[1], centre.shape[0])
+    cost = 0.0
+    for t in range(members.shape[0]):
+        q = members[t]
+        m = _run_lengths(points[q], ids, mass)
+        d = _point_emd(ids, mass, m, centre, ground, order, target, touched, used)
+        dist[t] = d
+        cost += d if weights.shape[0] == 0 else weights[q] * d
+        if cost > bound:
+            return np.inf
+    return cost
+
+
+@njit(cache=True, nogil=True)
+def _best_centres(
+    points: np.ndarray,
+    weights: np.ndarray,
+    members: np.ndarray,
+    starts: np.ndarray,
+    old_cost: np.ndarray,
+    means: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    n_candidates: int,
+    first: int,
+    stop: int,
+    out: np.ndarray,
+    kind: np.ndarray,
+) -> None:
+    """For clusters first..stop-1: of the current centre (its cost `old_cost`), the members'
+    mean and the `n_candidates` members nearest that mean, the centre with the lowest summed
+    distance to the members goes to `out` (ties keep the earlier; `kind` 0, 1, 2 says which)."""
+    c = points.shape[1]
+    nb = means.shape[1]
+    candidate = np.zeros(nb)
+    for j in range(first, stop):
+        kind[j] = 0
+        a, b = starts[j], starts[j + 1]
+        if b == a:
+            continue
+        group = members[a:b]
+        best = old_cost[j]
+        to_mean = np.empty(b - a)
+        cost = _cost_to(points, weights, group, means[j], ground, order, np.inf, to_mean)
+        if cost < best:
+            best = cost
+            out[j] = means[j]
+            kind[j] = 1
+        scratch = np.empty(b - a)
+        for s in np.argsort(to_mean, kind="mergesort")[:n_candidates]:
+            candidate[:] = 0.0
+            row = points[group[s]]
+            for t in range(c):
+                candidate[row[t]] += 1.0 / c
+            cost = _cost_to(points, weights, group, candidate, ground, order, best, scratch)
+            if cost < best:
+                best = cost
+                out[j] = candidate
+                kind[j] = 2
+
+
+def best_centres(
+    points: np.ndarray,
+    weights: np.ndarray,
+    labels: np.ndarray,
+    dist: np.ndarray,
+    centroids: np.ndarray,
+    ground: np.ndarray,
+    order: np.ndarray,
+    n_threads: int = 1,
+    n_candidates: int = 8,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The centroid step that never raises the objective: (new centroids, per-cluster choice
+    0 = kept, 1 = mean, 2 = a member), each cluster's centre the best of its current one (cost
+    from this assignment's distances `dist`), its mean and its members nearest that mean."""
+    k, nb = centroids.shape
+    w = weights
+    old_cost = np.bincount(labels, weights=dist if w.shape[0] == 0 else dist * w, minlength=k)
+    sums, totals = _means(points, w, labels, k, nb)
+    means = centroids.copy()
+    filled = totals > 0
+    means[filled] = sums[filled] / totals[filled, None]
+    members = np.argsort(labels, kind="stable").astype(np.int64)
+    starts = np.zeros(k + 1, dtype=np.int64)
+    starts[1:] = np.cumsum(np.bincount(labels, minlength=k))
+    out = centroids.copy()
+    kind = np.zeros(k, dtype=np.int8)
+    step = max(1, -(-k // (4 * max(1, n_threads))))  # a few ranges a thread: big clusters vary
+
+    def work(first: int) -> None:
+        _best_centres(points, w, members, starts, old_cost, means, ground, order, n_candidates,
+                      first, min(k, first + step), out, kind)  # fmt: skip
+
+    for _ in ordered_map(work, range(0, k, step), n_threads):
+        pass
+    return out, kind
 
 
 def ground_from_centroids(centroids: np.ndarray) -> np.ndarray:
@@ -555,7 +670,8 @@ def kmeans_step(
     n_threads: int = 1,
     embedding: np.ndarray | None = None,
 ) -> PotentialState:
-    """One Lloyd iteration: assign by greedy EMD, then each centroid becomes its mean.
+    """One Lloyd iteration: assign by greedy EMD, then each centroid becomes the best of itself,
+    its members' mean and the members nearest that mean (`best_centres`): never a rise.
 
     The new state also carries the best assignment so far (`PotentialState.best_iteration`).
     """
@@ -564,10 +680,8 @@ def kmeans_step(
     labels, dist = assign(points, state.centroids, ground, order, n_threads, embedding, stats)
     w = np.empty(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     objective = float(dist.sum() if weights is None else (dist * w).sum())
-    sums, totals = _means(points, w, labels, k, num_buckets)
-    empty = totals <= 0
-    centroids = state.centroids.copy()
-    centroids[~empty] = sums[~empty] / totals[~empty, None]  # an empty cluster keeps its centre
+    centroids, _ = best_centres(points, w, labels, dist, state.centroids, ground, order, n_threads)
+    empty = np.bincount(labels, minlength=k) == 0  # an empty cluster keeps its centre
     changed = int(np.count_nonzero(labels != state.labels))
     skipped = 1.0 - stats[0] / float(points.shape[0] * k)
     best_iteration, best_labels, best_centroids = state.iteration + 1, None, None
@@ -608,10 +722,10 @@ def potential_kmeans(
 
     Stops at a fixed point or when the objective changes by less than `tol` (relative).
     `init` resumes a checkpointed state; `callback(state)` runs after every iteration.
-    `embedding`: see `assign` (pruning only; the result is the same without it). The objective
-    can rise (mean centroids do not minimise this EMD): `best_assignment()` of the returned
-    state is the assignment of the lowest-objective iteration, `best_iteration`. Holding it
-    costs one more (k, num_buckets) centroid array, only while it is not the latest.
+    `embedding`: see `assign` (pruning only; the result is the same without it). The centroid
+    step never raises the objective, so `best_assignment()` (the assignment of the
+    lowest-objective iteration, `best_iteration`) is the latest one; it is kept as a guard
+    against rounding, at the cost of one more centroid array only while it is not the latest.
     """
     points = np.ascontiguousarray(points)
     ground = np.ascontiguousarray(ground, dtype=np.float64)

@@ -242,6 +242,11 @@ def plot_buckets(artifact: Artifact, out: Path, hand: str | None) -> str:
             iterations = np.arange(1, objective.size + 1)
             row[1].plot(iterations, per_hand, marker="o", color="#3b6ea5",
                         label="objective (left axis)")  # fmt: skip
+            kept = summary["rounds"][r].get("best_iteration")
+            if kept:  # the iteration whose assignment is stored
+                row[1].plot([kept], [per_hand[kept - 1]], marker="*", markersize=14,
+                            color="#c0392b", linestyle="none",
+                            label=f"stored (iteration {kept})")  # fmt: skip
             row[1].set_xlabel("Lloyd iteration (1: assignment to the k-means++ seeds)")
             row[1].set_ylabel(_OBJECTIVES.get(artifact.stage, "mean distance to the centroid"))
             integer_ticks(row[1].xaxis)
