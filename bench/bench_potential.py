@@ -98,6 +98,23 @@ def stage(store: str, preset: str) -> None:
             f"{summary['k']:,} | {s['iterations']} |"
         )
     print(f"\nstage seconds {seconds:.0f}, peak RSS {peak:.1f} GB")
+    print("\n| round | objective at the seeding | stored objective (iteration) | change |")
+    print("|---|---:|---:|---:|")
+    for r, s in sorted(summary["rounds"].items(), reverse=True):
+        seeded, kept = s["objective_per_iteration"][0], s["objective"]
+        print(f"| {r} | {seeded:,.1f} | {kept:,.1f} ({s['best_iteration']}) | "
+              f"{100 * (kept / seeded - 1):+.2f}% |")  # fmt: skip
+    for r, s in sorted(summary["rounds"].items(), reverse=True):
+        per = ", ".join(f"{v:,.0f}" for v in s["objective_per_iteration"])
+        print(f"\nround {r} objective per iteration: {per}")
+        if "emd_check" in s:
+            c = s["emd_check"]
+            excess = 100 * c["relative_excess_mean"], 100 * c["relative_excess_max"]
+            print(
+                f"round {r} greedy vs exact EMD over {c['pairs']} hands and their centroids: "
+                f"mean {c['greedy_mean']:.5f} vs {c['exact_mean']:.5f}, relative excess mean "
+                f"{excess[0]:.2f}%, max {excess[1]:.2f}%, below exact {c['below_exact']}"
+            )
 
 
 def main() -> None:

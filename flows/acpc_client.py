@@ -78,7 +78,7 @@ class MatchError(ProtocolError):
         self.hands = hands
 
 
-def quote(text: str | bytes) -> str:
+def quote(text: str | bytes | bytearray) -> str:
     """A dealer's text for an error message: its repr, cut to `QUOTE_CHARS` characters."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text[: QUOTE_CHARS + 1]).decode("ascii", errors="replace")
