@@ -17,14 +17,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 import tests.toy_stages  # noqa: F401  (registers the toy stages)
 from gameforge.artifacts import ArtifactStore, StoreError
 from gameforge.artifacts.transfer import export_artifacts, import_artifacts
-from gameforge.engines.poker.acpc import GameDef, GameDefError, parse_game
+from gameforge.engines.poker.acpc import MAX_CHIPS, GameDef, GameDefError, largest_pot, parse_game
 from gameforge.engines.poker.betting import tree_size
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.flows.acpc_client import MatchState, ProtocolError, parse_match_state
+from gameforge.flows.cli import app
 from gameforge.flows.specs import get_flow
 from gameforge.stages.base import StageError
 from gameforge.stages.runner import run_stage
@@ -65,8 +67,9 @@ KEYS = [
     "numSuits", "numRanks", "numHoleCards", "numBoardCards", "numrounds", "BLIND", "bogus",
 ]  # fmt: skip
 numbers = st.one_of(
-    st.integers(-3, 20), st.integers(-(10**30), 10**30), st.sampled_from([255, 256, 2**31])
-)
+    st.integers(-3, 20), st.integers(-(10**30), 10**30),
+    st.sampled_from([255, 256, 2**31 - 1, 2**31, 2_000_000_000, 10**12]),
+)  # fmt: skip
 key_lines = st.builds(
     lambda key, values, sep: f"{key}{sep}{' '.join(map(str, values))}",
     st.sampled_from(KEYS),
@@ -112,6 +115,37 @@ def usable(game: GameDef) -> None:
         assert game.raw_hands(r) >= 1
     if game.betting_type == "limit" and game.num_players == 2:
         assert tree_size(game).nodes >= 3
+    assert largest_pot(game) <= MAX_CHIPS  # every chip amount the engines hold fits int32
+
+
+LEDUC_TEXT = "\n".join(VALID)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (("blind = 1 1", "blind = 1 2147483648"), "blind"),
+        (("raiseSize = 2 4", "raiseSize = 2 2000000000"), "pot"),
+        (("blind = 1 1", "blind = 1 2147483647"), "pot"),
+    ],
+)
+def test_chip_amounts_that_overflow_are_refused_when_the_game_is_read(tmp_path, change, field):
+    """A chip amount over ACPC's int32, or a betting tree whose largest pot is, is refused by the
+    parser in one line naming the field and the limit, and a run stops before any stage."""
+    text = LEDUC_TEXT.replace(*change)
+    assert text != LEDUC_TEXT
+    with pytest.raises(GameDefError, match="2,147,483,647") as refused:
+        parse_game(text, name="overflow")
+    assert "\n" not in str(refused.value)
+    assert field in str(refused.value)
+    path = tmp_path / "overflow.game"
+    path.write_text(text)
+    store = tmp_path / "store"
+    run = CliRunner().invoke(app, ["run", "solve-lossless", "--preset", "tiny", "--set",
+                                   f"game={path}", "--store", str(store)])  # fmt: skip
+    said = " ".join(run.output.split())
+    assert run.exit_code == 2 and "Traceback" not in said and "2,147,483,647" in said
+    assert not (store / "objects").exists() or not any((store / "objects").iterdir())
 
 
 @FUZZ

@@ -282,6 +282,25 @@ def _validate(game: GameDef) -> None:
             raise GameDefError(
                 f"{where}: {_ACPC_NAME[field]} over {MAX_CHIPS:,} chips (ACPC's 32-bit counts)"
             )
+    pot = largest_pot(game)
+    if pot > MAX_CHIPS:
+        fields = "stacks" if game.betting_type == "nolimit" else "blinds, raiseSize and maxRaises"
+        raise GameDefError(
+            f"{where}: the betting can reach a pot of {pot:,} chips, over the {MAX_CHIPS:,} the "
+            f"engines count in (32-bit): lower the {fields}"
+        )
+
+
+def largest_pot(game: GameDef) -> int:
+    """The most chips the betting tree can put in the pot: every player's stack (no-limit), or
+    every player calling the largest blind and every raise of every round (limit; an unlimited
+    round counts as ACPC caps raises at a byte's worth)."""
+    if game.betting_type == "nolimit":
+        return sum(game.stack)
+    per_player = max(game.blind, default=0) + sum(
+        size * raises for size, raises in zip(game.raise_size, game.max_raises, strict=False)
+    )
+    return game.num_players * per_player
 
 
 def raise_grid(game: GameDef) -> int:
