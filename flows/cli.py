@@ -626,6 +626,15 @@ def play_cmd(
             "fork: highest, Leduc Q-A of h, s) or auto (found from the dealer's cards).",
         ),
     ] = "auto",
+    hands: Annotated[
+        int | None,
+        typer.Option(
+            "--hands",
+            min=1,
+            help="The match's length, as the dealer was started with: a dealer that stops "
+            "before its last hand is then an error (the protocol never says the length).",
+        ),
+    ] = None,
     store: StoreOpt = "store",
 ) -> None:
     """Play a match at an ACPC dealer with a solved strategy (ACPC protocol 2.0.0)."""
@@ -655,12 +664,12 @@ def play_cmd(
             log=say,
         )
         client = ACPCClient(view.game, view.tree, strategy_chooser(view, seed), names)
-        hands = client.play(host, port)
+        played = client.play(host, port, hands=hands)
     except user_errors() + (ProtocolError, OSError) as exc:
         fail(str(exc))
     found = names.found or "not decided: every card sent is in both namings, read as bottom"
     say(
-        f"played {hands:,} hands at {host}:{port} with {view.artifact.key} "
+        f"played {played:,} hands at {host}:{port} with {view.artifact.key} "
         f"(card names: {names.naming or 'bottom'}, {found})"
     )
 

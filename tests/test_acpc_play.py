@@ -236,6 +236,20 @@ def test_play_command_fails_on_a_dealer_closing_mid_hand(store):
     assert "in the middle of hand 3" in lines[0] and "3 hands played before" in lines[0]
 
 
+def test_play_command_told_the_match_length_fails_on_a_dealer_closing_between_hands(store):
+    """`gameforge play --hands 10` at a dealer that hangs up after 3 of its 10 hands: exit code
+    2 and one line with the hands played; without `--hands` the protocol cannot tell."""
+    key = solve_leduc(store, "cfr", 2)
+    dealer, port = start_dealer(LEDUC, 10, close_after=3)
+    args = [GAMEFORGE, "play", "--strategy", key[:14], "--game", LEDUC, "--port", str(port),
+            "--hands", "10", "--store", str(store.root)]  # fmt: skip
+    result = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    dealer.communicate(timeout=60)
+    assert result.returncode == 2, result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "3 hands of the match's 10" in lines[0], result.stderr
+
+
 def test_over_long_line_is_refused_quickly_and_quoted_short():
     """A 16 MB line: refused once it passes the bound, without reading it all; the error is one
     short line quoting only the line's start."""
