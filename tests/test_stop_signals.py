@@ -19,6 +19,7 @@ import pytest
 from gameforge.flows import runlog
 from gameforge.flows.runlog import Interrupted, descendants, stop_on_signals
 from tests.conftest import without_shared_prefect
+from tests.test_run_failures import running
 
 CLI = [sys.executable, "-m", "gameforge.flows.cli"]
 STOP_WITHIN_S = 5.0  # the run's own bound (runlog.STOP_GRACE_S) is 5 s; most stops take 1-2 s
@@ -81,15 +82,6 @@ def cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
-
-
-def running(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_sigterm_to_the_group_stops_a_chunked_stage_at_once(tmp_path):
