@@ -1,0 +1,275 @@
+"""Exploitability against solve length, per opponent-cluster count: the abstraction paper's claim
+(more OCHS opponent clusters make a better agent) measured exactly on a short deck.
+
+    .venv/bin/python bench/cluster_convergence.py run --store S --preset small \\
+        --k 6,8,10,12 --abstraction-seeds 0,1,2 --solve-seeds 0,1 --lengths 300000,1200000,4800000
+    .venv/bin/python bench/cluster_convergence.py report --store S --figure bench/figures/F.png
+
+`run` builds, for every cluster count k and abstraction seed (the seed of every k-means: the
+opponent clusters, the HSD and the OCHS buckets), the `lhe-solve` abstraction at the preset; for
+every solve seed it solves it to each length in turn, every longer solve continuing the last
+through `parent`, and takes the exact best response of each solve in the real game (stage
+`best-response`). Every step is a stage: a killed run, rerun alike, resumes from the store.
+
+`report` gathers every best response in the store whose strategy has that lineage (`gather`):
+a markdown table of exploitability (mbb/g) per k and solve length, with the mean over seeds, its
+spread (min-max) and a 95% t-interval over the seeds, and a figure (log scale) with one line per
+k, its seed spread shaded and the paper's 300,000 iterations marked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gameforge.artifacts import Artifact, ArtifactStore
+
+PAPER_ITERATIONS = 300_000  # the paper's chance-sampled CFR iterations per abstraction
+KMEANS_NODES = ("opponent-clusters", "hsd-buckets", "ochs-buckets")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One exact best response: which abstraction and solve it measured, and what it found."""
+
+    k: int  # opponent clusters of the OCHS
+    abstraction_seed: int
+    solve_seed: int
+    algorithm: str
+    iterations: int
+    exploitability_mbb: float
+    best_response: str  # the keys, for lineage
+    strategy: str
+
+
+def _lineage(store: ArtifactStore, br: Artifact) -> Point | None:
+    """The point a best-response artifact stands for, or None if its strategy is not an
+    abstract solve of the OCHS pipeline (a lossless solve, say)."""
+    solve = store.open(br.inputs["strategy"])
+    river = solve.inputs.get("river_buckets")
+    middle = solve.inputs.get("middle_buckets")
+    if river is None or middle is None:
+        return None
+    ochs_buckets = store.open(river)
+    clusters = store.open(store.open(ochs_buckets.inputs["ochs"]).inputs["opponent_clusters"])
+    seeds = {
+        int(clusters.params["seed"]),
+        int(store.open(middle).params["seed"]),
+        int(ochs_buckets.params["seed"]),
+    }
+    if len(seeds) != 1:
+        return None  # not one of `run`'s abstractions, whose k-means share one seed
+    summary = br.meta["summary"]
+    return Point(
+        k=int(clusters.params["k"]),
+        abstraction_seed=seeds.pop(),
+        solve_seed=int(solve.params.get("seed", 0)),
+        algorithm=str(solve.params["algorithm"]),
+        iterations=int(solve.meta["summary"]["iterations"]),
+        exploitability_mbb=float(summary["exploitability_mbb_per_game"]),
+        best_response=br.key,
+        strategy=solve.key,
+    )
+
+
+def gather(store: ArtifactStore, game: str | None = None) -> list[Point]:
+    """Every stored best response of an abstract solve (of `game`, if given), sorted."""
+    points = []
+    for key in store.keys():  # noqa: SIM118 (a store, not a dict)
+        if not key.startswith("best-response-"):
+            continue
+        br = store.open(key)
+        if game is not None and br.params.get("game") != game:
+            continue
+        point = _lineage(store, br)
+        if point is not None:
+            points.append(point)
+    return sorted(points, key=lambda p: (p.algorithm, p.k, p.iterations, p.abstraction_seed,
+                                         p.solve_seed))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Exploitability of one cluster count at one solve length, over its seeds."""
+
+    algorithm: str
+    k: int
+    iterations: int
+    values: tuple[float, ...]  # mbb/g, one per (abstraction seed, solve seed)
+
+    @property
+    def mean(self) -> float:
+        """Mean over the seeds."""
+        return float(np.mean(self.values))
+
+    @property
+    def half_width(self) -> float:
+        """95% t-interval half-width of the mean over the seeds (nan with one seed)."""
+        n = len(self.values)
+        if n < 2:
+            return float("nan")
+        from scipy.stats import t
+
+        return float(t.ppf(0.975, n - 1) * np.std(self.values, ddof=1) / np.sqrt(n))
+
+
+def summarise(points: list[Point]) -> list[Cell]:
+    """One cell per (algorithm, k, iterations), its values in seed order."""
+    groups: dict[tuple[str, int, int], list[float]] = {}
+    for p in points:
+        groups.setdefault((p.algorithm, p.k, p.iterations), []).append(p.exploitability_mbb)
+    return [Cell(a, k, it, tuple(v)) for (a, k, it), v in sorted(groups.items())]
+
+
+def table_lines(cells: list[Cell]) -> list[str]:
+    """Markdown: k, iterations, seeds, mean ± 95% over seeds, min-max."""
+    lines = [
+        "| algorithm | k | iterations | seeds | exploitability (mbb/g), mean ± 95% | min-max |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for c in cells:
+        hw = "" if np.isnan(c.half_width) else f" ± {c.half_width:.1f}"
+        lines.append(
+            f"| {c.algorithm} | {c.k} | {c.iterations:,} | {len(c.values)} | {c.mean:.1f}{hw} | "
+            f"{min(c.values):.1f}-{max(c.values):.1f} |"
+        )
+    return lines
+
+
+def order_lines(cells: list[Cell]) -> list[str]:
+    """At each solve length every k has, the order by exploitability, claimed only where the
+    95% intervals over seeds separate (lower is better)."""
+    lines = []
+    by_length: dict[tuple[str, int], list[Cell]] = {}
+    for c in cells:
+        by_length.setdefault((c.algorithm, c.iterations), []).append(c)
+    for (algorithm, iterations), row in sorted(by_length.items()):
+        ranked = sorted(row, key=lambda c: c.mean)
+        decided, undecided = [], []
+        for a, b in zip(ranked, ranked[1:], strict=False):
+            # the two means' intervals combined as independent estimates
+            width = np.hypot(a.half_width, b.half_width)
+            if not np.isnan(width) and b.mean - a.mean > width:
+                decided.append(f"C{a.k} < C{b.k}")
+            else:
+                undecided.append(f"C{a.k} ~ C{b.k}")
+        lines.append(
+            f"- {algorithm}, {iterations:,} iterations, lowest first: "
+            + ", ".join(f"C{c.k} {c.mean:.1f}" for c in ranked)
+            + f"; separated: {', '.join(decided) or 'none'}"
+            + (f"; not separated: {', '.join(undecided)}" if undecided else "")
+        )
+    return lines
+
+
+def figure(cells: list[Cell], out: Path, title: str) -> None:
+    """Exploitability (log) against solve length, a line per k with its seed spread shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+    for (algorithm, k), colour in zip(
+        sorted({(c.algorithm, c.k) for c in cells}), plt.cm.viridis(np.linspace(0, 0.9, 8)),
+        strict=False,
+    ):  # fmt: skip
+        mine = sorted((c for c in cells if (c.algorithm, c.k) == (algorithm, k)),
+                      key=lambda c: c.iterations)  # fmt: skip
+        x = [c.iterations for c in mine]
+        ax.plot(x, [c.mean for c in mine], marker="o", color=colour,
+                label=f"C{k} ({algorithm}, {len(mine[0].values)} seeds)")  # fmt: skip
+        ax.fill_between(x, [min(c.values) for c in mine], [max(c.values) for c in mine],
+                        color=colour, alpha=0.2)  # fmt: skip
+    ax.axvline(PAPER_ITERATIONS, color="grey", linestyle=":", label="the paper's 300,000")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("solve length (iterations)")
+    ax.set_ylabel("exploitability in the real game (mbb/g, exact)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
+def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
+    """Build, solve and best-respond every (k, abstraction seed, solve seed, length)."""
+    from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.runtime import dask_executor
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.runner import run_stage
+
+    spec = get_flow("lhe-solve")
+    store = ArtifactStore(args.store)
+    lengths = sorted(_ints(args.lengths))
+    with dask_executor(None) as executor:
+        for seed in _ints(args.abstraction_seeds):
+            for k in _ints(args.k):
+                sets = [*args.set, f"opponent-clusters.k={k}",
+                        *(f"{n}.seed={seed}" for n in KMEANS_NODES)]  # fmt: skip
+                params = spec.resolve(args.preset, sets)
+                upstream = [n for n in spec.upstream("cfr") if n != "cfr"]
+                built = run_plan(spec, params, store, executor, only=upstream, log=log)
+                inputs = {"middle_buckets": built["hsd-buckets"].key,
+                          "river_buckets": built["ochs-buckets"].key}  # fmt: skip
+                game = params["cfr"]["game"]
+                for solve_seed in _ints(args.solve_seeds):
+                    parent: str | None = None
+                    for length in lengths:
+                        cfr = {"game": game, "algorithm": args.algorithm, "iterations": length,
+                               "seed": solve_seed, "evaluations": 0}  # fmt: skip
+                        given = {**inputs, **({"parent": parent} if parent else {})}
+                        solve = run_stage("cfr", cfr, given, store=store, log=log)
+                        parent = solve.key
+                        br = {"game": game, "precision": args.precision}
+                        run_stage("best-response", br, {"strategy": solve.key}, store=store,
+                                  executor=executor, log=log)  # fmt: skip
+
+
+def main() -> None:
+    """Dispatch."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("which", choices=("run", "report"))
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--preset", default="small")
+    parser.add_argument("--k", default="6,8,10,12")
+    parser.add_argument("--abstraction-seeds", default="0")
+    parser.add_argument("--solve-seeds", default="0")
+    parser.add_argument("--lengths", default="300000,1200000,4800000")
+    parser.add_argument("--algorithm", default="chance")
+    parser.add_argument("--precision", default="float64")
+    parser.add_argument("--set", action="append", default=[], help="run: a preset override")
+    parser.add_argument("--game", default=None, help="report: only this game's best responses")
+    parser.add_argument("--figure", default=None, help="report: write the figure here")
+    args = parser.parse_args()
+    if args.which == "run":
+        sys.path.insert(0, str(Path(__file__).parent))
+        from _shared import elapsed_log
+
+        run(args, elapsed_log())
+        return
+    store = ArtifactStore(args.store)
+    cells = summarise(gather(store, args.game))
+    if not cells:
+        sys.exit(f"no best response of an abstract solve in {args.store}")
+    print("\n".join(table_lines(cells)))
+    print()
+    print("\n".join(order_lines(cells)))
+    if args.figure:
+        title = f"exact exploitability by opponent clusters, {args.game or 'every game stored'}"
+        figure(cells, Path(args.figure), title)
+        print(f"\nwrote {args.figure}")
+
+
+if __name__ == "__main__":
+    main()

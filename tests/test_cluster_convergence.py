@@ -1,0 +1,68 @@
+"""bench/cluster_convergence.py: the exploitability-by-cluster-count table is gathered from the
+store's best responses exactly as the stages recorded them (two k, two continued solve lengths,
+the tiny preset with fewer buckets). Slow: four exact best responses of the 6-rank deck."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gameforge.artifacts import ArtifactStore
+from tests.poker_helpers import quiet
+
+pytestmark = pytest.mark.slow
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _script():  # type: ignore[no-untyped-def]
+    """bench/cluster_convergence.py as a module."""
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(
+        "cluster_convergence", BENCH / "cluster_convergence.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
+    cc = _script()
+    store = ArtifactStore(tmp_path / "store")
+    args = argparse.Namespace(
+        store=str(store.root), preset="tiny", k="4,6", abstraction_seeds="1", solve_seeds="0",
+        lengths="4000,2000", algorithm="chance", precision="float32",
+        set=["hsd-buckets.k=20", "ochs-buckets.k=20"],
+    )  # fmt: skip
+    cc.run(args, quiet)
+    points = cc.gather(store)
+    assert [(p.k, p.iterations) for p in points] == [(4, 2000), (4, 4000), (6, 2000), (6, 4000)]
+    for p in points:
+        br = store.open(p.best_response)
+        solve = store.open(p.strategy)
+        assert br.inputs["strategy"] == solve.key
+        assert p.exploitability_mbb == br.meta["summary"]["exploitability_mbb_per_game"]
+        assert (p.abstraction_seed, p.solve_seed, p.algorithm) == (1, 0, "chance")
+        if p.iterations == 4000:  # continued from the shorter solve, not restarted
+            shorter = next(q for q in points if (q.k, q.iterations) == (p.k, 2000))
+            assert solve.inputs["parent"] == shorter.strategy
+    cells = cc.summarise(points)
+    expected = cc.table_lines([])  # the header
+    for p in points:
+        v = p.exploitability_mbb
+        expected.append(f"| chance | {p.k} | {p.iterations:,} | 1 | {v:.1f} | {v:.1f}-{v:.1f} |")
+    assert cc.table_lines(cells) == expected
+    assert all(np.isnan(c.half_width) for c in cells)  # one seed: no interval, no ordering
+    assert all("separated: none" in line for line in cc.order_lines(cells))
+    cc.figure(cells, tmp_path / "curves.png", "test")
+    assert (tmp_path / "curves.png").stat().st_size > 10_000
+    again = ArtifactStore(store.root)
+    cc.run(args, quiet)  # everything cached: the same points
+    assert cc.gather(again) == points
