@@ -203,7 +203,9 @@ def _ints(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
-    """Build, solve and best-respond every (k, abstraction seed, solve seed, length)."""
+    """Build, solve and best-respond every (k, abstraction seed, solve seed, length): every
+    abstraction first, then one solve length at a time across all of them, so that a run cut
+    short has whole cross-sections."""
     from gameforge.flows.pipeline import run_plan
     from gameforge.flows.runtime import dask_executor
     from gameforge.flows.specs import get_flow
@@ -211,29 +213,33 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
 
     spec = get_flow("lhe-solve")
     store = ArtifactStore(args.store)
-    lengths = sorted(_ints(args.lengths))
+    upstream = [n for n in spec.upstream("cfr") if n != "cfr"]
     with dask_executor(None) as executor:
+        abstractions: dict[tuple[int, int], tuple[str, dict[str, str]]] = {}
         for seed in _ints(args.abstraction_seeds):
             for k in _ints(args.k):
                 sets = [*args.set, f"opponent-clusters.k={k}",
                         *(f"{n}.seed={seed}" for n in KMEANS_NODES)]  # fmt: skip
                 params = spec.resolve(args.preset, sets)
-                upstream = [n for n in spec.upstream("cfr") if n != "cfr"]
                 built = run_plan(spec, params, store, executor, only=upstream, log=log)
-                inputs = {"middle_buckets": built["hsd-buckets"].key,
-                          "river_buckets": built["ochs-buckets"].key}  # fmt: skip
-                game = params["cfr"]["game"]
+                abstractions[seed, k] = (
+                    params["cfr"]["game"],
+                    {"middle_buckets": built["hsd-buckets"].key,
+                     "river_buckets": built["ochs-buckets"].key},
+                )  # fmt: skip
+        parents: dict[tuple[int, int, int], str] = {}  # each solve continues its shorter one
+        for length in sorted(_ints(args.lengths)):
+            for (seed, k), (game, inputs) in abstractions.items():
                 for solve_seed in _ints(args.solve_seeds):
-                    parent: str | None = None
-                    for length in lengths:
-                        cfr = {"game": game, "algorithm": args.algorithm, "iterations": length,
-                               "seed": solve_seed, "evaluations": 0}  # fmt: skip
-                        given = {**inputs, **({"parent": parent} if parent else {})}
-                        solve = run_stage("cfr", cfr, given, store=store, log=log)
-                        parent = solve.key
-                        br = {"game": game, "precision": args.precision}
-                        run_stage("best-response", br, {"strategy": solve.key}, store=store,
-                                  executor=executor, log=log)  # fmt: skip
+                    cfr = {"game": game, "algorithm": args.algorithm, "iterations": length,
+                           "seed": solve_seed, "evaluations": 0}  # fmt: skip
+                    parent = parents.get((seed, k, solve_seed))
+                    given = {**inputs, **({"parent": parent} if parent else {})}
+                    solve = run_stage("cfr", cfr, given, store=store, log=log)
+                    parents[seed, k, solve_seed] = solve.key
+                    br = {"game": game, "precision": args.precision}
+                    run_stage("best-response", br, {"strategy": solve.key}, store=store,
+                              executor=executor, log=log)  # fmt: skip
 
 
 def main() -> None:
