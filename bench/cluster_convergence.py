@@ -31,6 +31,8 @@ from gameforge.artifacts import Artifact, ArtifactStore
 
 PAPER_ITERATIONS = 300_000  # the paper's chance-sampled CFR iterations per abstraction
 KMEANS_NODES = ("opponent-clusters", "hsd-buckets", "ochs-buckets")
+# public sampling as lhe-league's paper-public preset runs it: CFR+ with quadratic averaging
+PUBLIC_CFR_PLUS = {"public": {"plus": True, "averaging": 2}}
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,8 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
             for (seed, k), (game, inputs) in abstractions.items():
                 for solve_seed in _ints(args.solve_seeds):
                     cfr = {"game": game, "algorithm": args.algorithm, "iterations": length,
-                           "seed": solve_seed, "evaluations": 0}  # fmt: skip
+                           "seed": solve_seed, "evaluations": 0,
+                           **PUBLIC_CFR_PLUS.get(args.algorithm, {})}  # fmt: skip
                     parent = parents.get((seed, k, solve_seed))
                     given = {**inputs, **({"parent": parent} if parent else {})}
                     solve = run_stage("cfr", cfr, given, store=store, log=log)
