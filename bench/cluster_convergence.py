@@ -184,13 +184,17 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
         mine = sorted((c for c in cells if (c.algorithm, c.k) == (algorithm, k)),
                       key=lambda c: c.iterations)  # fmt: skip
         x = [c.iterations for c in mine]
+        seeds = len(mine[0].values)
         ax.plot(x, [c.mean for c in mine], marker="o", color=colour,
-                label=f"C{k} ({algorithm}, {len(mine[0].values)} seeds)")  # fmt: skip
+                label=f"C{k} ({algorithm}, {seeds} seed{'s' if seeds > 1 else ''})")  # fmt: skip
         ax.fill_between(x, [min(c.values) for c in mine], [max(c.values) for c in mine],
                         color=colour, alpha=0.2)  # fmt: skip
     ax.axvline(PAPER_ITERATIONS, color="grey", linestyle=":", label="the paper's 300,000")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
     ax.set_xlabel("solve length (iterations)")
     ax.set_ylabel("exploitability in the real game (mbb/g, exact)")
     ax.set_title(title, fontsize=10)
