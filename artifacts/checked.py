@@ -9,7 +9,7 @@ from typing import Any
 import zarr
 from zarr.codecs import Crc32cCodec, ZstdCodec
 
-from gameforge.artifacts.store import CorruptedArtifact
+from gameforge.artifacts.errors import CorruptedArtifact
 
 # Every chunk is compressed (zarr's default zstd) and then carries a crc32c of its stored
 # bytes, which zarr checks on every read: a flipped byte fails the read that meets it instead

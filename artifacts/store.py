@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gameforge.artifacts.errors import CorruptedArtifact, StoreError, Untrusted
 from gameforge.artifacts.files import (
     LockLost,
     LockTimeout,
@@ -63,24 +64,6 @@ LEGACY_DATA_DIR = "data"  # where builds lived before they moved in place (never
 DEFAULT_STORE = "store"
 
 
-class StoreError(RuntimeError):
-    """A problem with the store or one of its artifacts, phrased for the user."""
-
-
-class CorruptedArtifact(StoreError):
-    """An artifact whose metadata or arrays cannot be read back as written."""
-
-    def __init__(self, key: str, problem: str, metadata_lost: bool = False) -> None:
-        # with its own metadata lost, only the run that made it knows its stage and parameters
-        how = (
-            "rerun the flow that made it with --repair to rebuild it"
-            if metadata_lost
-            else f"`gameforge artifacts repair {key}` rebuilds it"
-        )
-        super().__init__(f"artifact {key} is corrupted: {problem} ({how})")
-        self.key, self.problem = key, problem
-
-
 def default_root() -> str:
     """The store: $GAMEFORGE_STORE (a path or an fsspec URL), else ./store."""
     return os.environ.get("GAMEFORGE_STORE", DEFAULT_STORE)
@@ -95,19 +78,6 @@ def gameforge_version() -> str:
         return version("gameforge")
     except PackageNotFoundError:
         return "unknown"
-
-
-class Untrusted(StoreError):
-    """An imported artifact that a run would use before anyone trusted it: why it is not used,
-    and the two ways on (one line)."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(
-            f"artifact {key} was imported and is not trusted yet, so nothing uses it: "
-            f"`gameforge artifacts trust {key}` vouches for its source, or "
-            f"`gameforge artifacts check {key} --recompute` verifies it by recomputing"
-        )
-        self.key = key
 
 
 def committed_meanwhile(key: str) -> StoreError:
