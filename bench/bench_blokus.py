@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -56,7 +57,7 @@ from gameforge.engines.blokus.game import (
     tables,
 )
 from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON, History, Tree, mcts_move, seeded_rng
-from gameforge.engines.blokus.selfplay import self_play, tree_capacity
+from gameforge.engines.blokus.selfplay import MatchParams, SearchParams, self_play, tree_capacity
 from gameforge.engines.blokus.zero import N_MOVES, N_PLANES, BlokusNet, Evaluator, ZeroConfig
 
 
@@ -188,10 +189,11 @@ def bench_selfplay(
     net = BlokusNet(config)
     for layout in layouts.split(","):
         ev = Evaluator(net, channels_last=layout == "channels_last")
-        self_play(t, ev, 1, 1, 2, seed=0, root_rule=root)
+        warm = SearchParams(2, noise_eps=0.25, proportional_plies=20, root_rule=root)
+        self_play(t, ev, 1, 1, warm, seed=0)
         ev.positions = 0
         t0 = time.perf_counter()
-        rec = self_play(t, ev, games, parallel, sims, seed=1, root_rule=root)
+        rec = self_play(t, ev, games, parallel, dataclasses.replace(warm, sims=sims), seed=1)
         dt = time.perf_counter() - t0
         print(f"self-play {config.blocks}x{config.filters}, {sims} sims ({root}), {parallel} "
               f"games at once, {layout}: "
@@ -199,16 +201,18 @@ def bench_selfplay(
               f"{len(rec.moves) / max(rec.games, 1):.1f} plies/game)", flush=True)  # fmt: skip
 
 
-def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, float | None]:
+def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, SearchParams]:
     """The network a probe searches with (a stored blokus-train artifact, or an untrained one)
-    and its first-play-urgency reduction (None: the paper's Q = 0)."""
+    and the search the options ask for, without noise (`--fpu none`: the paper's Q = 0)."""
     from gameforge.artifacts import ArtifactStore
     from gameforge.stages.blokus import fresh_net, load_net
 
     fpu = None if args.fpu == "none" else float(args.fpu)
+    search = SearchParams(args.sims, rollout_mix=args.mix, fpu_reduction=fpu,
+                          root_rule=args.root, value_margin=args.margin)  # fmt: skip
     if args.net == "uniform":
-        return fresh_net(ZeroConfig(args.blocks, args.filters), 0), fpu
-    return load_net(ArtifactStore(args.store).open(args.net), "cpu")[0], fpu
+        return fresh_net(ZeroConfig(args.blocks, args.filters), 0), search
+    return load_net(ArtifactStore(args.store).open(args.net), "cpu")[0], search
 
 
 def probe(args: argparse.Namespace) -> None:
@@ -216,12 +220,12 @@ def probe(args: argparse.Namespace) -> None:
     from gameforge.engines.blokus.selfplay import match
     from gameforge.engines.common.stats import wilson_interval
 
-    model, fpu = probe_search(args)
+    model, search = probe_search(args)
     t0 = time.perf_counter()
     parallel = args.parallel or args.games  # the eval stage searches 16 at once
-    result = match(tables(), Evaluator(model), args.games, parallel, args.sims, args.sims,
-                   args.seed, 4, 1, rollout_mix=args.mix, fpu_reduction=fpu,
-                   root_rule=args.root, value_margin=args.margin)  # fmt: skip
+    result = match(tables(), Evaluator(model), args.games, parallel, search,
+                   MatchParams(args.sims, 4, 1), args.seed)  # fmt: skip
+    fpu = search.fpu_reduction
     shares = np.asarray(result.win_share())
     low, high = wilson_interval(float(shares.sum()), len(shares))
     print(f"{args.net} rollout_mix={args.mix} fpu={fpu} root={args.root}, {args.games} games: "
@@ -232,10 +236,9 @@ def probe(args: argparse.Namespace) -> None:
 def target_spread(args: argparse.Namespace) -> None:
     """How reproducible the search's policy target is: `--games` self-play searches of the same
     position (the empty board, every game's ply 0) under the chosen settings, compared."""
-    model, fpu = probe_search(args)
-    rec = self_play(tables(), Evaluator(model), args.games, args.games, args.sims, args.seed,
-                    rollout_mix=args.mix, fpu_reduction=fpu, root_rule=args.root,
-                    value_margin=args.margin)  # fmt: skip
+    model, search = probe_search(args)
+    noisy = dataclasses.replace(search, noise_eps=0.25, proportional_plies=20)  # self-play's
+    rec = self_play(tables(), Evaluator(model), args.games, args.games, noisy, args.seed)
     targets = np.zeros((rec.games, N_MOVES))
     for g in range(rec.games):
         a, b = rec.pi_start[rec.game_start[g]], rec.pi_start[rec.game_start[g] + 1]
@@ -484,9 +487,9 @@ def bootstrap_probe(args: argparse.Namespace) -> None:
         torch.save(net.state_dict(), args.save)
     for name, model in (("trained", net), ("untrained", untrained)):
         t0 = time.perf_counter()
-        result = match(t, Evaluator(model.eval()), args.eval_games, args.eval_games, args.sims,
-                       args.sims, args.seed, 4, 2, rollout_mix=0.0, fpu_reduction=0.25,
-                       root_rule="gumbel")  # fmt: skip
+        search = SearchParams(args.sims, fpu_reduction=0.25, root_rule="gumbel")
+        result = match(t, Evaluator(model.eval()), args.eval_games, args.eval_games, search,
+                       MatchParams(args.sims, 4, 2), args.seed)  # fmt: skip
         shares = np.asarray(result.win_share())
         low, high = wilson_interval(float(shares.sum()), len(shares))
         print(f"{name} {args.blocks}x{args.filters} ({args.head} head), its own search alone: "

@@ -29,6 +29,8 @@ from gameforge.engines.blokus.selfplay import (
     POLICY_STATS,
     RECORD_FIELDS,
     GameRecords,
+    MatchParams,
+    SearchParams,
     make_optimiser,
     match,
     sample_batch,
@@ -177,15 +179,11 @@ def search_bytes(games: int, sims: int) -> int:
 # blokus-selfplay
 
 
-class SelfPlayParams(NetParams):
-    """Games, simulations per move, games searched at once (one network batch), noise, seed."""
+class SearchSettings(StageParams):
+    """The search settings blokus-selfplay and blokus-eval share, flat (each is in the key);
+    `search_params` gathers them into the engine's `SearchParams`, whose comments say what
+    each means."""
 
-    games: int = Field(default=1000, ge=1)
-    sims: int = Field(default=800, ge=1)
-    parallel: int = Field(default=32, ge=1)
-    proportional_plies: int = Field(default=20, ge=0)
-    noise_alpha: float = Field(default=0.02, gt=0)
-    noise_eps: float = Field(default=0.25, ge=0, le=1)
     # beyond the paper: blend one MCTS-MAXN rollout into each leaf value (AlphaGo's mixing)
     rollout_mix: float = Field(default=0.0, ge=0, le=1)
     # first-play urgency: None, Q = 0 before an edge's first visit (the paper's, AlphaZero's);
@@ -198,6 +196,34 @@ class SelfPlayParams(NetParams):
     # the value of a finished game: 0, win/loss (the paper's); m > 0, beyond the paper,
     # tanh((own score - best other score) / m), for rollouts and terminal leaves
     value_margin: float = Field(default=0.0, ge=0)
+
+    def search_params(
+        self,
+        sims: int,
+        noise_alpha: float = SearchParams.noise_alpha,
+        noise_eps: float = 0.0,
+        proportional_plies: int = 0,
+    ) -> SearchParams:
+        """The engine's search settings: these fields, with the stage's simulations, root
+        noise and proportional plies (an evaluation: none)."""
+        return SearchParams(
+            sims=sims, noise_alpha=noise_alpha, noise_eps=noise_eps,
+            proportional_plies=proportional_plies, rollout_mix=self.rollout_mix,
+            fpu_reduction=self.fpu_reduction, root_rule=self.root_rule,
+            considered=self.considered, value_margin=self.value_margin,
+        )  # fmt: skip
+
+
+class SelfPlayParams(NetParams, SearchSettings):
+    """Games, simulations per move, games searched at once (one network batch), noise, the
+    search settings (`SearchSettings`), seed."""
+
+    games: int = Field(default=1000, ge=1)
+    sims: int = Field(default=800, ge=1)
+    parallel: int = Field(default=32, ge=1)
+    proportional_plies: int = Field(default=20, ge=0)
+    noise_alpha: float = Field(default=0.02, gt=0)
+    noise_eps: float = Field(default=0.25, ge=0, le=1)
     seed: Seed = 0
     # `parallel` is in the key: the games of a batch share the noise and move-draw streams, and
     # the batch size is the network's, so another `parallel` plays other games
@@ -224,17 +250,15 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
     else:
         model = fresh_net(p.config(), p.seed)
     evaluator = Evaluator(model, device)
+    search = p.search_params(p.sims, p.noise_alpha, p.noise_eps, p.proportional_plies)
     t = tables()
     t0 = time.perf_counter()
     plies = 0
 
     def play_chunk(start: int, stop: int, bar: ProgressTask) -> GameRecords:
         nonlocal plies
-        rec = self_play(t, evaluator, stop - start, p.parallel, p.sims,
-                        p.seed * 1_000_003 + start, p.proportional_plies, p.noise_alpha,
-                        p.noise_eps, progress=bar.advance, rollout_mix=p.rollout_mix,
-                        fpu_reduction=p.fpu_reduction, root_rule=p.root_rule,
-                        considered=p.considered, value_margin=p.value_margin)  # fmt: skip
+        rec = self_play(t, evaluator, stop - start, p.parallel, search,
+                        p.seed * 1_000_003 + start, progress=bar.advance)  # fmt: skip
         plies += len(rec.moves)
         return rec
 
@@ -519,19 +543,15 @@ def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
 # blokus-eval
 
 
-class EvalParams(StageParams):
-    """The paper's evaluation: games per network, simulations, random opening plies."""
+class EvalParams(SearchSettings):
+    """The paper's evaluation: games per network, simulations, random opening plies; the
+    network searches as blokus-selfplay's does (`SearchSettings`), without noise."""
 
     games: int = Field(default=300, ge=1)
     final_games: int = Field(default=0, ge=0)  # games for the last network (0: `games`)
     zero_sims: int = Field(default=800, ge=1)
     mcts_sims: int = Field(default=800, ge=1)
     random_plies: int = Field(default=4, ge=0)
-    rollout_mix: float = Field(default=0.0, ge=0, le=1)  # as in blokus-selfplay
-    fpu_reduction: float | None = Field(default=None, ge=0)  # as in blokus-selfplay
-    root_rule: Literal["puct", "gumbel"] = "puct"  # as in blokus-selfplay
-    considered: int = Field(default=16, ge=1)
-    value_margin: float = Field(default=0.0, ge=0)  # as in blokus-selfplay
     parallel: int = Field(default=16, ge=1)
     threads: int = Field(default=2, ge=1)
     # beyond the paper: also play an untrained network of the last input's shape (initialised
@@ -599,6 +619,8 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
     ]
     if p.control:
         players.insert(0, (UNTRAINED, None, players[-1][2]))
+    search = p.search_params(p.zero_sims)
+    protocol = MatchParams(p.mcts_sims, p.random_plies, p.threads)
     rows = []
     for i, (name, art, games) in enumerate(players):
         saved = ctx.writer.load_checkpoint(f"eval-{i}")
@@ -610,11 +632,8 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                 model, _ = load_net(art, device)
             bar = ctx.progress.start(f"{name}: games vs 3 MCTS-MAXN", games)
             # every network plays the same seeded games (seats, openings, opponents' streams)
-            result = match(t, Evaluator(model, device), games, p.parallel, p.zero_sims,
-                           p.mcts_sims, p.seed, p.random_plies, p.threads,
-                           progress=bar.advance, rollout_mix=p.rollout_mix,
-                           fpu_reduction=p.fpu_reduction, root_rule=p.root_rule,
-                           considered=p.considered, value_margin=p.value_margin)  # fmt: skip
+            result = match(t, Evaluator(model, device), games, p.parallel, search, protocol,
+                           p.seed, bar.advance)  # fmt: skip
             bar.close()
             saved = {"seat": result.seat, "scores": result.scores, "outcome": result.outcome,
                      "share": result.win_share(), "boards": result.boards,

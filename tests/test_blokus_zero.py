@@ -25,6 +25,8 @@ from gameforge.engines.blokus.game import (
 )
 from gameforge.engines.blokus.selfplay import (
     GameRecords,
+    MatchParams,
+    SearchParams,
     ZeroSearch,
     match,
     sample_batch,
@@ -74,14 +76,21 @@ class Constant(nn.Module):
         return self.logits.expand(b, -1).clone(), self.values.expand(b, -1).clone()
 
 
-def search_root(state, sims, module=None, noise_eps=0.0, noise_alpha=0.3, seed=0, fpu=None,
-                **rule):  # fmt: skip
-    """One game's search from `state`; (search, root child placements, their visits)."""
-    search = ZeroSearch(tables(), Evaluator(module or Constant()), 1, sims, tree_capacity(sims),
-                        noise_alpha, noise_eps, seed, fpu_reduction=fpu, **rule)  # fmt: skip
+def search_root(state, sims, module=None, seed=0, **settings):
+    """One game's search from `state`, `settings` the other SearchParams fields (noise alpha
+    0.3 unless given); (search, root child placements, their visits)."""
+    params = SearchParams(sims=sims, **{"noise_alpha": 0.3, **settings})
+    search = ZeroSearch(tables(), Evaluator(module or Constant()), 1, params, tree_capacity(sims),
+                        seed)  # fmt: skip
     (root,) = search.run(state[None].copy(), np.ones(1, np.bool_))
     search.last = root
     return search, root.moves, root.visits
+
+
+def self_play_search(sims: int, **settings) -> SearchParams:
+    """The paper's self-play search (Dirichlet noise, 20 proportional plies) of `sims`
+    simulations, with other `settings`."""
+    return SearchParams(sims=sims, noise_eps=0.25, proportional_plies=20, **settings)
 
 
 def root_children(search: ZeroSearch, node: int = 0) -> np.ndarray:
@@ -235,10 +244,10 @@ def test_first_play_urgency_decides_between_breadth_and_depth():
     even = Constant(values=(-0.5, -0.5, -0.5, -0.5))
     _, moves, visits = search_root(s, 30, even)
     assert len(moves) == 58 and visits.sum() == 29 and visits.max() == 1
-    _, moves, visits = search_root(s, 30, even, fpu=0.1)
+    _, moves, visits = search_root(s, 30, even, fpu_reduction=0.1)
     assert visits.sum() == 29 and visits.max() > 10 and (visits > 0).sum() < 10
     # at the root's second simulation all children tie; the first child is taken
-    _, moves2, visits2 = search_root(s, 2, even, fpu=0.1)
+    _, moves2, visits2 = search_root(s, 2, even, fpu_reduction=0.1)
     assert visits2.tolist() == [1] + [0] * 57
 
 
@@ -355,8 +364,8 @@ def test_gumbel_noise_samples_the_played_move_from_the_prior():
     s = new_state()
     first = sorted(engine_legal(s))
     logits[first[0]], logits[first[1]], logits[first[2]] = 1.0, 0.5, 0.0
-    search = ZeroSearch(tables(), Evaluator(Constant(logits)), 1, 1, tree_capacity(1), 0.3, 0.25,
-                        seed=8, root_rule="gumbel")  # fmt: skip
+    params = SearchParams(sims=1, noise_alpha=0.3, noise_eps=0.25, root_rule="gumbel")
+    search = ZeroSearch(tables(), Evaluator(Constant(logits)), 1, params, tree_capacity(1), seed=8)
     picks = [search.run(s[None].copy(), np.ones(1, np.bool_))[0].choice for _ in range(600)]
     e = np.exp(logits[first].astype(np.float64))
     p = e / e.sum()
@@ -369,8 +378,8 @@ def test_gumbel_noise_samples_the_played_move_from_the_prior():
 
 def test_gumbel_self_play_records_policies_and_replays_legally():
     torch.manual_seed(0)
-    rec = self_play(tables(), Evaluator(BlokusNet(TINY)), games=1, parallel=1, sims=5, seed=2,
-                    root_rule="gumbel", considered=4)  # fmt: skip
+    search = self_play_search(5, root_rule="gumbel", considered=4)
+    rec = self_play(tables(), Evaluator(BlokusNet(TINY)), 1, 1, search, seed=2)
     assert rec.pi_weight.dtype == np.float32
     final, _ = replay_game(rec, 0, sims=5, gumbel=True)
     assert np.array_equal(rec.scores[0], score_of(final))
@@ -384,7 +393,7 @@ def test_gumbel_self_play_records_policies_and_replays_legally():
 def records() -> GameRecords:
     torch.manual_seed(0)
     evaluator = Evaluator(BlokusNet(TINY))
-    return self_play(tables(), evaluator, games=2, parallel=2, sims=3, seed=11)
+    return self_play(tables(), evaluator, games=2, parallel=2, search=self_play_search(3), seed=11)
 
 
 def test_self_play_records_replay_legally(records):
@@ -408,7 +417,7 @@ def test_self_play_records_replay_legally(records):
 
 def test_records_concat_shifts_offsets(records):
     torch.manual_seed(1)
-    other = self_play(tables(), Evaluator(BlokusNet(TINY)), games=1, parallel=1, sims=2, seed=5)
+    other = self_play(tables(), Evaluator(BlokusNet(TINY)), 1, 1, self_play_search(2), seed=5)
     both = GameRecords.concat([records, other])
     n0, p0 = len(records.moves), len(records.pi_move)
     assert both.games == 3
@@ -722,8 +731,9 @@ def test_eval_plays_every_network_on_the_same_games_beside_an_untrained_control(
     _, config = load_net(store.open(tr1), "cpu")
     control = fresh_net(config, int(store.open(tr1).params["seed"]))
     p = art.params
-    again = match(tables(), Evaluator(control, "cpu"), 3, 3, p["zero_sims"], p["mcts_sims"],
-                  p["seed"], p["random_plies"], 1)  # fmt: skip
+    protocol = MatchParams(p["mcts_sims"], p["random_plies"], threads=1)
+    again = match(tables(), Evaluator(control, "cpu"), 3, 3, SearchParams(p["zero_sims"]),
+                  protocol, p["seed"])  # fmt: skip
     assert np.array_equal(again.scores, np.asarray(art["scores_0"][...]))
     assert np.array_equal(again.boards, np.asarray(art["boards_0"][...]))
 

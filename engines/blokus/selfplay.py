@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypedDict, Unpack
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -189,56 +189,92 @@ class RootResult(NamedTuple):
 ROOT_RULES = ("puct", "gumbel")
 
 
-class SearchOptions(TypedDict, total=False):
-    """`ZeroSearch`'s settings that self-play and matches pass on unchanged (its defaults)."""
+@dataclass(frozen=True)
+class SearchParams:
+    """How BlokusZero searches a position and picks its move: the settings `ZeroSearch`,
+    `self_play` and `match` take (the stages build it from their flat parameters). The defaults
+    are a plain search: the paper's PUCT with Q = 0 before a first visit, the network's values
+    alone, no noise, the most visited move."""
 
-    rollout_mix: float
-    fpu_reduction: float | None
-    root_rule: str
-    considered: int
-    value_margin: float
+    # Simulations per searched move (the paper: 800).
+    sims: int = 800
+    # Dirichlet noise on the root priors: its concentration alpha and its weight eps, the
+    # priors becoming (1 - eps) p + eps noise; eps 0: none (the paper's self-play: 0.02 and
+    # 0.25). Under the Gumbel root rule, eps > 0 draws the Gumbel variables instead and leaves
+    # the priors alone.
+    noise_alpha: float = 0.02
+    noise_eps: float = 0.0
+    # Plies from a game's start whose move is drawn in proportion to the root's visit counts
+    # (the paper's self-play: 20); afterwards, and at 0, the most visited move is played. The
+    # Gumbel root rule plays its own choice at every ply.
+    proportional_plies: int = 0
+    # The share of a leaf's value taken from one MCTS-MAXN rollout: v <- (1 - mix) v + mix z
+    # (AlphaGo's mixed leaf evaluation; beyond the paper, which uses the value network alone).
+    rollout_mix: float = 0.0
+    # First-play urgency: None, Q = 0 before an edge's first visit (the paper's, AlphaZero's);
+    # r, the parent's Q for the mover minus r (MuGo's parent value, Leela Zero's reduction).
+    fpu_reduction: float | None = None
+    # The root rule: "puct" (the paper's) or "gumbel" (Gumbel-top-m sampling with sequential
+    # halving over `considered` actions, trained towards the improved policy).
+    root_rule: str = "puct"
+    # m, the root actions the Gumbel rule considers (unused under PUCT).
+    considered: int = 16
+    # The value of a finished game, at a terminal leaf or a rollout's end: 0, win/loss (+1 sole
+    # winner, 0 shared top score, -1 otherwise; the paper's); m > 0, beyond the paper,
+    # tanh((own score - best other score) / m).
+    value_margin: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.root_rule not in ROOT_RULES:
+            raise ValueError(f"root_rule must be one of {ROOT_RULES}, not {self.root_rule!r}")
+
+
+@dataclass(frozen=True)
+class MatchParams:
+    """The paper's evaluation protocol around the tested player: its three MCTS-MAXN opponents
+    and the random opening."""
+
+    # Simulations per move of each MCTS-MAXN opponent (the paper: 800).
+    mcts_sims: int = 800
+    # The game's first placements, whoever makes them, drawn uniformly among the legal ones.
+    random_plies: int = 4
+    # Games whose MCTS-MAXN moves are searched at once (every game draws from its own streams,
+    # so the results do not depend on it).
+    threads: int = 2
 
 
 class ZeroSearch:
-    """The batched MAXN search of G games sharing one network: PUCT throughout, or the Gumbel
-    root rule (`root_rule="gumbel"`, m = `considered` actions) above PUCT. In self-play
-    (noise_eps > 0) the PUCT root gets Dirichlet noise and the Gumbel root its Gumbel draws;
-    without noise the Gumbel root ranks by log p + sigma(q) alone."""
+    """The batched MAXN search of G games sharing one network, set by `params`: PUCT throughout,
+    or the Gumbel root rule (`root_rule="gumbel"`, m = `considered` actions) above PUCT. With
+    noise (noise_eps > 0, self-play) the PUCT root gets Dirichlet noise and the Gumbel root its
+    Gumbel draws; without noise the Gumbel root ranks by log p + sigma(q) alone."""
 
     def __init__(
         self,
         t: Tables,
         evaluator: Evaluator,
         games: int,
-        sims: int,
+        params: SearchParams,
         capacity: int,
-        noise_alpha: float = 0.02,
-        noise_eps: float = 0.0,
         seed: int = 0,
-        rollout_mix: float = 0.0,
-        fpu_reduction: float | None = None,
-        root_rule: str = "puct",
-        considered: int = 16,
-        value_margin: float = 0.0,
     ) -> None:
-        if root_rule not in ROOT_RULES:
-            raise ValueError(f"root_rule must be one of {ROOT_RULES}, not {root_rule!r}")
         self.t = t
-        self.gumbel = root_rule == "gumbel"
-        self.considered = max(1, considered)
+        self.params = params
+        self.gumbel = params.root_rule == "gumbel"
+        self.considered = max(1, params.considered)
         self.root_pick = np.full(games, -1, np.int64)
         self.gumbel_rng = np.random.default_rng([seed, 3])
         self._schedules: dict[int, np.ndarray] = {}
         # NaN: Q = 0 before the first visit (the paper's); else the parent's Q minus this
-        self.fpu = np.nan if fpu_reduction is None else float(fpu_reduction)
+        self.fpu = np.nan if params.fpu_reduction is None else float(params.fpu_reduction)
         self.evaluator = evaluator
-        self.sims = sims
+        self.sims = params.sims
         self.forest = Forest.empty(games, capacity)
-        self.noise_alpha = noise_alpha
-        self.noise_eps = noise_eps
+        self.noise_alpha = params.noise_alpha
+        self.noise_eps = params.noise_eps
         self.rng = seeded_rng(seed, 1)
-        self.rollout_mix = rollout_mix
-        self.value_margin = value_margin
+        self.rollout_mix = params.rollout_mix
+        self.value_margin = params.value_margin
         self.rollout_rng = seeded_rng(seed, 2)
         self._stamp = np.zeros(N_MOVES + 1, np.int64)
         self.planes = np.zeros((games, N_PLANES, CELLS), np.float32)
@@ -362,19 +398,14 @@ def self_play(
     evaluator: Evaluator,
     games: int,
     parallel: int,
-    sims: int,
+    search: SearchParams,
     seed: int,
-    proportional_plies: int = 20,
-    noise_alpha: float = 0.02,
-    noise_eps: float = 0.25,
     first_game: int = 0,
     progress: Progress | None = None,
-    **options: Unpack[SearchOptions],
 ) -> GameRecords:
-    """`games` self-play games, `parallel` at a time, each move searched with `sims` simulations."""
+    """`games` self-play games, `parallel` at a time, each move searched as `search` says."""
     parallel = max(1, min(parallel, games))
-    search = ZeroSearch(t, evaluator, parallel, sims, tree_capacity(sims), noise_alpha, noise_eps,
-                        seed, **options)  # fmt: skip
+    zero = ZeroSearch(t, evaluator, parallel, search, tree_capacity(search.sims), seed)
     rng = np.random.default_rng([seed, first_game])
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
     active = np.zeros(parallel, np.bool_)
@@ -387,11 +418,12 @@ def self_play(
         active[g] = True
         started += 1
     while active.any():
-        visits = search.run(roots, active)
+        visits = zero.run(roots, active)
         for g in np.flatnonzero(active).tolist():
             moves, counts, means, target, choice = visits[g]
             if choice < 0:
-                choice = pick_move(moves, counts, len(plies[g]) < proportional_plies, rng, means)
+                early = len(plies[g]) < search.proportional_plies
+                choice = pick_move(moves, counts, early, rng, means)
             m = choice
             plies[g].append(m)
             pis[g].append((moves, target))
@@ -441,23 +473,21 @@ def match(
     evaluator: Evaluator | None,
     games: int,
     parallel: int,
-    zero_sims: int,
-    mcts_sims: int,
+    search: SearchParams,
+    protocol: MatchParams,
     seed: int,
-    random_plies: int = 4,
-    threads: int = 2,
     progress: Progress | None = None,
-    **options: Unpack[SearchOptions],
 ) -> MatchResult:
-    """The paper's evaluation: the tested player (BlokusZero, or uniform random without an
-    evaluator) in a random seat against three MCTS-MAXN, the first `random_plies` placements
-    uniformly random, no noise, the most visited move."""
+    """The paper's evaluation: the tested player (BlokusZero searching as `search` says, or
+    uniform random without an evaluator) in a random seat against three MCTS-MAXN, the first
+    `protocol.random_plies` placements uniformly random (the eval stage: no noise, the most
+    visited move)."""
     parallel = max(1, min(parallel, games))
+    mcts_sims, random_plies = protocol.mcts_sims, protocol.random_plies
     rng = np.random.default_rng(seed)
     seats = rng.integers(0, N_PLAYERS, games)
-    search = (ZeroSearch(t, evaluator, parallel, zero_sims, tree_capacity(zero_sims), seed=seed,
-                         **options)
-              if evaluator is not None else None)  # fmt: skip
+    zero = (ZeroSearch(t, evaluator, parallel, search, tree_capacity(search.sims), seed=seed)
+            if evaluator is not None else None)  # fmt: skip
     trees = [Tree(tree_capacity(mcts_sims), t.n) for _ in range(parallel)]
     histories = [[History(t.n) for _ in range(N_PLAYERS)] for _ in range(parallel)]
     roots = np.zeros((parallel, STATE_SIZE), np.uint8)
@@ -524,21 +554,25 @@ def match(
 
     for slot in range(parallel):
         start(slot)
-    with ThreadPoolExecutor(max(1, threads)) as pool:
+    with ThreadPoolExecutor(max(1, protocol.threads)) as pool:
         while (slot_game >= 0).any():
             list(pool.map(mcts_turns, range(parallel)))
             active = slot_game >= 0
             if not active.any():
                 break
-            if search is None:
+            if zero is None:
                 for slot in np.flatnonzero(active).tolist():
                     play(slot, random_move(slot))
                 continue
-            visits = search.run(roots, active)
+            visits = zero.run(roots, active)
             for slot in np.flatnonzero(active).tolist():
-                policy.append([float(roots[slot][PLY]), *search.root_policy_stats(slot)])
+                ply = int(roots[slot][PLY])
+                policy.append([float(ply), *zero.root_policy_stats(slot)])
                 ms, counts, means, _target, choice = visits[slot]
-                play(slot, choice if choice >= 0 else pick_move(ms, counts, False, rng, means))
+                if choice < 0:
+                    early = ply < search.proportional_plies
+                    choice = pick_move(ms, counts, early, rng, means)
+                play(slot, choice)
     stats = np.array(policy, np.float64).reshape(-1, len(POLICY_STATS))
     return MatchResult(seats, out_scores, out_z, out_boards, stats)
 

@@ -285,7 +285,10 @@ class Evaluator:
 
 
 # ---------------------------------------------------------------------------------------------
-# The search, over G games at once.
+# The search, over G games at once. Its settings travel as one `selfplay.SearchParams`, but the
+# numba kernels below take the arrays and scalars they use as arguments, however many: an @njit
+# function cannot take a Python dataclass, and the trees' arrays already travel whole as a
+# `Forest` (a NamedTuple numba types), so what is left flat is what a kernel reads.
 
 
 class Forest(NamedTuple):

@@ -14,34 +14,44 @@ from gameforge.flows.specs.base import FlowSpec, Node
 # learning curve.
 BLOKUS_ITERATIONS = 10
 _BLOKUS: dict[str, dict[str, Any]] = {
-    # net: blocks x filters; sims: BlokusZero simulations per move (and MCTS-MAXN's rollouts
-    # unless mcts_sims); games and steps per iteration; the small preset trains faster with a
-    # larger learning rate and symmetry augmentation (the paper's suggestion), and its 64
-    # simulations search in depth with a first-play-urgency reduction (fpu; None: the paper's
-    # Q = 0, under which 64 simulations visit each root child at most once); its self-play
-    # blends one rollout into each leaf value (mix, AlphaGo's mixing) so the first
-    # generations' search targets are not a random network's values, and its root follows the
-    # Gumbel rule (root: sequential halving over 16 Gumbel-sampled moves, trained towards the
-    # improved policy), which improves the policy with fewer simulations than legal moves; its
-    # policy loss is a softmax over the legal placements (legal_softmax), the set the search
-    # renormalises the priors over, so 480 games are not spent learning which are illegal; its
-    # value loss is weighted 0.1 (value_weight), which slows the value head's memorising of the
-    # outcomes of its few games (it does not stop it in the flow: see bench/BENCHMARKS.md).
-    # Evaluation plays the search self-play trains with (the same root rule and leaf mixing),
-    # without noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
+    # Every key is a stage field's name, but for `eval_games` (games of each evaluation) and
+    # `last_eval_games` (of the last iteration's); `sims` is self-play's and the evaluation's
+    # `zero_sims`, and the train nodes' `lr_late` is a tenth of `lr`.
+    # net: blocks x filters; sims: BlokusZero simulations per move; games and steps per
+    # iteration; the small preset trains faster with a larger learning rate and symmetry
+    # augmentation (the paper's suggestion), and its 64 simulations search in depth with a
+    # first-play-urgency reduction (fpu_reduction; None: the paper's Q = 0, under which 64
+    # simulations visit each root child at most once); its self-play blends one rollout into
+    # each leaf value (rollout_mix, AlphaGo's mixing) so the first generations' search targets
+    # are not a random network's values, and its root follows the Gumbel rule (root_rule:
+    # sequential halving over 16 Gumbel-sampled moves, trained towards the improved policy),
+    # which improves the policy with fewer simulations than legal moves; its policy loss is a
+    # softmax over the legal placements (legal_softmax), the set the search renormalises the
+    # priors over, so 480 games are not spent learning which are illegal; its value loss is
+    # weighted 0.1 (value_weight), which slows the value head's memorising of the outcomes of
+    # its few games (it does not stop it in the flow: see bench/BENCHMARKS.md).
+    # Evaluation plays the search self-play trains with (the same `_SEARCH` settings), without
+    # noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
     "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
-             "buffer": 100, "lr": 0.001, "drop": 40_000, "augment": False, "eval_games": 1,
-             "final_games": 2, "mcts_sims": 4, "fpu": 0.25, "mix": 0.5,
-             "root": "gumbel", "legal_softmax": True, "value_weight": 1.0},
+             "buffer_games": 100, "lr": 0.001, "lr_drop_step": 40_000, "augment": False,
+             "eval_games": 1, "last_eval_games": 2, "mcts_sims": 4, "fpu_reduction": 0.25,
+             "rollout_mix": 0.5, "root_rule": "gumbel", "legal_softmax": True,
+             "value_weight": 1.0},
     "small": {"blocks": 4, "filters": 64, "sims": 64, "games": 48, "parallel": 48,
-              "steps": 300, "buffer": 2000, "lr": 0.01, "drop": 1700, "augment": True,
-              "eval_games": 12, "final_games": 120, "mcts_sims": 64, "fpu": 0.25,
-              "mix": 0.5, "root": "gumbel", "legal_softmax": True, "value_weight": 0.1},
+              "steps": 300, "buffer_games": 2000, "lr": 0.01, "lr_drop_step": 1700,
+              "augment": True, "eval_games": 12, "last_eval_games": 120, "mcts_sims": 64,
+              "fpu_reduction": 0.25, "rollout_mix": 0.5, "root_rule": "gumbel",
+              "legal_softmax": True, "value_weight": 0.1},
     "paper": {"blocks": 10, "filters": 128, "sims": 800, "games": 7000, "parallel": 32,
-              "steps": 7000, "buffer": 10_000, "lr": 0.001, "drop": 40_000, "augment": False,
-              "eval_games": 300, "final_games": 300, "mcts_sims": 800, "fpu": None,
-              "mix": 0.0, "root": "puct", "legal_softmax": False, "value_weight": 1.0},
+              "steps": 7000, "buffer_games": 10_000, "lr": 0.001, "lr_drop_step": 40_000,
+              "augment": False, "eval_games": 300, "last_eval_games": 300, "mcts_sims": 800,
+              "fpu_reduction": None, "rollout_mix": 0.0, "root_rule": "puct",
+              "legal_softmax": False, "value_weight": 1.0},
 }  # fmt: skip
+# The search settings self-play and evaluation share; the training nodes' settings.
+_SEARCH = ("fpu_reduction", "rollout_mix", "root_rule")
+_TRAINING = ("steps", "buffer_games", "lr", "lr_drop_step", "augment", "legal_softmax",
+             "value_weight")  # fmt: skip
 
 
 def _blokus_nodes() -> tuple[Node, ...]:
@@ -61,21 +71,17 @@ def _blokus_nodes() -> tuple[Node, ...]:
 
 def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
     net = {"blocks": v["blocks"], "filters": v["filters"]}
+    search = {name: v[name] for name in _SEARCH}
+    train = {**net, **{name: v[name] for name in _TRAINING}, "lr_late": v["lr"] / 10}
     out: dict[str, dict[str, Any]] = {}
     for i in range(1, BLOKUS_ITERATIONS + 1):
-        out[f"selfplay-{i}"] = {**net, "sims": v["sims"], "games": v["games"],
-                                "parallel": v["parallel"], "fpu_reduction": v["fpu"],
-                                "rollout_mix": v["mix"], "root_rule": v["root"],
-                                "seed": i}  # fmt: skip
-        out[f"train-{i}"] = {**net, "steps": v["steps"], "buffer_games": v["buffer"],
-                             "lr": v["lr"], "lr_late": v["lr"] / 10, "lr_drop_step": v["drop"],
-                             "augment": v["augment"], "legal_softmax": v["legal_softmax"],
-                             "value_weight": v["value_weight"], "seed": i}  # fmt: skip
+        out[f"selfplay-{i}"] = {**net, **search, "sims": v["sims"], "games": v["games"],
+                                "parallel": v["parallel"], "seed": i}  # fmt: skip
+        out[f"train-{i}"] = {**train, "seed": i}
         last = i == BLOKUS_ITERATIONS
-        out[f"eval-{i}"] = {"games": v["final_games"] if last else v["eval_games"],
+        out[f"eval-{i}"] = {**search, "games": v["last_eval_games"] if last else v["eval_games"],
                             "zero_sims": v["sims"], "mcts_sims": v["mcts_sims"],
-                            "fpu_reduction": v["fpu"], "root_rule": v["root"],
-                            "rollout_mix": v["mix"], "seed": 20_000_003 + i}  # fmt: skip
+                            "seed": 20_000_003 + i}  # fmt: skip
     return out
 
 
@@ -97,16 +103,18 @@ BLOKUS_ZERO = FlowSpec(
 # step 0.
 BOOTSTRAP_ITERATIONS = 2
 _BOOTSTRAP: dict[str, dict[str, Any]] = {
-    # rollout games and the targets per game; the net (6x32 with the convolutional policy head
-    # trains at about 6 steps/s here); pretraining steps, lr and its drop; self-play games and
-    # steps per iteration at a tenth of the pretraining lr; games of the first and last
-    # evaluations (with the control) and of the others
+    # rollout games (`rollout_games`, the rollouts node's `games`) and the targets per game; the
+    # net (6x32 with the convolutional policy head trains at about 6 steps/s here); pretraining
+    # steps (`pretrain_steps`), lr and its drop; self-play games and steps per iteration at a
+    # tenth of the pretraining lr; games of the first and last evaluations (with the control,
+    # `last_eval_games`) and of the others (`eval_games`)
     "tiny": {"rollout_games": 40, "positions": 2, "value_rollouts": 2, "blocks": 1,
-             "filters": 8, "pretrain_steps": 4, "lr": 0.01, "drop": 2, "sims": 2, "games": 2,
-             "parallel": 2, "steps": 2, "final_games": 2, "eval_games": 1},
+             "filters": 8, "pretrain_steps": 4, "lr": 0.01, "lr_drop_step": 2, "sims": 2,
+             "games": 2, "parallel": 2, "steps": 2, "last_eval_games": 2, "eval_games": 1},
     "cpu": {"rollout_games": 20_000, "positions": 4, "value_rollouts": 16, "blocks": 6,
-            "filters": 32, "pretrain_steps": 6000, "lr": 0.01, "drop": 4500, "sims": 64,
-            "games": 96, "parallel": 48, "steps": 1000, "final_games": 240, "eval_games": 48},
+            "filters": 32, "pretrain_steps": 6000, "lr": 0.01, "lr_drop_step": 4500, "sims": 64,
+            "games": 96, "parallel": 48, "steps": 1000, "last_eval_games": 240,
+            "eval_games": 48},
 }  # fmt: skip
 
 
@@ -138,11 +146,11 @@ def _bootstrap_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rollouts = {"games": v["rollout_games"], "positions": v["positions"],
                 "value_rollouts": v["value_rollouts"], "seed": 1}  # fmt: skip
     pretrain = {**train, "steps": v["pretrain_steps"], "lr": v["lr"], "lr_late": v["lr"] / 10,
-                "lr_drop_step": v["drop"]}  # fmt: skip
+                "lr_drop_step": v["lr_drop_step"]}  # fmt: skip
     out: dict[str, dict[str, Any]] = {"rollouts": rollouts, "pretrain": pretrain}
     for i in range(BOOTSTRAP_ITERATIONS + 1):
         ends = i in (0, BOOTSTRAP_ITERATIONS)
-        out[f"eval-{i}"] = {**search, "games": v["final_games"] if ends else v["eval_games"],
+        out[f"eval-{i}"] = {**search, "games": v["last_eval_games"] if ends else v["eval_games"],
                             "zero_sims": v["sims"], "mcts_sims": v["sims"],
                             "parallel": v["parallel"], "control": ends,
                             "seed": 20_000_013 + i}  # fmt: skip
