@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@mkdir -p build/typecheck/gameforge
-	@for part in engines stages artifacts flows; do ln -sfn ../../../$$part build/typecheck/gameforge/$$part; done
+	@for part in engines stages artifacts flows games; do ln -sfn ../../../$$part build/typecheck/gameforge/$$part; done
 	$(BIN)/mypy -p gameforge
 
 # Two processes, one test file each at a time: a file's module fixtures are built once, and

@@ -1,10 +1,10 @@
 """The stage registry: which modules hold stages, and the lookup of a stage by name.
 
 Adding a stage: write its module (a run function declared with `@stage(...)`, or a `Stage`
-passed to `register`) and list the module's import path with the stage's name in
-`STAGE_MODULES`. A module is imported when one of its stages is first looked up, so a stage
-module may import from here without an import circle, and planning a poker flow never imports
-torch (two seconds of every command's start) for the network stages.
+passed to `register`) and list the module's import path with the stage's name in its game's
+declaration (`games/<game>.py`). A module is imported when one of its stages is first looked
+up, so a stage module may import from here without an import circle, and planning a poker flow
+never imports torch (two seconds of every command's start) for the network stages.
 """
 
 from __future__ import annotations
@@ -14,33 +14,20 @@ import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from gameforge.games import GAMES, Game
 from gameforge.stages.base import Nondeterminism, Stage, StageContext, StageError, StageParams
 from gameforge.stages.resources import Footprint
 
 RunFn = Callable[[StageContext], dict[str, Any]]
 
-# Each stage module and the stages it declares (a test checks the two agree).
-STAGE_MODULES: dict[str, tuple[str, ...]] = {
-    "gameforge.stages.poker.river_hs": ("river-hs",),
-    "gameforge.stages.poker.hsd": ("hsd",),
-    "gameforge.stages.poker.opponent_clusters": ("opponent-clusters",),
-    "gameforge.stages.poker.ochs": ("ochs",),
-    "gameforge.stages.poker.buckets": ("hsd-buckets", "ochs-buckets"),
-    "gameforge.stages.poker.potential": ("potential-buckets",),
-    "gameforge.stages.poker.cfr": ("cfr",),
-    "gameforge.stages.poker.league": ("league",),
-    "gameforge.stages.poker.best_response": ("best-response",),
-    "gameforge.stages.poker.lbr": ("lbr",),
-    "gameforge.stages.nlhe": ("nlhe-histories", "nlhe-train", "nlhe-league"),
-    "gameforge.stages.hearts": ("hearts-logs", "hearts-svr", "hearts-falcon", "hearts-eval"),
-    "gameforge.stages.blokus": (
-        "blokus-rollouts",
-        "blokus-selfplay",
-        "blokus-train",
-        "blokus-eval",
-        "blokus-curve",
-    ),
-}
+
+def stage_modules(games: Iterable[Game]) -> dict[str, tuple[str, ...]]:
+    """Each stage module of these games and the stages it declares, in the games' order."""
+    return {module: names for game in games for module, names in game.stages.items()}
+
+
+# Every shipped stage module and the stages it declares (a test checks the two agree).
+STAGE_MODULES = stage_modules(GAMES)
 MODULE_OF = {name: module for module, names in STAGE_MODULES.items() for name in names}
 
 STAGES: dict[str, Stage] = {}

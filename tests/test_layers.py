@@ -1,5 +1,5 @@
 """The layers of docs/architecture.md, enforced: every module under engines/, stages/,
-artifacts/ and flows/ is parsed (imports at module level and inside functions, relative ones
+artifacts/, flows/ and games/ is parsed (imports at module level and inside functions, relative ones
 resolved) and checked against the tables below, without importing anything.
 
 A failure names the module, its file and line, and the import that breaks a rule."""
@@ -15,17 +15,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMESPACE = "gameforge"
-PARTS = ("engines", "stages", "artifacts", "flows")  # folder == sub-package of `gameforge`
+PARTS = ("engines", "stages", "artifacts", "flows", "games")  # folder == sub-package of `gameforge`
 
 # --- The rules (docs/architecture.md, "Layers") ---------------------------------------------
 
 # Which parts of gameforge a part may import. Imports point down only:
 # flows -> stages -> engines, and only stages and flows use the store, which uses no other part.
+# The games' declarations (module names, no code) import no other part; stages and flows read
+# them to build their registries.
 LAYER_MAY_IMPORT: dict[str, frozenset[str]] = {
     "engines": frozenset({"engines"}),
-    "stages": frozenset({"stages", "engines", "artifacts"}),
+    "stages": frozenset({"stages", "engines", "artifacts", "games"}),
     "artifacts": frozenset({"artifacts"}),
-    "flows": frozenset({"flows", "stages", "engines", "artifacts"}),
+    "flows": frozenset({"flows", "stages", "engines", "artifacts", "games"}),
+    "games": frozenset({"games"}),
 }
 
 # Which other game packages an engine package may import (its own is always allowed).
@@ -43,6 +46,7 @@ FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "stages": frozenset({"prefect", "typer", "matplotlib"}),
     "artifacts": frozenset(),
     "flows": frozenset(),
+    "games": frozenset({"numpy", "numba", "torch", "zarr", "prefect", "dask", "distributed"}),
 }
 
 
@@ -216,7 +220,7 @@ def _shortest_cycle(edges: dict[str, dict[str, Import]], start: str, within: set
 
 
 def project_modules() -> list[Module]:
-    """Every module of the four parts, named as installed (`engines/poker/x.py` is
+    """Every module of the five parts, named as installed (`engines/poker/x.py` is
     `gameforge.engines.poker.x`)."""
     found = []
     for part in PARTS:
@@ -241,7 +245,7 @@ def all_imports(modules: list[Module]) -> list[Import]:
 
 @pytest.fixture(scope="module")
 def imports() -> list[Import]:
-    """The imports of every module of the repository's four parts."""
+    """The imports of every module of the repository's five parts."""
     modules = project_modules()
     assert {part_of(m.name) for m in modules} == set(PARTS)
     return all_imports(modules)

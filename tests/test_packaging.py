@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ("engines", "stages", "artifacts", "flows")
+PARTS = ("engines", "stages", "artifacts", "flows", "games")
 
 
 @pytest.fixture(scope="module")

@@ -1,16 +1,19 @@
 """Figures of artifacts (`gameforge artifacts plot KEY`): one PNG per artifact, by stage.
 
-Each game's module keeps a `PLOTTERS` table from stage name to figure: adding a plot is a
-function there and one entry in its game's table. Helpers they share are in `common`."""
+Each game's module (named by its declaration, `games/<game>.py`) keeps a `PLOTTERS` table from
+stage name to figure: adding a plot is a function there and one entry in its game's table.
+Helpers they share are in `common`."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts import Artifact
-from gameforge.flows.plots import blokus, hearts, nlhe, poker
 from gameforge.flows.plots.common import Plotter, capture_figures
+from gameforge.games import GAMES, Game
 from gameforge.stages.base import StageError
 
 
@@ -24,9 +27,12 @@ def _merged(*tables: dict[str, Plotter]) -> dict[str, Plotter]:
     return merged
 
 
-PLOTTERS: dict[str, Plotter] = _merged(
-    poker.PLOTTERS, nlhe.PLOTTERS, hearts.PLOTTERS, blokus.PLOTTERS
-)
+def plotters_of(games: Iterable[Game]) -> dict[str, Plotter]:
+    """The figures of these games' stages by stage name (a stage drawn twice is an error)."""
+    return _merged(*(importlib.import_module(game.plots).PLOTTERS for game in games))
+
+
+PLOTTERS: dict[str, Plotter] = plotters_of(GAMES)
 
 
 def plot(artifact: Artifact, out: Path, hand: str | None = None) -> str:

@@ -1,11 +1,13 @@
 """Flow specifications: the stages each flow chains, and its presets. No Prefect here.
 
-Each game's flows live in their own module; `FLOWS` gathers them, in the order `stage run`
-searches for a stage's presets.
+Each game's flows live in their own module, named by its declaration (`games/<game>.py`);
+`FLOWS` gathers them, in the order `stage run` searches for a stage's presets.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gameforge.flows.specs.base import (
@@ -16,21 +18,10 @@ from gameforge.flows.specs.base import (
     stored_inputs,
     sweep_values,
 )
-from gameforge.flows.specs.blokus import (
-    BLOKUS_BOOTSTRAP,
-    BLOKUS_ITERATIONS,
-    BLOKUS_ZERO,
-    BOOTSTRAP_ITERATIONS,
-)
-from gameforge.flows.specs.hearts import HEARTS_FALCON, HEARTS_TRIALS, HEARTS_VARIANTS
-from gameforge.flows.specs.nlhe import NLHE_CNN, NLHE_GENERATIONS
-from gameforge.flows.specs.poker import (
-    LHE_ABSTRACTION,
-    LHE_ABSTRACTION_PA,
-    LHE_LEAGUE,
-    LHE_SOLVE,
-    SOLVE_LOSSLESS,
-)
+from gameforge.flows.specs.blokus import BLOKUS_ITERATIONS, BOOTSTRAP_ITERATIONS
+from gameforge.flows.specs.hearts import HEARTS_TRIALS, HEARTS_VARIANTS
+from gameforge.flows.specs.nlhe import NLHE_GENERATIONS
+from gameforge.games import GAMES, Game
 from gameforge.stages.base import StageError
 from gameforge.stages.registry import get_stage
 
@@ -45,6 +36,7 @@ __all__ = [
     "Node",
     "StageTarget",
     "flow_of_stage",
+    "flows_of",
     "get_flow",
     "parse_value",
     "pname_in",
@@ -54,21 +46,14 @@ __all__ = [
     "sweep_values",
 ]
 
+
+def flows_of(games: Iterable[Game]) -> dict[str, FlowSpec]:
+    """The flows of these games by name, in the games' order and each game's own."""
+    return {spec.name: spec for game in games for spec in importlib.import_module(game.flows).FLOWS}
+
+
 # `stage run cfr` takes its presets from the first flow that has the stage: the lossless one.
-FLOWS: dict[str, FlowSpec] = {
-    f.name: f
-    for f in (
-        LHE_ABSTRACTION,
-        LHE_ABSTRACTION_PA,
-        SOLVE_LOSSLESS,
-        LHE_SOLVE,
-        LHE_LEAGUE,
-        NLHE_CNN,
-        HEARTS_FALCON,
-        BLOKUS_ZERO,
-        BLOKUS_BOOTSTRAP,
-    )
-}
+FLOWS: dict[str, FlowSpec] = flows_of(GAMES)
 
 
 def single_stage_flow(stage: str) -> FlowSpec:

@@ -169,3 +169,5 @@ BLOKUS_BOOTSTRAP = FlowSpec(
     nodes=_bootstrap_nodes(),
     presets={name: _bootstrap_preset(values) for name, values in _BOOTSTRAP.items()},
 )
+
+FLOWS = (BLOKUS_ZERO, BLOKUS_BOOTSTRAP)

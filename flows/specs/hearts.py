@@ -55,3 +55,5 @@ HEARTS_FALCON = FlowSpec(
         for name, (logs, per_label, games, cps, eval_games, ranks) in _HEARTS.items()
     },
 )
+
+FLOWS = (HEARTS_FALCON,)

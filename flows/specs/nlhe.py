@@ -55,3 +55,5 @@ NLHE_CNN = FlowSpec(
         for name, (first, later, train, league) in _NLHE.items()
     },
 )
+
+FLOWS = (NLHE_CNN,)

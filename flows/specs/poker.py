@@ -153,3 +153,6 @@ LHE_LEAGUE = FlowSpec(
     presets=_LEAGUE_PRESETS,
     sweep=("opponent-clusters", "k"),
 )
+
+# `stage run cfr` takes its presets from the first flow that has the stage: the lossless one.
+FLOWS = (LHE_ABSTRACTION, LHE_ABSTRACTION_PA, SOLVE_LOSSLESS, LHE_SOLVE, LHE_LEAGUE)
