@@ -36,8 +36,7 @@ from numba import njit
 from gameforge.engines.common.rng import mix, stream_seed, uniform
 from gameforge.engines.nlhe.encoding import StateEncoding
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.evaluator import get_tables
-from gameforge.engines.poker.mccfr import hand_value
+from gameforge.engines.poker.evaluator import get_tables, hand_value
 
 FOLD, CALL, RAISE = 0, 1, 2
 RANDOM, HEURISTIC, HEURISTIC_CARDS, EXTERNAL = 0, 1, 2, 3

@@ -367,6 +367,24 @@ def value_from_packed(
 
 
 @njit(cache=True, nogil=True)
+def hand_value(
+    cards: np.ndarray,
+    n: int,
+    card_key: np.ndarray,
+    card_bit: np.ndarray,
+    rank_table: np.ndarray,
+    flush_table: np.ndarray,
+) -> int:
+    """Showdown value of the first n cards."""
+    key = np.int64(0)
+    bit_or = np.int64(0)
+    for t in range(n):
+        key += card_key[cards[t]]
+        bit_or |= card_bit[cards[t]]
+    return int(value_from_packed(key, bit_or, rank_table, flush_table))
+
+
+@njit(cache=True, nogil=True)
 def _evaluate_batch(
     cards: np.ndarray,
     card_key: np.ndarray,

@@ -31,12 +31,11 @@ from gameforge.engines.poker.betting import (
     TreeArrays,
     build_tree,
 )
-from gameforge.engines.poker.evaluator import EvalTables
+from gameforge.engines.poker.evaluator import EvalTables, hand_value
 from gameforge.engines.poker.mccfr import (
     BucketLookup,
     DealTables,
     hand_buckets,
-    hand_value,
     lookup_bucket,
     shuffle_deal,
 )

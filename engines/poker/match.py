@@ -23,11 +23,10 @@ from numba import njit
 from gameforge.engines.common.rng import mix, uniform
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import CALL, DECISION, FOLD_END, RAISE, TreeArrays, build_tree
-from gameforge.engines.poker.evaluator import EvalTables
+from gameforge.engines.poker.evaluator import EvalTables, hand_value
 from gameforge.engines.poker.mccfr import (
     BucketLookup,
     DealTables,
-    hand_value,
     lookup_bucket,
     lossless_tables,
     showdown_tables,

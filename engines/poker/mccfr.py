@@ -30,8 +30,7 @@ from numba import njit
 from gameforge.engines.common.rng import stream_seed, uniform
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, TreeArrays, build_tree
-from gameforge.engines.poker.evaluator import EvalTables, get_tables
-from gameforge.engines.poker.evaluator import value_from_packed as _value
+from gameforge.engines.poker.evaluator import EvalTables, get_tables, hand_value
 from gameforge.engines.poker.isomorphism import HandIndexer, index_hand
 
 CHANCE_SAMPLING, EXTERNAL_SAMPLING = 0, 1
@@ -175,24 +174,6 @@ def hand_buckets(
         for t in range(nh):
             row[t] = hands[h, t]
         out[h] = lookup_bucket(row, nh + n_board, r, lookup)
-
-
-@njit(cache=True, nogil=True)
-def hand_value(
-    cards: np.ndarray,
-    n: int,
-    card_key: np.ndarray,
-    card_bit: np.ndarray,
-    rank_table: np.ndarray,
-    flush_table: np.ndarray,
-) -> int:
-    """Showdown value of the first n cards."""
-    key = np.int64(0)
-    bit_or = np.int64(0)
-    for t in range(n):
-        key += card_key[cards[t]]
-        bit_or |= card_bit[cards[t]]
-    return int(_value(key, bit_or, rank_table, flush_table))
 
 
 @njit(cache=True, nogil=True)
