@@ -31,20 +31,18 @@ def elapsed_log() -> Callable[[str], None]:
 
 
 def build_upstream(
-    spec: FlowSpec,
-    params: dict[str, dict[str, Any]],
-    store: ArtifactStore,
-    stage: str,
-    log: Callable[[str], None],
+    spec: FlowSpec, preset: str, store: ArtifactStore, stage: str, log: Callable[[str], None]
 ) -> dict[str, StageRun]:
-    """Build (or reuse) every node of flow `spec` that `stage` depends on, with a local Dask
-    cluster; the plan's results by node."""
+    """Build (or reuse) every node of flow `spec` at `preset` that `stage` depends on, with a
+    local Dask cluster; the plan's results by node."""
     from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.request import RunRequest
     from gameforge.flows.runtime import dask_executor
 
     upstream = [s for s in spec.upstream(stage) if s != stage]
+    request = RunRequest(flow=spec.name, preset=preset, only=upstream)
     with dask_executor(None) as executor:
-        return run_plan(spec, params, store, executor, only=upstream, log=log)
+        return run_plan(request, store, executor, log=log)
 
 
 def random_play(game: Any, seconds: float) -> tuple[int, float]:

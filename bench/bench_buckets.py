@@ -36,7 +36,7 @@ def main() -> None:
     params = spec.resolve("paper")
     store = ArtifactStore(args.store)
     log = elapsed_log()
-    results = build_upstream(spec, params, store, stage, log)
+    results = build_upstream(spec, "paper", store, stage, log)
     input_name, input_stage = next(iter(spec.node(stage).inputs.items()))
     stage_params = dict(params[stage], k=args.k)
     if stage == "hsd-buckets":

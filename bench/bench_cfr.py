@@ -16,7 +16,7 @@ import time
 import numpy as np
 from _shared import build_upstream, elapsed_log, reference_module
 
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver
 from gameforge.engines.poker.shipped_games import load_game
@@ -199,7 +199,7 @@ def paper(store: str, iterations: int, algorithm: str) -> None:
     params = spec.resolve("paper")
     artifacts = ArtifactStore(store)
     log = elapsed_log()
-    results = build_upstream(spec, params, artifacts, "cfr", log)
+    results = build_upstream(spec, "paper", artifacts, "cfr", log)
     inputs = {name: results[up].key for name, up in spec.node("cfr").inputs.items()}
     cfr_params = dict(params["cfr"], iterations=iterations, algorithm=algorithm, batch=10_000)
     t1 = time.monotonic()

@@ -741,6 +741,7 @@ def variants(
 
     from gameforge.artifacts import ArtifactStore
     from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.request import RunRequest
     from gameforge.flows.specs import get_flow
     from gameforge.stages.runner import run_stage
 
@@ -752,9 +753,11 @@ def variants(
     for name in names:
         for seed in range(seeds):
             t0 = time.perf_counter()
-            params = spec.resolve("small", scale + VARIANTS[name] + _seed_overrides(seed))
+            sets = scale + VARIANTS[name] + _seed_overrides(seed)
             only = [n.name for n in spec.nodes if n.name != "league"]
-            results = run_plan(spec, params, store, only=only, log=lambda m: None)
+            asked = RunRequest(flow=spec.name, preset="small", overrides=sets, only=only)
+            params = asked.resolve().params
+            results = run_plan(asked, store, log=lambda m: None)
             game = params["league"].get("game", NLHE_GAME)
             league = run_stage(
                 "nlhe-league",

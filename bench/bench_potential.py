@@ -75,7 +75,7 @@ def stage(store: str, preset: str) -> None:
     params = spec.resolve(preset)
     artifacts = ArtifactStore(store)
     log = elapsed_log()
-    results = build_upstream(spec, params, artifacts, "potential-buckets", log)
+    results = build_upstream(spec, preset, artifacts, "potential-buckets", log)
     inputs = {"ochs_buckets": results["ochs-buckets"].key}
     t1 = time.monotonic()
     result = run_stage(

@@ -213,6 +213,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
     abstraction first, then one solve length at a time across all of them, so that a run cut
     short has whole cross-sections."""
     from gameforge.flows.pipeline import run_plan
+    from gameforge.flows.request import RunRequest
     from gameforge.flows.runtime import dask_executor
     from gameforge.flows.specs import get_flow
     from gameforge.stages.runner import run_stage
@@ -227,7 +228,10 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                 sets = [*args.set, f"opponent-clusters.k={k}",
                         *(f"{n}.seed={seed}" for n in KMEANS_NODES)]  # fmt: skip
                 params = spec.resolve(args.preset, sets)
-                built = run_plan(spec, params, store, executor, only=upstream, log=log)
+                asked = RunRequest(
+                    flow=spec.name, preset=args.preset, overrides=sets, only=upstream
+                )
+                built = run_plan(asked, store, executor, log=log)
                 abstractions[seed, k] = (
                     params["cfr"]["game"],
                     {"middle_buckets": built["hsd-buckets"].key,

@@ -38,6 +38,7 @@ from gameforge.flows.cli_common import (
     user_errors,
 )
 from gameforge.flows.cli_store import artifacts_app, runs_app
+from gameforge.flows.request import RunRequest
 
 app = typer.Typer(
     add_completion=False,
@@ -102,27 +103,15 @@ def signal_name(signum: int) -> str:
     return signal.Signals(signum).name
 
 
-def _run(
-    flow: str,
-    preset: str,
-    overrides: list[str] | None,
-    store: str,
-    dask_address: str | None,
-    force: list[str],
-    only: list[str] | None = None,
-    parallel_nodes: int = 1,
-    dashboard: bool = False,
-    stored_inputs: list[str] | None = None,
-    dry_run: bool = False,
-    verbose: bool = False,
-    repair: bool = False,
-    force_resources: bool = False,
-) -> None:
+def _run(request: RunRequest, dry_run: bool = False, verbose: bool = False) -> None:
+    """Run (or, `dry_run`, plan) the request's flow for the terminal: bars, one-line errors, a
+    log file, the run's record, and `--repair` around the flow run."""
     import time
 
     t_start = time.monotonic()
+    store = request.store_root
     if dry_run:
-        _print_plan(flow, preset, overrides, store, force, only, stored_inputs, parallel_nodes)
+        _print_plan(request)
         return
     from gameforge.flows.runlog import (
         Interrupted,
@@ -138,32 +127,29 @@ def _run(
     with stop_on_signals(on_timeout=_hard_stop):
         try:
             from gameforge.artifacts.store import ArtifactStore
-            from gameforge.flows.pipeline import plan, start_record
+            from gameforge.flows.pipeline import plan_run, start_record
             from gameforge.flows.prefect_flow import run_flow
             from gameforge.flows.runtime import STARTUP_TIMEOUT, import_run_libraries
-            from gameforge.flows.specs import get_flow
-            from gameforge.flows.specs import stored_inputs as parse_stored
             from gameforge.stages.runner import failed_at
 
-            spec = get_flow(flow)
-            # bad input is refused before the store is touched
-            params = spec.resolve(preset, overrides)
-            stored = parse_stored(spec, stored_inputs or [])
+            stored = request.resolve().stored  # bad input is refused before the store is touched
             artifacts = ArtifactStore(store)
-            steps = plan(spec, params, artifacts, only, set(force), stored)
-            if not force_resources:
-                _check_resources(steps, store, parallel_nodes)
-            extra = {"stored_inputs": list(stored_inputs)} if stored_inputs else {}
+            steps = plan_run(request, artifacts)
+            if not request.force_resources:
+                _check_resources(steps, store, request.parallel_nodes)
+            extra = {"stored_inputs": list(request.stored_inputs)} if request.stored_inputs else {}
             command = "gameforge " + " ".join(sys.argv[1:])
-            ledger, record = start_record(spec, preset, overrides, artifacts, steps, command, extra)
-            if not repair and all(node["planned"] == "cached" for node in record.nodes.values()):
+            ledger, record = start_record(request, artifacts, steps, command, extra)
+            if not request.repair and all(
+                node["planned"] == "cached" for node in record.nodes.values()
+            ):
                 # nothing to compute: no flow run, no cluster (a run record all the same)
                 done = {
                     n: {"key": v["key"], "cached": True, "seconds": 0.0}
                     for n, v in record.nodes.items()
                 }
                 ledger.finish(record, "completed", nodes=done)
-                _print_results(flow, preset, done, time.monotonic() - t_start)
+                _print_results(request, done, time.monotonic() - t_start)
                 say(f"every stage cached: no Prefect flow run started (run {record.run_id})")
                 return
             api = _temporary_api()
@@ -180,7 +166,7 @@ def _run(
             _say_stopped(f"stopped by {exc.args[0]}")
             _end_run(128 + exc.signum)
     t0 = time.monotonic()
-    runlog = RunLog(store, flow, verbose)
+    runlog = RunLog(store, request.flow, verbose)
     with runlog:
         runlog.write("gameforge " + " ".join(sys.argv[1:]))
         try:
@@ -196,24 +182,10 @@ def _run(
                 def run_once(replays: dict[str, dict] | None = None) -> dict[str, dict]:
                     if api is not None:
                         api.wait(float(os.environ[STARTUP_TIMEOUT]))
-                    return run_flow(
-                        flow,
-                        preset,
-                        overrides,
-                        store_root=str(store),
-                        dask_address=dask_address,
-                        force=force,
-                        only=only,
-                        progress=progress,
-                        echo=echo,
-                        parallel_nodes=parallel_nodes,
-                        dashboard=dashboard,
-                        stored_inputs=stored_inputs,
-                        record=(ledger, record),
-                        replays=replays,
-                    )
+                    asked = request.model_copy(update={"replays": replays or None})
+                    return run_flow(asked, progress, echo, record=(ledger, record))
 
-                if not repair:
+                if not request.repair:
                     results = run_once()
                 else:
                     from gameforge.flows.repair import Repair
@@ -249,14 +221,14 @@ def _run(
         except Exception as exc:
             _stage_failed(exc, runlog, verbose, ledger, record)
         unrecorded = _finish(ledger, record, "completed", nodes=results)
-    _print_results(flow, preset, results, time.monotonic() - t0)
+    _print_results(request, results, time.monotonic() - t0)
     if unrecorded is not None:
         say(f"warning: the run's record was not written: {storage_line(unrecorded, store)}")
 
 
-def _print_results(flow: str, preset: str, results: dict[str, dict], seconds: float) -> None:
+def _print_results(request: RunRequest, results: dict[str, dict], seconds: float) -> None:
     """The table a run ends with: each node's key, cached or computed, and its seconds."""
-    table = Table(title=f"{flow} \\[{preset}] in {seconds:.1f} s")
+    table = Table(title=f"{request.flow} \\[{request.preset}] in {seconds:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
         table.add_column(column)
     for stage, result in results.items():
@@ -353,32 +325,22 @@ def _with_repair_hint(line: str, exc: BaseException) -> str:
     return line + "; rerun with --repair to move it to the trash and rebuild it"
 
 
-def _print_plan(
-    flow: str,
-    preset: str,
-    overrides: list[str] | None,
-    store: str,
-    force: list[str],
-    only: list[str] | None,
-    stored_inputs: list[str] | None,
-    parallel_nodes: int = 1,
-) -> None:
+def _print_plan(request: RunRequest) -> None:
     """What a run would do, node by node (the `--plan` dry run); computes and writes nothing."""
     from gameforge.artifacts.runs import older_build_note
     from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.pipeline import plan, resource_plan, resource_refusal
-    from gameforge.flows.specs import get_flow
-    from gameforge.flows.specs import stored_inputs as parse_stored
+    from gameforge.flows.pipeline import plan_run, resource_plan, resource_refusal
     from gameforge.stages.resources import available_memory, free_disk, human
 
+    store = request.store_root
     try:
-        spec = get_flow(flow)
-        params = spec.resolve(preset, overrides)
-        stored = parse_stored(spec, stored_inputs or [])
-        steps = plan(spec, params, ArtifactStore(store), only, set(force), stored)
+        request.resolve()  # bad input is refused before the store is touched
+        steps = plan_run(request, ArtifactStore(store))
     except user_errors() as exc:
         fail(str(exc))
-    console.print(f"plan: {flow} at preset {preset}, store {store}", highlight=False)
+    console.print(
+        f"plan: {request.flow} at preset {request.preset}, store {store}", highlight=False
+    )
     artifacts = ArtifactStore(store)
     for i, step in enumerate(steps, 1):
         status = step.status
@@ -407,7 +369,7 @@ def _print_plan(
         f"{len(steps) - counts['cached'] - counts['resumes']} to compute",
         highlight=False,
     )
-    needs = resource_plan(steps, parallel_nodes)
+    needs = resource_plan(steps, request.parallel_nodes)
     memory_free, disk_free = available_memory(), free_disk(store)
     say(
         f"resources: memory ~{human(needs.memory)} at the peak"
@@ -477,17 +439,29 @@ def run_cmd(
     force_resources: ForceResourcesOpt = False,
 ) -> None:
     """Run a flow at a preset: every stage, reusing cached artifacts."""
-    forced = force or []
     only = None
     if with_nodes:
         try:
             from gameforge.flows.specs import get_flow
 
-            only = get_flow(flow).default_nodes(with_nodes)
+            only = tuple(get_flow(flow).default_nodes(with_nodes))
         except user_errors() as exc:
             fail(str(exc))
-    _run(flow, preset, overrides, store, dask_address, forced, only, parallel_nodes, dashboard,
-         stored_inputs, dry_run, verbose, repair, force_resources)  # fmt: skip
+    request = RunRequest(
+        flow=flow,
+        preset=preset,
+        overrides=tuple(overrides or ()),
+        store_root=store,
+        dask_address=dask_address,
+        force=tuple(force or ()),
+        only=only,
+        parallel_nodes=parallel_nodes,
+        dashboard=dashboard,
+        stored_inputs=tuple(stored_inputs or ()),
+        repair=repair,
+        force_resources=force_resources,
+    )
+    _run(request, dry_run, verbose)
 
 
 @stage_app.command("run")
@@ -530,11 +504,20 @@ def stage_run_cmd(
         hints.append(f"other nodes {', '.join(target.other_nodes)}: --node")
     suffix = f" ({'; '.join(hints)})" if hints else ""
     say(f"stage {stage}: flow {spec.name}, node {chosen}{suffix}")
-    only = spec.upstream(chosen)
-    forced = [chosen] if force else []
-    _run(spec.name, preset, overrides, store, dask_address, forced, only, dashboard=dashboard,
-         stored_inputs=stored_inputs, dry_run=dry_run, verbose=verbose, repair=repair,
-         force_resources=force_resources)  # fmt: skip
+    request = RunRequest(
+        flow=spec.name,
+        preset=preset,
+        overrides=tuple(overrides or ()),
+        store_root=store,
+        dask_address=dask_address,
+        force=(chosen,) if force else (),
+        only=tuple(spec.upstream(chosen)),
+        dashboard=dashboard,
+        stored_inputs=tuple(stored_inputs or ()),
+        repair=repair,
+        force_resources=force_resources,
+    )
+    _run(request, dry_run, verbose)
 
 
 @stage_app.command("list")

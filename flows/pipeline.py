@@ -11,6 +11,7 @@ from typing import Any
 from gameforge.artifacts import ArtifactStore
 from gameforge.artifacts.runs import RunLedger, RunRecord, new_run_id
 from gameforge.artifacts.store import CorruptedArtifact, StoreError
+from gameforge.flows.request import ResolvedRun, RunRequest
 from gameforge.flows.specs import FlowSpec, Node, sweep_values
 from gameforge.stages.base import StageError
 from gameforge.stages.executor import Executor
@@ -21,29 +22,47 @@ from gameforge.stages.runner import StageRun, run_stage, stage_key
 
 
 def run_plan(
-    spec: FlowSpec,
-    params: dict[str, dict[str, Any]],
-    store: ArtifactStore,
+    request: RunRequest,
+    store: ArtifactStore | None = None,
     executor: Executor | None = None,
-    force: set[str] | frozenset[str] = frozenset(),
-    only: list[str] | None = None,
+    *,
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
     run_one: Callable[..., StageRun] = run_stage,
-    parallel_nodes: int = 1,
-    stored: dict[str, dict[str, str]] | None = None,
-    replays: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, StageRun]:
-    """Run `only` (default: every) node of `spec`, feeding each its upstream keys.
+    """Run the request's nodes (`only`, default: every node of a plain run) in dependency order,
+    feeding each its upstream keys; results by node label.
 
-    `stored` feeds nodes' optional inputs from stored artifacts (node -> input -> key).
-    `replays` gives, by artifact key, execution parameters that make a rebuild repeat a stored
-    build (a repair of a solve that a time budget stopped: `Stage.replay`).
-    `only` and `force` name nodes; a stage name stands for every node running that stage. With
-    `parallel_nodes` > 1, nodes whose inputs are ready run side by side in threads (the flow's
-    context is copied into each), e.g. the independent learners of a flow; results do not
-    depend on the order, since every artifact is addressed by its content.
+    `store` defaults to the request's `store_root`. `stored_inputs` feed nodes' optional inputs
+    from stored artifacts. `replays` gives, by artifact key, execution parameters that make a
+    rebuild repeat a stored build (a repair of a solve that a time budget stopped:
+    `Stage.replay`). `only` and `force` name nodes; a stage name stands for every node running
+    that stage. With `parallel_nodes` > 1, nodes whose inputs are ready run side by side in
+    threads (the flow's context is copied into each), e.g. the independent learners of a flow;
+    results do not depend on the order, since every artifact is addressed by its content.
     """
+    opened = store if store is not None else ArtifactStore(request.store_root)
+    return _run_nodes(request.resolve(), request, opened, _Runner(executor, progress, log, run_one))
+
+
+@dataclass(frozen=True)
+class _Runner:
+    """How a plan's nodes run: where chunk work goes, what shows progress and log lines, and
+    the function that runs one stage (`run_stage`, a Prefect task, or a dry run)."""
+
+    executor: Executor | None
+    progress: Progress | None
+    log: Callable[[str], None]
+    run_one: Callable[..., StageRun]
+
+
+def _run_nodes(
+    resolved: ResolvedRun, request: RunRequest, store: ArtifactStore, runner: _Runner
+) -> dict[str, StageRun]:
+    """`run_plan` on resolved parameters (which `plan` passes as they are)."""
+    spec, params, stored = resolved.spec, resolved.params, resolved.stored
+    only, force, replays = request.only, request.force, request.replays
+    progress, parallel_nodes = runner.progress, request.parallel_nodes
     wanted = set(only) if only is not None else set(spec.default_nodes())
     forced = {n.name for n in spec.nodes if n.name in force or n.stage in force}
     swept = spec.swept_stages()
@@ -67,7 +86,7 @@ def run_plan(
                 else:
                     needs.extend(f"{up}[{x}]" for x in labels)
             jobs.append((node, v, label, needs))
-    _check_variants(swept, labels, stored or {})
+    _check_variants(swept, labels, stored)
     results: dict[str, StageRun] = {}
 
     def run_job(node: Node, v: int | None, label: str) -> StageRun:
@@ -83,9 +102,9 @@ def run_plan(
                     inputs[f"{name}.{i}"] = results[f"{up}[{x}]"].key
             else:
                 raise StageError(f"{node.name}: input {name} varies with the sweep")
-        inputs.update((stored or {}).get(node.name, {}))
+        inputs.update(stored.get(node.name, {}))
         if v is not None:  # `--input node[k=8].input=KEY`: this variant only
-            inputs.update((stored or {}).get(label, {}))
+            inputs.update(stored.get(label, {}))
         values = params.get(node.name, {})
         if v is not None and spec.sweep is not None and node.name == spec.sweep[0]:
             values = sweep_values(spec, values, node.name)[v]
@@ -93,15 +112,15 @@ def run_plan(
             stage_params = get_stage(node.stage).make_params(values)
             full = {n: store.resolve(k) for n, k in inputs.items()}
             values = {**values, **replays.get(stage_key(node.stage, stage_params, full), {})}
-        return run_one(
+        return runner.run_one(
             node.stage,
             values,
             inputs,
             store=store,
-            executor=executor,
+            executor=runner.executor,
             force=node.name in forced,
             progress=progress,
-            log=log,
+            log=runner.log,
             label=label,
         )
 
@@ -251,11 +270,18 @@ def plan(
         )
         return StageRun(stage_name, key, status == "cached", 0.0)
 
-    run_plan(
-        spec, params, store, only=only, force=force, run_one=dry_run, log=lambda _m: None,
-        stored=stored,
-    )  # fmt: skip
+    nodes = tuple(only) if only is not None else None
+    asked = RunRequest(flow=spec.name, only=nodes, force=tuple(sorted(force)))
+    quiet = _Runner(None, None, lambda _m: None, dry_run)
+    _run_nodes(ResolvedRun(spec, params, stored or {}), asked, store, quiet)
     return steps
+
+
+def plan_run(request: RunRequest, store: ArtifactStore) -> list[PlannedStep]:
+    """`plan` of what `run_plan(request)` would do; a bad request raises StageError."""
+    resolved = request.resolve()
+    only = list(request.only) if request.only is not None else None
+    return plan(resolved.spec, resolved.params, store, only, set(request.force), resolved.stored)
 
 
 @dataclass(frozen=True)
@@ -300,9 +326,7 @@ def resource_refusal(
 
 
 def start_record(
-    spec: FlowSpec,
-    preset: str,
-    overrides: list[str] | None,
+    request: RunRequest,
     store: ArtifactStore,
     steps: list[PlannedStep],
     command: str,
@@ -311,10 +335,10 @@ def start_record(
     """Write a run's record (status running, each planned step's key and how: cached,
     computes ...); (the ledger, the record)."""
     record = RunRecord(
-        run_id=new_run_id(spec.name),
-        flow=spec.name,
-        preset=preset,
-        overrides=list(overrides or []),
+        run_id=new_run_id(request.flow),
+        flow=request.flow,
+        preset=request.preset,
+        overrides=list(request.overrides),
         command=command,
         nodes={step.label: {"key": step.key, "planned": step.status} for step in steps},
         extra=dict(extra or {}),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from gameforge.flows.request import RunRequest, flow_signature
 from gameforge.flows.runtime import prefect_defaults
 
 
@@ -57,8 +58,7 @@ def _prefect_flow(name: str) -> Any:
     from prefect.runtime import deployment, flow_run
 
     from gameforge.artifacts import ArtifactStore
-    from gameforge.flows import specs
-    from gameforge.flows.pipeline import plan, run_plan, start_record
+    from gameforge.flows.pipeline import plan_run, run_plan, start_record
     from gameforge.flows.prefect_report import PrefectProgress, artifact_key, publish_stage
     from gameforge.flows.runlog import one_line
     from gameforge.flows.runtime import dask_executor
@@ -89,24 +89,10 @@ def _prefect_flow(name: str) -> Any:
             stage, params, inputs, **kwargs
         )
 
-    @flow(name=name, persist_result=False, validate_parameters=False)
-    def gameforge_flow(
-        preset: str,
-        overrides: list[str],
-        store_root: str,
-        dask_address: str | None = None,
-        force: list[str] | None = None,
-        only: list[str] | None = None,
-        parallel_nodes: int = 1,
-        dashboard: bool = False,
-        stored_inputs: list[str] | None = None,
-        replays: dict[str, dict] | None = None,
-    ) -> dict[str, dict]:
+    def gameforge_flow(**parameters: Any) -> dict[str, dict]:
+        request = RunRequest(flow=name, **parameters)
         log = _logged_and_echoed(get_run_logger())
-        spec = specs.get_flow(name)
-        params = spec.resolve(preset, overrides)
-        stored = specs.stored_inputs(spec, stored_inputs or [])
-        store = ArtifactStore(store_root)
+        store = ArtifactStore(request.store_root)
         ledger = record = None
         if _HOOKS.record is not None:  # the command line keeps the record; add this flow run
             kept_ledger, kept = _HOOKS.record
@@ -115,23 +101,14 @@ def _prefect_flow(name: str) -> Any:
         else:  # started from Prefect (a deployment): the run records itself
             command = f"prefect deployment run {name}/{deployment.name}"
             extra = {"prefect_flow_run": flow_run.get_id()}
-            steps = plan(spec, params, store, only, set(force or []), stored)
-            ledger, record = start_record(spec, preset, overrides, store, steps, command, extra)
+            steps = plan_run(request, store)
+            ledger, record = start_record(request, store, steps, command, extra)
         try:
-            with dask_executor(dask_address, dashboard=dashboard, log=log) as executor:
+            with dask_executor(
+                request.dask_address, dashboard=request.dashboard, log=log
+            ) as executor:
                 results = run_plan(
-                    spec,
-                    params,
-                    store,
-                    executor=executor,
-                    force=set(force or []),
-                    only=only,
-                    progress=_HOOKS.progress,
-                    log=log,
-                    run_one=run_one,
-                    parallel_nodes=parallel_nodes,
-                    stored=stored,
-                    replays=replays,
+                    request, store, executor, progress=_HOOKS.progress, log=log, run_one=run_one
                 )
         except BaseException as exc:
             if ledger is not None and record is not None:
@@ -144,50 +121,27 @@ def _prefect_flow(name: str) -> Any:
             ledger.finish(record, "completed", nodes=out)
         return out
 
-    return gameforge_flow
+    # The flow's parameters are the request's fields, so that a deployment shows and sets each
+    # (`--param preset=tiny` merges into its defaults); the flow rebuilds the request from them.
+    gameforge_flow.__signature__ = flow_signature()  # type: ignore[attr-defined]
+    return flow(name=name, persist_result=False, validate_parameters=False)(gameforge_flow)
 
 
 def run_flow(
-    name: str,
-    preset: str,
-    overrides: list[str] | None = None,
-    store_root: str = "store",
-    dask_address: str | None = None,
-    force: list[str] | None = None,
-    only: list[str] | None = None,
-    progress: Any = None,
-    echo: Any = None,
-    parallel_nodes: int = 1,
-    dashboard: bool = False,
-    stored_inputs: list[str] | None = None,
-    record: Any = None,
-    replays: dict[str, dict] | None = None,
+    request: RunRequest, progress: Any = None, echo: Any = None, record: Any = None
 ) -> dict[str, dict]:
-    """Run flow `name` at `preset` as a Prefect flow run; returns stage -> key/cached/seconds.
+    """Run the request's flow as a Prefect flow run; returns stage -> key/cached/seconds.
 
-    `record` is the (ledger, run record) the caller keeps: the flow adds its Prefect flow run id.
-    `replays`: see `run_plan` (a repair's rebuilds that repeat the stored builds).
+    `progress` and `echo` show the run in the caller's terminal; `record` is the (ledger, run
+    record) the caller keeps: the flow adds its Prefect flow run id.
     """
-    from gameforge.flows import specs
-
-    spec = specs.get_flow(name)
-    spec.resolve(preset, overrides)  # fail fast on bad presets/overrides, before Prefect starts
-    specs.stored_inputs(spec, list(stored_inputs or []))
-    flow = _prefect_flow(name).with_options(flow_run_name=f"{name}-{preset}")
+    request.resolve()  # fail fast on bad presets, overrides and inputs, before Prefect starts
+    flow = _prefect_flow(request.flow).with_options(
+        flow_run_name=f"{request.flow}-{request.preset}"
+    )
     _HOOKS.progress, _HOOKS.echo, _HOOKS.record = progress, echo, record
     try:
-        return flow(
-            preset=preset,
-            overrides=list(overrides or []),
-            store_root=str(store_root),
-            dask_address=dask_address,
-            force=list(force or []),
-            only=only,
-            parallel_nodes=parallel_nodes,
-            dashboard=dashboard,
-            stored_inputs=list(stored_inputs or []),
-            replays=replays or None,
-        )
+        return flow(**request.flow_parameters())
     finally:
         _HOOKS.progress, _HOOKS.echo, _HOOKS.record = None, None, None
 

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gameforge.artifacts import ArtifactStore, StoreError
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
@@ -339,12 +339,14 @@ def test_a_flow_run_applies_a_repairs_replay_to_the_node_it_names(store):
     """`run_plan(replays=...)` (what `run --repair` passes) gives the node whose key it names
     the execution parameters that repeat the stored build."""
     from gameforge.flows.pipeline import plan_keys, run_plan
-    from gameforge.flows.specs import get_flow
+    from gameforge.flows.request import RunRequest
     from gameforge.stages.executor import InProcessExecutor
 
-    spec = get_flow("solve-lossless")
-    params = spec.resolve("small", ["cfr.seconds=60", "cfr.iterations=none", "cfr.evaluations=0"])
-    key = plan_keys(spec, params)["cfr"]
+    overrides = ("cfr.seconds=60", "cfr.iterations=none", "cfr.evaluations=0")
+    request = RunRequest(flow="solve-lossless", overrides=overrides)
+    resolved = request.resolve()
+    key = plan_keys(resolved.spec, resolved.params)["cfr"]
     replays = {key: {"replay_iterations": 777}}
-    run_plan(spec, params, store, executor=InProcessExecutor(), log=quiet, replays=replays)
+    replay = request.model_copy(update={"replays": replays})
+    run_plan(replay, store, InProcessExecutor(), log=quiet)
     assert store.open(key).meta["summary"]["iterations"] == 777

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from gameforge.flows.pipeline import plan, plan_keys, run_plan
+from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import FlowSpec, Node, get_flow, resolve_stage
 from gameforge.stages.base import StageError
 from gameforge.stages.progress import LabelledProgress, LogProgress
@@ -36,7 +37,9 @@ def test_plan_says_what_is_cached_resumed_and_computed_and_writes_nothing(store)
     }
     assert not store.root.exists()  # a dry run leaves no trace
 
-    run_plan(TOY, params, store, only=[SQUARES.name], log=quiet)
+    # TOY's first node alone: the stage by itself, at TOY's parameters
+    squares = RunRequest(flow=f"stage:{SQUARES.name}", preset="tiny", overrides=("n=300",))
+    run_plan(squares, store, log=quiet)
     after = plan(TOY, params, store)
     assert [s.status for s in after] == ["cached", "computes"]
     assert [s.key for s in after] == [s.key for s in before]
@@ -49,7 +52,8 @@ def test_plan_says_what_is_cached_resumed_and_computed_and_writes_nothing(store)
 def test_plan_resolves_stored_input_prefixes_and_refuses_unknown_ones(store):
     solve = get_flow("solve-lossless")
     params = solve.resolve("tiny")
-    first = run_plan(solve, {"cfr": {**params["cfr"], "iterations": 20}}, store, log=quiet)
+    short = RunRequest(flow="solve-lossless", preset="tiny", overrides=("cfr.iterations=20",))
+    first = run_plan(short, store, log=quiet)
     parent = first["cfr"].key
     stored = {"cfr": {"parent": parent[:10]}}
     steps = plan(solve, params, store, stored=stored)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gameforge.flows.pipeline import run_plan
+from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import get_flow
 
 quiet = lambda _m: None  # noqa: E731
@@ -12,19 +13,19 @@ quiet = lambda _m: None  # noqa: E731
 
 def test_league_flow_sweeps_and_shares_upstream(store):
     """Per-count stages run once per value, shared ones once; the league gathers every solve."""
-    spec = get_flow("lhe-league")
-    params = spec.resolve(
-        "tiny",
-        [
+    request = RunRequest(
+        flow="lhe-league",
+        preset="tiny",
+        overrides=(
             "opponent-clusters.k=4,6",
             "hsd-buckets.k=20",
             "ochs-buckets.k=20",
             "cfr.iterations=5000",
             "league.sets=4",
             "league.hands_per_set=500",
-        ],
+        ),
     )
-    results = run_plan(spec, params, store, log=quiet)
+    results = run_plan(request, store, log=quiet)
     assert set(results) == {
         "river-hs",
         "hsd",
@@ -66,7 +67,7 @@ def test_league_flow_sweeps_and_shares_upstream(store):
     }
     solve = store.open(results["cfr[k=6]"].key)
     assert solve.inputs["middle_buckets"] == results["hsd-buckets"].key  # shared, built once
-    again = run_plan(spec, params, store, log=quiet)
+    again = run_plan(request, store, log=quiet)
     assert all(r.cached for r in again.values())
 
 
@@ -77,10 +78,7 @@ def test_parallel_nodes_respect_dependencies_and_give_the_same_results():
     import time
     from types import SimpleNamespace
 
-    from gameforge.flows.specs import get_flow
-
-    spec = get_flow("hearts-falcon")
-    params = spec.resolve("tiny")
+    request = RunRequest(flow="hearts-falcon", preset="tiny")
     lock = threading.Lock()
     state = {"now": 0, "most": 0}
     finished: dict[str, float] = {}
@@ -100,9 +98,11 @@ def test_parallel_nodes_respect_dependencies_and_give_the_same_results():
         finished[key] = time.monotonic()
         return SimpleNamespace(key=key, cached=False, seconds=0.02)
 
-    sequential = run_plan(spec, params, None, run_one=fake, log=lambda m: None)
+    sequential = run_plan(request, run_one=fake, log=lambda m: None)
     assert state["most"] == 1
-    parallel = run_plan(spec, params, None, run_one=fake, log=lambda m: None, parallel_nodes=2)
+    parallel = run_plan(
+        request.model_copy(update={"parallel_nodes": 2}), run_one=fake, log=lambda m: None
+    )
     assert state["most"] == 2
     assert list(parallel) == list(sequential)
     assert {n: r.key for n, r in parallel.items()} == {n: r.key for n, r in sequential.items()}
@@ -115,31 +115,31 @@ def test_a_stored_input_can_feed_one_sweep_variant():
 
     import pytest
 
-    from gameforge.flows.specs import get_flow, stored_inputs
+    from gameforge.flows.specs import stored_inputs
     from gameforge.stages.base import StageError
 
     spec = get_flow("lhe-league")
-    params = spec.resolve("tiny", ["opponent-clusters.k=4,6"])
+    request = RunRequest(flow="lhe-league", preset="tiny", overrides=("opponent-clusters.k=4,6",))
     fed: dict[str, dict[str, str]] = {}
 
     def fake(stage, values, inputs, label="", **kwargs):
         fed[label] = dict(inputs)
         return SimpleNamespace(key=f"{label}-key", cached=False, seconds=0.0)
 
-    stored = stored_inputs(spec, ["cfr[k=6].parent=cfr-six"])
-    assert stored == {"cfr[k=6]": {"parent": "cfr-six"}}
-    run_plan(spec, params, None, run_one=fake, log=quiet, stored=stored)
+    assert stored_inputs(spec, ["cfr[k=6].parent=cfr-six"]) == {"cfr[k=6]": {"parent": "cfr-six"}}
+    six = request.model_copy(update={"stored_inputs": ("cfr[k=6].parent=cfr-six",)})
+    run_plan(six, run_one=fake, log=quiet)
     assert fed["cfr[k=6]"]["parent"] == "cfr-six" and "parent" not in fed["cfr[k=4]"]
     assert fed["league"] == {"players.0": "cfr[k=4]-key", "players.1": "cfr[k=6]-key"}
 
-    everyone = stored_inputs(spec, ["cfr.parent=cfr-all"])
-    run_plan(spec, params, None, run_one=fake, log=quiet, stored=everyone)
+    everyone = request.model_copy(update={"stored_inputs": ("cfr.parent=cfr-all",)})
+    run_plan(everyone, run_one=fake, log=quiet)
     assert fed["cfr[k=4]"]["parent"] == fed["cfr[k=6]"]["parent"] == "cfr-all"
 
     fed.clear()
     with pytest.raises(StageError, match=r"no such variant \(it makes cfr\[k=4\], cfr\[k=6\]\)"):
-        run_plan(spec, params, None, run_one=fake, log=quiet,
-                 stored=stored_inputs(spec, ["cfr[k=8].parent=cfr-eight"]))  # fmt: skip
+        eight = request.model_copy(update={"stored_inputs": ("cfr[k=8].parent=cfr-eight",)})
+        run_plan(eight, run_one=fake, log=quiet)
     assert fed == {}
     with pytest.raises(StageError, match=r"is named \[k=VALUE\]"):
         stored_inputs(spec, ["cfr[clusters=6].parent=x"])

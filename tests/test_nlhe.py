@@ -493,13 +493,14 @@ def test_bad_player_name_is_one_clear_error(tmp_path):
 
 def test_nlhe_cnn_flow_chains_three_generations_and_reuses_them(tmp_path):
     from gameforge.flows.pipeline import run_plan
-    from gameforge.flows.specs import get_flow
+    from gameforge.flows.request import RunRequest
 
-    spec = get_flow("nlhe-cnn")
-    params = spec.resolve("tiny", ["hands=240", "epochs=1", "league.hands=200"])
+    overrides = ("hands=240", "epochs=1", "league.hands=200")
+    request = RunRequest(flow="nlhe-cnn", preset="tiny", overrides=overrides)
+    params = request.resolve().params
     assert params["histories-1"]["hands"] == 240 and params["league"]["hands"] == 200
     store = ArtifactStore(tmp_path)
-    first = run_plan(spec, params, store, log=lambda m: None)
+    first = run_plan(request, store, log=lambda m: None)
     assert list(first) == [
         "histories-1", "train-1", "histories-2", "train-2", "histories-3", "train-3", "league"
     ]  # fmt: skip
@@ -507,7 +508,7 @@ def test_nlhe_cnn_flow_chains_three_generations_and_reuses_them(tmp_path):
     assert h3["players"] == ["heuristic", "CNN-1g", "CNN-2g"] and len(h3["pairings"]) == 6
     league = store.open(first["league"].key).meta["summary"]
     assert league["players"] == ["random", "heuristic", "CNN-1g", "CNN-2g", "CNN-3g"]
-    again = run_plan(spec, params, store, log=lambda m: None)
+    again = run_plan(request, store, log=lambda m: None)
     assert all(r.cached for r in again.values())
     assert {k: r.key for k, r in again.items()} == {k: r.key for k, r in first.items()}
 

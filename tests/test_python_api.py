@@ -18,6 +18,7 @@ import pytest
 from gameforge.artifacts import ArtifactStore
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.flows.pipeline import run_plan
+from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import get_flow
 from gameforge.stages.executor import InProcessExecutor
 
@@ -37,21 +38,18 @@ def api_snippets() -> list[str]:
 def api_store(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A store with a tiny abstraction, a tiny solve on it and one tiny CNN generation."""
     store = ArtifactStore(tmp_path_factory.mktemp("api") / "store")
-    solve = get_flow("lhe-solve")
-    poker = run_plan(
-        solve,
-        solve.resolve("tiny", ["cfr.iterations=20000"]),
-        store,
-        executor=InProcessExecutor(),
-        log=quiet,
-    )
+    solve = RunRequest(flow="lhe-solve", preset="tiny", overrides=("cfr.iterations=20000",))
+    poker = run_plan(solve, store, InProcessExecutor(), log=quiet)
     nlhe = get_flow("nlhe-cnn")
     cnn = run_plan(
-        nlhe,
-        nlhe.resolve("tiny", ["histories-1.hands=240", "train-1.epochs=1"]),
+        RunRequest(
+            flow="nlhe-cnn",
+            preset="tiny",
+            overrides=("histories-1.hands=240", "train-1.epochs=1"),
+            only=nlhe.upstream("train-1"),
+        ),
         store,
-        executor=InProcessExecutor(),
-        only=nlhe.upstream("train-1"),
+        InProcessExecutor(),
         log=quiet,
     )
     return {

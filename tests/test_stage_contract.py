@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gameforge.flows.pipeline import plan_keys, run_plan
+from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import flow_of_stage, get_flow, stored_inputs
 from gameforge.stages.base import StageContext, StageError, StageParams, numbered
 from gameforge.stages.registry import all_stages, get_stage, stage
@@ -45,7 +46,8 @@ def test_a_stage_in_no_flow_runs_alone_with_its_defaults(store):
     spec = flow_of_stage("contract-count")
     assert spec.name == "stage:contract-count" and get_flow(spec.name).nodes == spec.nodes
     params = spec.resolve("tiny", ["n=7"])
-    runs = run_plan(spec, params, store, log=lambda _m: None)
+    request = RunRequest(flow=spec.name, preset="tiny", overrides=("n=7",))
+    runs = run_plan(request, store, log=lambda _m: None)
     artifact = store.open(runs["contract-count"].key)
     assert artifact["values"][:].tolist() == list(range(7))
     assert artifact["empty"].shape == (0, 3)  # write_arrays keeps empty arrays

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.flows.pipeline import run_plan
+from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import get_flow
 from gameforge.stages.executor import Executor
 from gameforge.stages.runner import run_stage
@@ -70,11 +71,14 @@ def build_tiny_store(store: ArtifactStore, executor: Executor) -> None:
     for name, overrides, nodes in TINY_RUNS:
         spec = get_flow(name)
         runs[name] = run_plan(
-            spec,
-            spec.resolve("tiny", overrides),
+            RunRequest(
+                flow=name,
+                preset="tiny",
+                overrides=tuple(overrides),
+                only=sorted({n for node in nodes for n in spec.upstream(node)}) or None,
+            ),
             store,
-            executor=executor,
-            only=sorted({n for node in nodes for n in spec.upstream(node)}) or None,
+            executor,
             log=quiet,
         )
     gathered_stages(store, runs)
