@@ -8,7 +8,7 @@ import pytest
 from gameforge.artifacts import ArtifactStore
 from gameforge.artifacts.transfer import export_artifacts, import_artifacts
 from gameforge.engines.common.emd import cumulative, histogram_from_cdf
-from gameforge.engines.common.kmeans import kmeans
+from gameforge.engines.common.kmeans import KMeansOptions, kmeans
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
@@ -177,7 +177,8 @@ def test_hsd_median_centroids_never_raise_the_objective(chain, short_deck):
         np.testing.assert_allclose(hist.sum(axis=1), 1.0, atol=1e-12)
     # The same turn HSDs with mean centroids (stage version 1): the objective rises.
     unique, _, counts = merge_rows(np.asarray(short_deck.hsd()[array_name(2)][:]))
-    mean = kmeans(cumulative(unique), 150, "emd", counts.astype(np.float64), max_iter=100)
+    options = KMeansOptions(max_iter=100)
+    mean = kmeans(cumulative(unique), 150, "emd", counts.astype(np.float64), options)
     assert np.any(np.diff(mean.objective) > 1e-6 * mean.objective[:-1])
 
 

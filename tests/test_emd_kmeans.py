@@ -3,6 +3,8 @@ the per-bin median centroid of EMD k-means against brute force."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import ot
 import pytest
@@ -197,8 +199,8 @@ def test_weights_equal_duplicates(metric):
     counts = np.random.default_rng(6).integers(1, 5, X.shape[0])
     Xdup = np.repeat(X, counts, axis=0)
     C0 = _first_rows(X, 12, 7)
-    a = km.kmeans(X, 12, metric, weights=counts, init=C0, max_iter=8, tol=0)
-    b = km.kmeans(Xdup, 12, metric, init=C0, max_iter=8, tol=0)
+    a = km.kmeans(X, 12, metric, counts, km.KMeansOptions(max_iter=8, tol=0), init=C0)
+    b = km.kmeans(Xdup, 12, metric, None, km.KMeansOptions(max_iter=8, tol=0), init=C0)
     np.testing.assert_array_equal(np.repeat(a.labels, counts), b.labels)
     np.testing.assert_allclose(a.objective, b.objective, rtol=1e-10)
     np.testing.assert_allclose(a.centroids, b.centroids, rtol=1e-10, atol=1e-12)
@@ -207,7 +209,7 @@ def test_weights_equal_duplicates(metric):
 @pytest.mark.parametrize("metric", ["emd", "l2"])
 def test_objective_monotonicity(metric):
     X = _data(metric, n=2000, seed=8)
-    state = km.kmeans(X, 30, metric, seed=1, max_iter=15, tol=0)
+    state = km.kmeans(X, 30, metric, options=km.KMeansOptions(max_iter=15, tol=0, seed=1))
     obj = state.objective
     if metric == "l2":
         # Exact Lloyd for squared L2: never increases.
@@ -312,9 +314,9 @@ def test_median_threads_pruning_and_weights_change_nothing():
         np.testing.assert_array_equal(runs[0].centroids, other.centroids)
         np.testing.assert_array_equal(runs[0].objective, other.objective)
     counts = np.random.default_rng(26).integers(1, 5, X.shape[0])
-    a = km.kmeans(X, 20, "emd", counts, init=C0, max_iter=6, tol=0, centroid="median")
-    b = km.kmeans(np.repeat(X, counts, axis=0), 20, "emd", init=C0, max_iter=6, tol=0,
-                  centroid="median")  # fmt: skip
+    median = km.KMeansOptions(max_iter=6, tol=0, centroid="median")
+    a = km.kmeans(X, 20, "emd", counts, median, init=C0)
+    b = km.kmeans(np.repeat(X, counts, axis=0), 20, "emd", None, median, init=C0)
     np.testing.assert_array_equal(np.repeat(a.labels, counts), b.labels)
     np.testing.assert_array_equal(a.centroids, b.centroids)
     np.testing.assert_allclose(a.objective, b.objective, rtol=1e-12)
@@ -326,7 +328,8 @@ def test_median_objective_never_rises(seed):
     X = _data("emd", n=2000, seed=seed)
     w = np.random.default_rng(seed).integers(1, 4, X.shape[0])
     for weights in (None, w):
-        state = km.kmeans(X, 30, "emd", weights, seed=1, max_iter=20, tol=0, centroid="median")
+        median = km.KMeansOptions(max_iter=20, tol=0, seed=1, centroid="median")
+        state = km.kmeans(X, 30, "emd", weights, median)
         obj = state.objective
         assert state.iteration >= 5
         assert np.all(np.diff(obj) <= 1e-12 * obj[:-1]), obj
@@ -339,16 +342,17 @@ def test_centroid_rule_checks_and_resume():
     """Median is for EMD only; a resumed state keeps its rule and ends like an unbroken run."""
     X = _data("emd", n=600, seed=28)
     with pytest.raises(ValueError, match="emd"):
-        km.kmeans(_data("l2", n=100), 3, "l2", centroid="median")
+        km.kmeans(_data("l2", n=100), 3, "l2", options=km.KMeansOptions(centroid="median"))
     with pytest.raises(ValueError, match="centroid"):
-        km.kmeans(X, 3, "emd", centroid="mode")  # type: ignore[arg-type]
-    part = km.kmeans(X, 10, "emd", seed=3, max_iter=3, tol=0, centroid="median")
+        km.kmeans(X, 3, "emd", options=km.KMeansOptions(centroid="mode"))  # type: ignore[arg-type]
+    median = km.KMeansOptions(max_iter=6, tol=0, seed=3, centroid="median")
+    part = km.kmeans(X, 10, "emd", None, dataclasses.replace(median, max_iter=3))
     saved = km.KMeansState.from_arrays(part.to_arrays())
     assert saved.centroid == "median"
     with pytest.raises(ValueError, match="median"):
-        km.kmeans(X, 10, "emd", init=saved, max_iter=6, tol=0)
-    resumed = km.kmeans(X, 10, "emd", init=saved, max_iter=6, tol=0, centroid="median")
-    full = km.kmeans(X, 10, "emd", seed=3, max_iter=6, tol=0, centroid="median")
+        km.kmeans(X, 10, "emd", None, dataclasses.replace(median, centroid="mean"), init=saved)
+    resumed = km.kmeans(X, 10, "emd", None, median, init=saved)
+    full = km.kmeans(X, 10, "emd", None, median)
     for key, value in full.to_arrays().items():
         np.testing.assert_array_equal(value, resumed.to_arrays()[key], err_msg=key)
     legacy = {key: v for key, v in part.to_arrays().items() if key != "centroid"}
@@ -410,7 +414,7 @@ def test_kmeanspp_recovers_blobs(metric):
     C = km.kmeanspp_init(X, k, metric, seed=0)
     D = _raw(X.astype(np.float64), C, metric)
     assert len(set(D.argmin(axis=1)[::per])) == k  # one seed in every blob
-    state = km.kmeans(X, k, metric, seed=0)
+    state = km.kmeans(X, k, metric)
     for b in range(k):
         assert len(set(state.labels[truth == b])) == 1
     assert len(set(state.labels)) == k
@@ -420,12 +424,13 @@ def test_kmeanspp_recovers_blobs(metric):
 def test_resume_from_arrays_equals_uninterrupted(metric):
     X = _data(metric, n=1200, seed=14)
     w = np.random.default_rng(15).integers(1, 4, X.shape[0])
-    full = km.kmeans(X, 16, metric, weights=w, seed=2, max_iter=6, tol=0)
-    part = km.kmeans(X, 16, metric, weights=w, seed=2, max_iter=3, tol=0)
+    options = km.KMeansOptions(max_iter=6, tol=0, seed=2)
+    full = km.kmeans(X, 16, metric, w, options)
+    part = km.kmeans(X, 16, metric, w, dataclasses.replace(options, max_iter=3))
     arrays = {k: np.array(v, copy=True) for k, v in part.to_arrays().items()}
     assert all(isinstance(v, np.ndarray) for v in arrays.values())
     resumed = km.KMeansState.from_arrays(arrays)
-    resumed = km.kmeans(X, 16, metric, weights=w, max_iter=6, tol=0, init=resumed)
+    resumed = km.kmeans(X, 16, metric, w, km.KMeansOptions(max_iter=6, tol=0), init=resumed)
     a, b = full.to_arrays(), resumed.to_arrays()
     assert a.keys() == b.keys()
     for key in a:
@@ -444,14 +449,15 @@ def test_resume_at_every_iteration_boundary_equals_uninterrupted(metric):
     def keep(state: km.KMeansState) -> None:
         saved.append({k: np.array(v, copy=True) for k, v in state.to_arrays().items()})
 
-    full = km.kmeans(X, 20, metric, seed=0, max_iter=100, tol=1e-3, callback=keep)
+    options = km.KMeansOptions(max_iter=100, tol=1e-3)
+    full = km.kmeans(X, 20, metric, None, dataclasses.replace(options, callback=keep))
     assert full.converged and 2 < full.iteration < 100 and len(saved) == full.iteration
     assert bool(saved[-1]["converged"]) and not any(bool(s["converged"]) for s in saved[:-1])
     last = saved[-1]
     without_flag = {k: v for k, v in last.items() if k != "converged"}
     for arrays in [*saved, without_flag]:
         init = km.KMeansState.from_arrays(arrays)
-        resumed = km.kmeans(X, 20, metric, seed=0, max_iter=100, tol=1e-3, init=init)
+        resumed = km.kmeans(X, 20, metric, None, options, init=init)
         a, b = full.to_arrays(), resumed.to_arrays()
         for key in a:
             np.testing.assert_array_equal(a[key], b[key], err_msg=f"{key} from {init.iteration}")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import gameforge.engines.poker.potential as potential
+from gameforge.engines.common.kmeans import KMeansOptions
 from gameforge.engines.poker.potential import (
     PotentialState,
     _distances_to,
@@ -138,9 +139,9 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
     points = random_points(rng, 400, k_next, 12)
     weights = rng.integers(1, 4, size=len(points)).astype(np.float64)
 
-    def run(**kw):
-        args = dict(weights=weights, seed=5, max_iter=40, tol=0.0)
-        return potential_kmeans(points, k, k_next, ground, **{**args, **kw})
+    def run(init=None, **kw):
+        options = KMeansOptions(**{"seed": 5, "max_iter": 40, "tol": 0.0, **kw})
+        return potential_kmeans(points, k, k_next, ground, weights, options, init)
 
     def same(a: PotentialState, b: PotentialState) -> None:
         assert a.iteration == b.iteration and a.best_iteration == b.best_iteration
@@ -169,7 +170,7 @@ def test_kmeans_deterministic_resumable_and_weights_equal_duplicates():
 
     def from_seeds(data: np.ndarray, w: np.ndarray | None):
         init = PotentialState(seeds.copy(), np.full(len(data), -1, np.int32))
-        return potential_kmeans(data, k, k_next, ground, w, max_iter=40, tol=0.0, init=init)
+        return potential_kmeans(data, k, k_next, ground, w, KMeansOptions(40, 0.0), init)
 
     weighted, copies = from_seeds(points, weights), from_seeds(dup, None)
     assert weighted.iteration == copies.iteration > 1
@@ -190,8 +191,9 @@ def test_kmeans_resumed_after_any_iteration_equals_uninterrupted():
     def keep(state: PotentialState) -> None:
         saved.append({n: np.array(v, copy=True) for n, v in state.to_arrays().items()})
 
-    def run(**kw):
-        return potential_kmeans(points, k, k_next, ground, seed=1, max_iter=60, tol=1e-3, **kw)
+    def run(init=None, callback=None):
+        options = KMeansOptions(max_iter=60, tol=1e-3, seed=1, callback=callback)
+        return potential_kmeans(points, k, k_next, ground, None, options, init)
 
     full = run(callback=keep)
     assert full.converged and full.iteration < 60 and len(saved) == full.iteration
@@ -213,11 +215,24 @@ def test_kmeans_objective_never_rises_and_ends_below_its_seeding():
     ground, _ = random_ground(rng, k_next)
     points = random_points(rng, 600, k_next, 10)
     for seed in range(6):
-        state = potential_kmeans(points, k, k_next, ground, seed=seed, max_iter=25, tol=0.0)
+        options = KMeansOptions(max_iter=25, tol=0.0, seed=seed)
+        state = potential_kmeans(points, k, k_next, ground, options=options)
         objective = state.objective
         assert np.all(np.diff(objective) <= 1e-12 * objective[:-1]), objective
         assert objective[-1] < 0.97 * objective[0]
         assert state.best_iteration == state.iteration and state.best_labels is None
+
+
+def test_kmeans_refuses_the_options_it_does_not_read():
+    """The k-means++ trials, centroid rule, Yinyang groups and chunk size are common.kmeans's
+    options: given to potential-aware k-means, they are refused rather than ignored."""
+    rng = np.random.default_rng(2)
+    ground, _ = random_ground(rng, 8)
+    points = random_points(rng, 50, 8, 6)
+    unread = {"n_local_trials": 3, "centroid": "median", "n_groups": 2, "chunk_size": 64}
+    for name, value in unread.items():
+        with pytest.raises(ValueError, match=name):
+            potential_kmeans(points, 3, 8, ground, options=KMeansOptions(**{name: value}))
 
 
 def test_best_centres_match_a_brute_force_choice():

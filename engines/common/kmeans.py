@@ -78,7 +78,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 from numba import njit
@@ -100,11 +100,15 @@ _GATHER_MAX = 1 << 22  # values per thread in the median's coordinate-major gath
 
 T = TypeVar("T")
 R = TypeVar("R")
+State = TypeVar("State")
 
 
 # ------------------------------------------------------------------------------------ kernels
 # Distances are accumulated in float64, dimension by dimension in order, both here and in the
 # tiled scan (no fastmath), so a point-centre distance has the same bits wherever computed.
+# The kernels take their arrays and scalars one by one, however many (`_assign_range`: 20):
+# an @njit function cannot take a Python object such as `KMeansOptions` or `KMeansState`, so
+# the Python wrappers unpack those into what each kernel reads.
 
 
 @njit(cache=True, nogil=True)
@@ -1170,6 +1174,36 @@ def _median_update(
 # ---------------------------------------------------------------------------------- public API
 
 
+@dataclass(frozen=True)
+class KMeansOptions(Generic[State]):
+    """How a k-means run goes: when it stops, how it seeds, its centroid rule, how it splits
+    the work and what it calls after each iteration. `kmeans` reads every field;
+    `engines.poker.potential.potential_kmeans` reads the stopping, seed, thread and callback
+    fields and refuses the others set."""
+
+    # Iterations at most, those of a resumed state included.
+    max_iter: int = 100
+    # Stop once the objective's relative change (either way) from the previous iteration is
+    # below this (0: only at a fixed point or at `max_iter`).
+    tol: float = 1e-4
+    # The k-means++ seeding's random stream (unused when `init` gives centroids or a state).
+    seed: int = 0
+    # Candidates tried per centre by greedy k-means++ (None: 2 + ln k).
+    n_local_trials: int | None = None
+    # The update rule: "mean", or "median" for metric "emd" (see the module docstring).
+    centroid: Centroid = "mean"
+    # Centre groups of the Yinyang bounds (None: `default_groups(k)`; 1: Hamerly's algorithm),
+    # 4 n G bytes; the result does not depend on it.
+    n_groups: int | None = None
+    # Threads for the assignment and the update; the result does not depend on them.
+    n_threads: int = 1
+    # Points per assignment chunk: partial sums are added in chunk order, so the result
+    # depends on it at float-rounding level.
+    chunk_size: int = DEFAULT_CHUNK
+    # Called with the state after every iteration, e.g. to checkpoint `state.to_arrays()`.
+    callback: Callable[[State], None] | None = None
+
+
 def kmeanspp_init(
     X: np.ndarray,
     k: int,
@@ -1290,55 +1324,46 @@ def kmeans(
     k: int,
     metric: Metric,
     weights: np.ndarray | None = None,
-    seed: int = 0,
-    max_iter: int = 100,
-    tol: float = 1e-4,
+    options: KMeansOptions[KMeansState] | None = None,
     init: str | np.ndarray | KMeansState | None = None,
-    *,
-    n_threads: int = 1,
-    chunk_size: int = DEFAULT_CHUNK,
-    n_local_trials: int | None = None,
-    n_groups: int | None = None,
-    callback: Callable[[KMeansState], None] | None = None,
-    centroid: Centroid = "mean",
 ) -> KMeansState:
-    """Lloyd iterations until the objective's relative improvement < ``tol`` or ``max_iter``.
+    """Lloyd iterations until the objective's relative change < ``options.tol`` or
+    ``options.max_iter`` (``options``: `KMeansOptions`, its defaults when None).
 
-    ``init``: None or "k-means++" (seeded by ``seed``), a ``(k, d)`` array of centroids, or a
-    :class:`KMeansState` to resume (``max_iter`` counts its earlier iterations too; its groups
-    are kept; its centroid rule must be ``centroid``). ``callback(state)`` runs after every
-    iteration, e.g. to checkpoint ``state.to_arrays()``. Stops early at a fixed point (no
-    label changed, no empty cluster). ``centroid``: "mean", or "median" for metric "emd" (the
-    summed EMD then never rises; see the module docstring).
+    ``init``: None or "k-means++" (seeded by ``options.seed``), a ``(k, d)`` array of
+    centroids, or a :class:`KMeansState` to resume (``max_iter`` counts its earlier iterations
+    too; its groups are kept; its centroid rule must be ``options.centroid``). Stops early at
+    a fixed point (no label changed, no empty cluster). With the "median" rule for metric
+    "emd" the summed EMD never rises (see the module docstring).
     """
+    opt: KMeansOptions[KMeansState] = KMeansOptions() if options is None else options
     _check_metric(metric)
-    _check_centroid(centroid, metric)
+    _check_centroid(opt.centroid, metric)
     Xc = _prepare_X(X, metric)
     n = Xc.shape[0]
     if isinstance(init, KMeansState):
-        if init.centroid != centroid:
-            raise ValueError(f"init state uses centroid {init.centroid!r}, not {centroid!r}")
+        if init.centroid != opt.centroid:
+            raise ValueError(f"init state uses centroid {init.centroid!r}, not {opt.centroid!r}")
         state = init.copy()
     else:
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(opt.seed)
         if init is None or (isinstance(init, str) and init == "k-means++"):
-            C0 = kmeanspp_init(Xc, k, metric, weights, rng, n_local_trials)
+            C0 = kmeanspp_init(Xc, k, metric, weights, rng, opt.n_local_trials)
         elif isinstance(init, str):
             raise ValueError(f"unknown init {init!r}")
         else:
             C0 = np.asarray(init)
-        state = KMeansState.initial(C0, n, metric, rng, n_groups, centroid)
+        state = KMeansState.initial(C0, n, metric, rng, opt.n_groups, opt.centroid)
     if state.k != k:
         raise ValueError(f"init has {state.k} centroids, expected k={k}")
     if state.iteration > 0 and not state.converged:
-        state.converged = _converged(state, tol)  # a checkpoint written before the flag was
-    while not state.converged and state.iteration < max_iter:
-        state = kmeans_step(
-            Xc, state, metric, weights, n_threads=n_threads, chunk_size=chunk_size, inplace=True
-        )
-        state.converged = _converged(state, tol)
-        if callback is not None:
-            callback(state)
+        state.converged = _converged(state, opt.tol)  # a checkpoint written before the flag was
+    while not state.converged and state.iteration < opt.max_iter:
+        state = kmeans_step(Xc, state, metric, weights, n_threads=opt.n_threads,
+                            chunk_size=opt.chunk_size, inplace=True)  # fmt: skip
+        state.converged = _converged(state, opt.tol)
+        if opt.callback is not None:
+            opt.callback(state)
     return state
 
 

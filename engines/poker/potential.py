@@ -27,19 +27,21 @@ of each cluster to its centre never rises, nor, after the next assignment, the o
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from gameforge.engines.common.kmeans import ordered_map
+from gameforge.engines.common.kmeans import KMeansOptions, ordered_map
 from gameforge.engines.poker.hsd import completion_indices, completions
 
 _MASS_EPS = 1e-12  # point mass left below this is rounding: that unit counts as moved
 CHUNK = 2048  # points per assignment task; fixed so results ignore the thread count
 SAMPLE_FACTOR = 20  # k-means++ seeds on a weighted sample of SAMPLE_FACTOR * k points
+# The numba kernels below (`_best_centres`: 13 arguments) take their arrays and scalars one by
+# one: an @njit function cannot take a Python object such as `KMeansOptions`, so the Python
+# functions unpack what each kernel reads.
 
 
 # ------------------------------------------------------------------------------- features
@@ -704,29 +706,38 @@ def kmeans_step(
     )
 
 
+# The fields of `KMeansOptions` that only common.kmeans's k-means reads (its k-means++ trials,
+# centroid rule, Yinyang groups and assignment chunks): set here, they would do nothing.
+_KMEANS_ONLY = ("n_local_trials", "centroid", "n_groups", "chunk_size")
+
+
 def potential_kmeans(
     points: np.ndarray,
     k: int,
     num_buckets: int,
     ground: np.ndarray,
     weights: np.ndarray | None = None,
-    seed: int = 0,
-    max_iter: int = 100,
-    tol: float = 1e-4,
+    options: KMeansOptions[PotentialState] | None = None,
     init: PotentialState | None = None,
-    n_threads: int = 1,
-    callback: Callable[[PotentialState], None] | None = None,
     embedding: np.ndarray | None = None,
 ) -> PotentialState:
     """Potential-aware k-means of point rows (sorted next-round bucket ids) under greedy EMD.
 
-    Stops at a fixed point or when the objective changes by less than `tol` (relative).
-    `init` resumes a checkpointed state; `callback(state)` runs after every iteration.
-    `embedding`: see `assign` (pruning only; the result is the same without it). The centroid
-    step never raises the objective, so `best_assignment()` (the assignment of the
-    lowest-objective iteration, `best_iteration`) is the latest one; it is kept as a guard
-    against rounding, at the cost of one more centroid array only while it is not the latest.
+    `options` (`KMeansOptions`, its defaults when None): its `max_iter`, `tol` (stops at a
+    fixed point or when the objective changes by less than `tol`, relative), `seed`,
+    `n_threads` and `callback(state)` (after every iteration); the others are refused.
+    `init` resumes a checkpointed state. `embedding`: see `assign` (pruning only; the result
+    is the same without it). The centroid step never raises the objective, so
+    `best_assignment()` (the assignment of the lowest-objective iteration, `best_iteration`)
+    is the latest one; it is kept as a guard against rounding, at the cost of one more
+    centroid array only while it is not the latest.
     """
+    opt: KMeansOptions[PotentialState] = KMeansOptions() if options is None else options
+    unread = [name for name in _KMEANS_ONLY
+              if getattr(opt, name) != getattr(KMeansOptions, name)]  # fmt: skip
+    if unread:
+        raise ValueError(f"potential_kmeans does not use the options {', '.join(unread)}")
+    seed, max_iter, tol, n_threads = opt.seed, opt.max_iter, opt.tol, opt.n_threads
     points = np.ascontiguousarray(points)
     ground = np.ascontiguousarray(ground, dtype=np.float64)
     if ground.shape != (num_buckets, num_buckets):
@@ -749,8 +760,8 @@ def potential_kmeans(
     while not state.converged and state.iteration < max_iter:
         state = kmeans_step(points, weights, state, ground, order, n_threads, embedding)
         state.converged = _converged(state, tol)
-        if callback is not None:
-            callback(state)
+        if opt.callback is not None:
+            opt.callback(state)
     return state
 
 

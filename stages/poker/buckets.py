@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.common.emd import cumulative
-from gameforge.engines.common.kmeans import Centroid, KMeansState, kmeans
+from gameforge.engines.common.kmeans import Centroid, KMeansOptions, KMeansState, kmeans
 from gameforge.stages.base import Seed, StageContext, StageError, StageParams
 from gameforge.stages.poker.hsd import array_name, count_dtype, hsd_rounds
 from gameforge.stages.poker.ochs import RESULT as OCHS_ARRAY
@@ -103,20 +103,16 @@ def cluster_features(
     init: Any = KMeansState.from_arrays(saved) if saved is not None else None
     checkpoint, finish = iteration_checkpoints(ctx, name, "k-means", params, init)
 
-    state = kmeans(
-        points,
-        k,
-        metric,  # type: ignore[arg-type]
-        weights,
-        seed=params.seed,
+    options = KMeansOptions(
         max_iter=params.max_iter,
         tol=params.tol,
-        init=init,
-        n_threads=os.cpu_count() or 1,
-        n_groups=params.n_groups,
-        callback=checkpoint,
+        seed=params.seed,
         centroid=CENTROID_RULES[metric][0],
+        n_groups=params.n_groups,
+        n_threads=os.cpu_count() or 1,
+        callback=checkpoint,
     )
+    state = kmeans(points, k, metric, weights, options, init)  # type: ignore[arg-type]
     finish(state.iteration)
     ctx.writer.save_checkpoint(name, state.to_arrays())
     # Renumber buckets from the weakest centroid to the strongest.

@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.common.emd import cumulative, histogram_from_cdf
-from gameforge.engines.common.kmeans import kmeans
+from gameforge.engines.common.kmeans import KMeansOptions, KMeansState, kmeans
 from gameforge.engines.poker.cards import RANK_CHARS
 from gameforge.stages.base import Seed, StageContext, StageError
 from gameforge.stages.poker.hsd import array_name, round_indexer
@@ -80,9 +80,8 @@ def run(ctx: StageContext) -> dict:
     best = None
     bar = ctx.progress.start(f"k-means k={params.k} restarts", params.restarts)
     for restart in range(params.restarts):
-        state = kmeans(
-            cdf, params.k, "emd", weights, seed=params.seed + restart, max_iter=params.max_iter
-        )
+        options = KMeansOptions[KMeansState](max_iter=params.max_iter, seed=params.seed + restart)
+        state = kmeans(cdf, params.k, "emd", weights, options)
         if best is None or state.objective[-1] < best.objective[-1]:
             best = state
         bar.advance()

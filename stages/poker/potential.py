@@ -29,6 +29,7 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.artifacts import Build, write_chunk
+from gameforge.engines.common.kmeans import KMeansOptions
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.potential import (
     PotentialState,
@@ -149,20 +150,14 @@ def _cluster(
         return init  # type: ignore[return-value]
     checkpoint, finish = iteration_checkpoints(ctx, name, "potential-aware k-means", params, init)
 
-    state = potential_kmeans(
-        points,
-        params.k,
-        next_k,
-        ground,
-        weights,
-        seed=params.seed,
+    options = KMeansOptions(
         max_iter=params.max_iter,
         tol=params.tol,
-        init=init,
+        seed=params.seed,
         n_threads=os.cpu_count() or 1,
         callback=checkpoint,
-        embedding=embedding,
     )
+    state = potential_kmeans(points, params.k, next_k, ground, weights, options, init, embedding)
     finish(state.iteration)
     ctx.writer.save_checkpoint(name, {**state.to_arrays(), "finished": np.array(1)})
     return state
