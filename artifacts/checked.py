@@ -43,7 +43,7 @@ def _checked(method: Any) -> Any:
     return read
 
 
-class CheckedArray(zarr.Array):  # type: ignore[type-arg]
+class CheckedArray(zarr.Array):
     """A stored array whose every read names its artifact and array when a chunk is corrupted
     (one `CorruptedArtifact` line instead of zarr's codec error)."""
 

@@ -80,7 +80,7 @@ class _NotEchoed(logging.Filter):
         return not echoed or record.levelno > logging.INFO
 
 
-class _LogFileHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _LogFileHandler(logging.StreamHandler):
     """The log file's handler: a record it cannot write (the disk is full) ends the file
     quietly instead of printing a traceback per record to stderr."""
 

@@ -145,7 +145,7 @@ def load_cnn(
 ) -> CnnPlayer:
     """The CNN player of an `nlhe-train` artifact (scoring through torch.compile if asked)."""
     p = train.params
-    config = NetConfig(tuple(p["filters"]), p["kernel"], p["dense"], p["dropout"])  # type: ignore[arg-type]
+    config = NetConfig(tuple(p["filters"]), p["kernel"], p["dense"], p["dropout"])
     arrays = {
         name[len(WEIGHT_PREFIX) :]: np.asarray(train[name][:])
         for name in train.array_names()

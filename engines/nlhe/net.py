@@ -345,7 +345,7 @@ class CnnPlayer:
         # Scores change in the last bits only; compiling costs 10-20 s once per player.
         self._rest: Callable[..., torch.Tensor] = self._rest_of_network
         if compiled:
-            self._rest = torch.compile(  # type: ignore[assignment]
+            self._rest = torch.compile(
                 self._rest_of_network, dynamic=True, options={"freezing": True}
             )
 

@@ -350,11 +350,11 @@ def _int64_intrinsic(name: str, emit: Callable[[Any, Any], Any]) -> Any:
     """A numba intrinsic `name(x) -> int64` of any integer x: one LLVM instruction, built by
     `emit(builder, value)` on x cast to int64."""
 
-    def typer(typingctx, x):  # type: ignore[no-untyped-def]
+    def typer(typingctx, x):
         if not isinstance(x, types.Integer):
             return None
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):
             return emit(builder, context.cast(builder, args[0], signature.args[0], types.int64))
 
         return types.int64(x), codegen
@@ -370,7 +370,7 @@ _cttz = _int64_intrinsic(  # index of the lowest set bit
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lane_counts(x):  # type: ignore[no-untyped-def]
+def _lane_counts(x):
     """Bit counts of the four 16-bit lanes of x, each in its own lane (bit 63 must be clear)."""
     x = x - ((x >> 1) & 0x5555555555555555)
     x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
@@ -379,13 +379,13 @@ def _lane_counts(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _ld(a, i):  # type: ignore[no-untyped-def]
+def _ld(a, i):
     """a[i] for a known non-negative i: an unsigned index skips numba's negative-index fix-up."""
     return a[np.uint64(i)]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _multiset_term(x, k):  # type: ignore[no-untyped-def]
+def _multiset_term(x, k):
     """C(x + k - 1, k) for k in 1..4."""
     c = x
     if k >= 2:
@@ -398,19 +398,19 @@ def _multiset_term(x, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _binom_small(n, k):  # type: ignore[no-untyped-def]
+def _binom_small(n, k):
     """C(n, k) for 1 <= k <= 4 and n >= k - 1."""
     return _multiset_term(n - k + 1, k)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _horner(idx, col, radix_key, shift, radix, b):  # type: ignore[no-untyped-def]
+def _horner(idx, col, radix_key, shift, radix, b):
     """One round of one suit's mixed-radix index: idx * C(N - used, m) + colex index."""
     return idx * _ld(b, radix + ((radix_key >> shift) & 0xFF)) + ((col >> shift) & _LANE_MASK)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _group_step(key, prev, top, group_size, b, total, gmul, gacc, gpos):  # type: ignore[no-untyped-def]
+def _group_step(key, prev, top, group_size, b, total, gmul, gacc, gpos):
     """Add the next sorted suit (the top-th, 1-based) to the multiset rank of its group.
 
     Branch-free: whether suits share a configuration is data-dependent and unpredictable.
@@ -437,7 +437,7 @@ def _group_step(key, prev, top, group_size, b, total, gmul, gacc, gpos):  # type
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _index_at(cards, start, rnd, b):  # type: ignore[no-untyped-def]
+def _index_at(cards, start, rnd, b):
     """Index of the hand held in cards[start:]; see index_hand."""
     card_pos = _ld(b, _H_CARDS)
     ncr = _ld(b, _H_NCR)
@@ -528,13 +528,13 @@ def _index_at(cards, start, rnd, b):  # type: ignore[no-untyped-def]
 
 # Inlined into callers (numba inline): a real call would copy arguments for every hand.
 @njit(cache=True, nogil=True, inline="always")
-def index_hand(cards, rnd, blob):  # type: ignore[no-untyped-def]
+def index_hand(cards, rnd, blob):
     """Index of a hand (cards of rounds 0..rnd) in round rnd; -1 if a card repeats, -2 if bad."""
     return _index_at(cards, 0, rnd, blob)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _largest_binom_le(v, i, hi):  # type: ignore[no-untyped-def]
+def _largest_binom_le(v, i, hi):
     """Largest y in [i - 1, hi] with C(y, i) <= v (i <= 4), by bisection."""
     if i == 1:
         return v
@@ -549,7 +549,7 @@ def _largest_binom_le(v, i, hi):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _write_suit(x, raw, suit, rnd, b, pos, out, start):  # type: ignore[no-untyped-def]
+def _write_suit(x, raw, suit, rnd, b, pos, out, start):
     """Decode suit index x of configuration raw into cards of suit, at out[start + b[pos + k]]."""
     num_ranks = b[_H_NUM_RANKS]
     num_suits = b[_H_NUM_SUITS]
@@ -585,7 +585,7 @@ def _write_suit(x, raw, suit, rnd, b, pos, out, start):  # type: ignore[no-untyp
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _unindex_at(index, rnd, b, out, start):  # type: ignore[no-untyped-def]
+def _unindex_at(index, rnd, b, out, start):
     """Write the canonical hand of index into out[start:]; see unindex_hand."""
     rrec = b[_H_ROUND] + rnd * _R_STRIDE
     if index < 0 or index >= b[rrec + _R_SIZE]:
@@ -636,13 +636,13 @@ def _unindex_at(index, rnd, b, out, start):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def unindex_hand(index, rnd, blob, out):  # type: ignore[no-untyped-def]
+def unindex_hand(index, rnd, blob, out):
     """Write the canonical hand of index (round rnd) into out; False if out of range."""
     return _unindex_at(index, rnd, blob, out, 0)
 
 
 @njit(cache=True, nogil=True)
-def _index_batch(cards, rnd, blob, out):  # type: ignore[no-untyped-def]
+def _index_batch(cards, rnd, blob, out):
     """Index every row; returns the first row with a card id out of range, else -1."""
     width = cards.shape[1]
     flat = cards.reshape(-1)  # one flat view: a row view per hand would cost refcount updates
@@ -654,7 +654,7 @@ def _index_batch(cards, rnd, blob, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _unindex_batch(indices, rnd, blob, out):  # type: ignore[no-untyped-def]
+def _unindex_batch(indices, rnd, blob, out):
     """Decode every index; returns the first position out of range, else -1."""
     width = out.shape[1]
     flat = out.reshape(-1)
@@ -665,7 +665,7 @@ def _unindex_batch(indices, rnd, blob, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _first_repeat(cards):  # type: ignore[no-untyped-def]
+def _first_repeat(cards):
     """First row in which a card id appears twice, else -1 (ids must be < 64)."""
     for i in range(cards.shape[0]):
         seen = 0
