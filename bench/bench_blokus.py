@@ -444,15 +444,15 @@ def bootstrap_probe(args: argparse.Namespace) -> None:
     searching alone (rollout_mix 0, Gumbel root, fpu 0.25, `--sims`), against three MCTS-MAXN
     of `--sims` simulations on the same `--eval-games` games (seed `--seed`).
     """
-    from gameforge.engines.blokus.rollouts import rollout_games
+    from gameforge.engines.blokus.rollouts import RolloutTargets, rollout_games
     from gameforge.engines.blokus.selfplay import make_optimiser, match, sample_batch, train_step
     from gameforge.engines.common.stats import wilson_interval
 
     t = tables()
     t0 = time.perf_counter()
-    train = rollout_games(t, 0, args.games, 11, ROLLOUT_EPSILON, args.positions, args.rollouts)
-    held = rollout_games(t, args.games, args.games + 300, 11, ROLLOUT_EPSILON, args.positions,
-                         args.rollouts)  # fmt: skip
+    targets = RolloutTargets(ROLLOUT_EPSILON, args.positions, args.rollouts)
+    train = rollout_games(t, 0, args.games, 11, targets)
+    held = rollout_games(t, args.games, args.games + 300, 11, targets)
     kept = int(np.isfinite(train.ply_value[:, 0]).sum())
     print(f"{args.games} + 300 rollout games, {kept} training positions, {args.rollouts} "
           f"rollouts each: {time.perf_counter() - t0:.0f} s", flush=True)  # fmt: skip

@@ -24,7 +24,7 @@ from pydantic import Field
 from gameforge.artifacts import Artifact
 from gameforge.engines.blokus.game import CELLS, N_PLAYERS, tables
 from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON
-from gameforge.engines.blokus.rollouts import ROLLOUT_WIDEST, rollout_games
+from gameforge.engines.blokus.rollouts import ROLLOUT_WIDEST, RolloutTargets, rollout_games
 from gameforge.engines.blokus.selfplay import (
     POLICY_STATS,
     RECORD_FIELDS,
@@ -327,10 +327,10 @@ def run_rollouts(ctx: StageContext) -> dict[str, Any]:
     p: RolloutParams = ctx.params
     t = tables()
     t0 = time.perf_counter()
+    targets = RolloutTargets(p.epsilon, p.positions, p.value_rollouts, p.value_margin)
 
     def play_chunk(start: int, stop: int, bar: ProgressTask) -> GameRecords:
-        return rollout_games(t, start, stop, p.seed, p.epsilon, p.positions, p.value_rollouts,
-                             p.value_margin, p.threads)  # fmt: skip
+        return rollout_games(t, start, stop, p.seed, targets, p.threads)
 
     parts = ctx.run_batches("games", p.games, p.chunk, play_chunk, GameRecords.arrays,
                             GameRecords.from_arrays, "rollout games")  # fmt: skip

@@ -12,7 +12,7 @@ import torch
 from gameforge.artifacts import ArtifactStore
 from gameforge.engines.blokus.game import CELLS, N_PLAYERS, OUT, new_state, tables
 from gameforge.engines.blokus.mcts import rollout_move, seeded_rng
-from gameforge.engines.blokus.rollouts import _mean_rollouts, rollout_games
+from gameforge.engines.blokus.rollouts import RolloutTargets, _mean_rollouts, rollout_games
 from gameforge.engines.blokus.selfplay import GameRecords, replay_planes, sample_batch
 from gameforge.stages.runner import run_stage
 from tests.blokus_helpers import engine_legal, outcome_of, score_of, step
@@ -21,6 +21,7 @@ from tests.resume_helpers import killed_then_rerun
 torch.set_num_threads(1)
 QUIET = {"log": lambda m: None}
 EPSILON = 0.25
+TARGETS = RolloutTargets(epsilon=EPSILON, positions=5, value_rollouts=4)
 
 
 def scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -31,8 +32,7 @@ def scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def games() -> GameRecords:
-    return rollout_games(tables(), 0, 6, seed=3, epsilon=EPSILON, positions=5, value_rollouts=4,
-                         threads=1)  # fmt: skip
+    return rollout_games(tables(), 0, 6, seed=3, targets=TARGETS, threads=1)
 
 
 def test_rollout_games_replay_legally_with_the_rollout_policys_own_targets(games):
@@ -98,8 +98,8 @@ def test_value_target_is_a_mean_of_rollouts_from_the_position(games):
     """A value target of 64 rollouts lies within 4 standard errors of 1,000 independent
     rollouts' mean from the same position, colour by colour."""
     t = tables()
-    rec = rollout_games(t, 0, 1, seed=5, epsilon=EPSILON, positions=1, value_rollouts=64,
-                        threads=1)  # fmt: skip
+    targets = RolloutTargets(epsilon=EPSILON, positions=1, value_rollouts=64)
+    rec = rollout_games(t, 0, 1, seed=5, targets=targets, threads=1)
     k = int(np.flatnonzero(np.diff(rec.pi_start) > 0)[0])
     s = new_state()
     for j in range(k):
@@ -115,8 +115,7 @@ def test_value_target_is_a_mean_of_rollouts_from_the_position(games):
 
 def test_games_depend_on_their_number_only(games):
     """Games 2..3 played alone, on two threads, are games 2..3 of the six."""
-    part = rollout_games(tables(), 2, 4, seed=3, epsilon=EPSILON, positions=5, value_rollouts=4,
-                         threads=2)  # fmt: skip
+    part = rollout_games(tables(), 2, 4, seed=3, targets=TARGETS, threads=2)
     a, b = int(games.game_start[2]), int(games.game_start[4])
     assert np.array_equal(part.moves, games.moves[a:b])
     np.testing.assert_array_equal(part.ply_value, games.ply_value[a:b])

@@ -20,6 +20,7 @@ depends on its number and the seed only, so chunks and threads give the same rec
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -139,19 +140,28 @@ def _play_game(
     return n, used
 
 
+@dataclass(frozen=True)
+class RolloutTargets:
+    """What `rollout_games` plays and records (see the module docstring)."""
+
+    epsilon: float = ROLLOUT_EPSILON  # the rollout policy's random-placement share
+    positions: int = 4  # plies kept per game, each with a policy and a value target
+    value_rollouts: int = 16  # further rollouts averaged into each kept position's value
+    margin: float = 0.0  # a finished game's value: 0 win/loss, m > 0 tanh(score margin / m)
+
+
 def rollout_games(
     t: Tables,
     first: int,
     stop: int,
     seed: int,
-    epsilon: float = ROLLOUT_EPSILON,
-    positions: int = 4,
-    value_rollouts: int = 16,
-    margin: float = 0.0,
+    targets: RolloutTargets = RolloutTargets(),
     threads: int = 2,
 ) -> GameRecords:
     """Games first..stop-1 of the rollout policy as records with policy and value targets at
-    `positions` plies each (see the module docstring); game g's stream is seeded_rng(seed, g)."""
+    `targets.positions` plies each; game g's stream is seeded_rng(seed, g)."""
+    epsilon, positions = targets.epsilon, targets.positions
+    value_rollouts, margin = targets.value_rollouts, targets.margin
     games = stop - first
     plies = np.zeros((games, MAX_PLIES), np.int64)
     counts = np.zeros((games, 2), np.int64)
