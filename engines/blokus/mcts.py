@@ -297,7 +297,7 @@ def seeded_rng(seed: int, game: int) -> np.ndarray:
     return np.array([mix(np.uint64(key))], np.uint64)
 
 
-def mcts_move(
+def mcts_move(  # noqa: PLR0913  a thin wrapper: its parameters are the `search` kernel's
     state: np.ndarray,
     t: Tables,
     tree: Tree,

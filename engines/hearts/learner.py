@@ -109,7 +109,7 @@ class Learner(NamedTuple):
     hi: np.ndarray
 
 
-def make_learner(
+def make_learner(  # noqa: PLR0913  its parameters are Learner's fields, the kernels' argument
     weights: np.ndarray,
     nodes: np.ndarray,
     params: np.ndarray,

@@ -78,7 +78,7 @@ def _hsd(
     return bad
 
 
-def hsd_counts(
+def hsd_counts(  # noqa: PLR0913  a thin wrapper: its parameters are the `_hsd` kernel's
     hands: np.ndarray,
     num_hole: int,
     deck_size: int,
