@@ -126,7 +126,7 @@ def test_work_done_before_a_resume_is_shown_but_not_in_the_rate(monkeypatch):
 
 def test_the_terminal_bar_leaves_earlier_work_out_of_its_speed():
     """rich's speed counts only what this run advanced."""
-    from gameforge.flows.cli_common import RichProgress
+    from gameforge.flows.cli.common import RichProgress
 
     progress = RichProgress()
     bar = progress.start("iterations", 4500, done=3778)

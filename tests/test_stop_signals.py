@@ -154,7 +154,7 @@ from gameforge.flows import cli
 def stop_here(*_args):
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(10)
-cli._check_resources = stop_here
+cli.run._check_resources = stop_here
 sys.argv = ["gameforge", "run", "solve-lossless", "--preset", "tiny", "--store", {store!r}]
 cli.main()
 """

@@ -1,5 +1,5 @@
 """What every `gameforge` command shares: consoles, option types, one-line errors and progress
-bars (kept apart from the commands, which live in `cli` and `cli_store`)."""
+bars (kept apart from the commands, which live in this package's other modules)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ from rich.text import Text
 
 console = Console()
 err_console = Console(stderr=True)
+
+# Set by `main()`: a failed or interrupted run ends its process at once (worker threads deep in
+# a kernel cannot be joined). Left False under tests that call the app in-process.
+END_PROCESS = False
 
 StoreOpt = Annotated[
     str,

@@ -1,9 +1,8 @@
-"""`gameforge artifacts ...` and `gameforge runs ...`: inspect and maintain the store, and the
-runs recorded in it."""
+"""`gameforge artifacts ...`: inspect and maintain the artifact store (list, show, plot, export
+and import, verify, trust, check, repair, remove, gc)."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
@@ -15,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gameforge.flows.cli_common import (
+from gameforge.flows.cli.common import (
     DaskOpt,
     KeyArg,
     PlainProgress,
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from gameforge.artifacts.runs import UnfinishedBuild
 
 artifacts_app = typer.Typer(no_args_is_help=True, help="Inspect and maintain the artifact store.")
-runs_app = typer.Typer(no_args_is_help=True, help="Past runs recorded in the store.")
 
 
 @artifacts_app.command("ls")
@@ -51,19 +49,11 @@ def artifacts_ls(
 
     from gameforge.artifacts.runs import share
     from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.listing import describe
+    from gameforge.flows.queries import list_artifacts
     from gameforge.stages.reporting import inline
 
-    artifacts = ArtifactStore(store)
-    metas = artifacts.metas()  # read once, for the entries and their labels
-    infos = artifacts.entries(metas)
-    described = describe(artifacts, infos, metas)
-    progress = {i.key: artifacts.build_progress(i.key) for i in infos if i.status == "partial"}
+    rows = list_artifacts(ArtifactStore(store))
     if as_json:
-        rows = [{**i.as_dict(), **d} for i, d in zip(infos, described, strict=True)]
-        for row in rows:
-            if row["key"] in progress:
-                row["progress"] = {name: list(pair) for name, pair in progress[row["key"]].items()}
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table(
@@ -80,22 +70,20 @@ def artifacts_ls(
     wide = console.width >= 110  # the build time fits beside the rest
     if wide:
         table.add_column("created", no_wrap=True)
-    order = sorted(range(len(infos)), key=lambda n: (described[n]["game"] or "~", infos[n].key))
     game: Any = ()  # no group yet
-    for n in order:
-        info, about = infos[n], described[n]
-        if about["game"] != game:
-            game = about["game"]
+    for row in sorted(rows, key=lambda r: (r["game"] or "~", r["key"])):
+        if row["game"] != game:
+            game = row["game"]
             table.add_row(Text(game or "(unknown: partial builds)", style="bold"))
-        labels = " ".join(f"{k}={inline(v)}" for k, v in about["labels"].items()) or "-"
-        status = info.status
-        if progress.get(info.key):  # chunks finished of all the chunked arrays so far
-            done, total = (sum(pair) for pair in zip(*progress[info.key].values(), strict=True))
+        labels = " ".join(f"{k}={inline(v)}" for k, v in row["labels"].items()) or "-"
+        status = row["status"]
+        if row.get("progress"):  # chunks finished of all the chunked arrays so far
+            done, total = (sum(pair) for pair in zip(*row["progress"].values(), strict=True))
             status += f" {share(done, total)}"
-        cells = [info.key, labels, status, human_bytes(info.bytes)]
+        cells = [row["key"], labels, status, human_bytes(row["bytes"])]
         if wide:
-            cells.append((info.created or "-").replace("+00:00", "Z"))
-        style = None if info.status == "complete" else "yellow"
+            cells.append((row["created"] or "-").replace("+00:00", "Z"))
+        style = None if row["status"] == "complete" else "yellow"
         table.add_row(*(Text(c) for c in cells), style=style)
     console.print(table)
 
@@ -699,113 +687,3 @@ def artifacts_gc(
         f"{'would be ' if dry_run else ''}freed",
         highlight=False,
     )
-
-
-def _get_run(store: str, run_id: str) -> Any:
-    from gameforge.artifacts.store import StoreError
-
-    try:
-        return ledger(store).get(run_id)
-    except StoreError as exc:
-        fail(str(exc))
-
-
-def _seconds_between(start: str, end: str | None) -> str:
-    from datetime import datetime
-
-    if not end:
-        return "-"
-    return f"{(datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds():.0f} s"
-
-
-@runs_app.command("ls")
-def runs_ls(
-    store: StoreOpt = "store",
-    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
-) -> None:
-    """List recorded runs, oldest first (the id starts with the UTC start time): flow, preset,
-    status, duration, and how many stages it computed and found cached."""
-    from rich import box
-
-    records = ledger(store).all()
-    if as_json:
-        rows = [{**r.as_dict(), "status": r.shown_status()} for r in records]
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-        return
-    table = Table(title=f"runs in store {store}", box=box.SIMPLE_HEAD, collapse_padding=True)
-    for column in ("run", "flow", "preset", "status", "took", "computed/cached"):
-        table.add_column(column, no_wrap=column in ("run", "status"))
-    for r in records:
-        computed = sum(1 for n in r.nodes.values() if n.get("cached") is False)
-        cached = sum(1 for n in r.nodes.values() if n.get("cached") is True)
-        counts = f"{computed}/{cached}" if r.finished and r.status == "completed" else "-"
-        table.add_row(r.run_id, r.flow, r.preset or "-", r.shown_status(),
-                      _seconds_between(r.started, r.finished), counts)  # fmt: skip
-    console.print(table)
-    if not records:
-        console.print("no runs recorded yet: `gameforge run FLOW` records one")
-
-
-@runs_app.command("show")
-def runs_show(
-    run_id: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
-    store: StoreOpt = "store",
-    as_json: Annotated[bool, typer.Option("--json", help="The record as JSON.")] = False,
-) -> None:
-    """One run: what it asked for, each node's artifact, and how it ended."""
-    from gameforge.artifacts.store import ArtifactStore
-
-    record = _get_run(store, run_id)
-    if as_json:
-        sys.stdout.write(json.dumps({**record.as_dict(), "status": record.shown_status()},
-                                    indent=2) + "\n")  # fmt: skip
-        return
-    out = functools.partial(console.print, highlight=False, markup=False)
-    out(f"{record.run_id}  flow {record.flow}, preset {record.preset}: {record.shown_status()}")
-    out(f"  {record.command}")
-    out(f"  started {record.started} on {record.host} (pid {record.pid}), "
-        f"finished {record.finished or '-'}")  # fmt: skip
-    if record.overrides:
-        out("  overrides: " + " ".join(record.overrides))
-    if record.error:
-        out(f"  error: {record.error}")
-    artifacts = ArtifactStore(store)
-    out("  nodes:")
-    for label, node in record.nodes.items():
-        how = ("cached" if node["cached"] else f"computed in {node['seconds']:.1f} s") if (
-            "cached" in node) else f"planned ({node.get('planned', '?')})"  # fmt: skip
-        gone = "" if artifacts.exists(node["key"]) else "  [not in the store]"
-        out(f"    {label}: {node['key']} {how}{gone}")
-
-
-@runs_app.command("compare")
-def runs_compare(
-    first: Annotated[str, typer.Argument(help="Run id, a unique prefix, last, or last~1 ...")],
-    second: Annotated[str, typer.Argument(help="The other run.")],
-    store: StoreOpt = "store",
-    everything: Annotated[
-        bool, typer.Option("--all", help="Every value, not only those that differ.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
-) -> None:
-    """Two runs' results side by side: each node's key, and the summary values that differ."""
-    from gameforge.artifacts.runs import compare_runs
-    from gameforge.artifacts.store import ArtifactStore
-
-    a, b = _get_run(store, first), _get_run(store, second)
-    rows = compare_runs(ArtifactStore(store), a, b, everything)
-    if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
-        return
-    table = Table(title=f"A = {a.run_id}   B = {b.run_id}")
-    for column in ("node", "field", "A", "B", "B - A"):
-        table.add_column(column, overflow="fold")
-    previous = None
-    for row in rows:
-        node = row["node"] if row["node"] != previous else ""
-        previous = row["node"]
-        same = row["field"] == "key" and row["a"] == row["b"]
-        b_text = "(same artifact)" if same else str(row["b"])
-        table.add_row(*(Text(str(c)) for c in (node, row["field"], row["a"], b_text,
-                                                 row["change"])))  # fmt: skip
-    console.print(table)

@@ -1,0 +1,110 @@
+"""`gameforge stage ...`: run one stage with what it needs upstream, or list the stages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from gameforge.flows.cli.common import (
+    DashboardOpt,
+    DaskOpt,
+    ForceResourcesOpt,
+    InputOpt,
+    PresetOpt,
+    RepairOpt,
+    SetOpt,
+    StoreOpt,
+    VerboseOpt,
+    console,
+    fail,
+    say,
+    user_errors,
+)
+from gameforge.flows.cli.run import run_request
+from gameforge.flows.request import RunRequest
+
+stage_app = typer.Typer(no_args_is_help=True, help="Run or list single stages.")
+
+
+@stage_app.command("run")
+def stage_run_cmd(
+    stage: Annotated[str, typer.Argument(help="Stage name (see `gameforge stage list`).")],
+    preset: PresetOpt = "small",
+    overrides: SetOpt = None,
+    store: StoreOpt = "store",
+    dask_address: DaskOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Recompute even if cached.")] = False,
+    dashboard: DashboardOpt = False,
+    stored_inputs: InputOpt = None,
+    flow: Annotated[
+        str | None,
+        typer.Option("--flow", help="Take presets from this flow (default: the first with it)."),
+    ] = None,
+    node: Annotated[
+        str | None,
+        typer.Option("--node", help="The flow's node to run, where several run the stage."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--plan", help="Print what would run and what is cached; run nothing.")
+    ] = False,
+    verbose: VerboseOpt = False,
+    repair: RepairOpt = False,
+    force_resources: ForceResourcesOpt = False,
+) -> None:
+    """Run one stage (and whatever it needs upstream) with its flow's preset."""
+    try:
+        from gameforge.flows.specs import resolve_stage
+
+        target = resolve_stage(stage, flow, node)
+    except user_errors() as exc:
+        fail(str(exc))
+    spec, chosen = target.flow, target.node.name
+    hints = []
+    if target.other_flows:
+        hints.append(f"also in {', '.join(target.other_flows)}: --flow")
+    if target.other_nodes:
+        hints.append(f"other nodes {', '.join(target.other_nodes)}: --node")
+    suffix = f" ({'; '.join(hints)})" if hints else ""
+    say(f"stage {stage}: flow {spec.name}, node {chosen}{suffix}")
+    request = RunRequest(
+        flow=spec.name,
+        preset=preset,
+        overrides=tuple(overrides or ()),
+        store_root=store,
+        dask_address=dask_address,
+        force=(chosen,) if force else (),
+        only=tuple(spec.upstream(chosen)),
+        dashboard=dashboard,
+        stored_inputs=tuple(stored_inputs or ()),
+        repair=repair,
+        force_resources=force_resources,
+    )
+    run_request(request, dry_run, verbose)
+
+
+@stage_app.command("list")
+def stage_list_cmd() -> None:
+    """List stages with their versions, inputs and parameters."""
+    from gameforge.stages.registry import all_stages
+
+    table = Table()
+    for column in ("stage", "version", "inputs", "parameters (defaults)", "description"):
+        table.add_column(column)
+    for stage in all_stages().values():
+        fields = stage.params_model.model_fields
+        params = ", ".join(_param_default(k, v) for k, v in fields.items())
+        inputs = ", ".join(f"{k}<-{v}" for k, v in stage.inputs.items()) or "-"
+        table.add_row(
+            stage.name, str(stage.version), inputs, escape(params), escape(stage.description)
+        )
+    console.print(table)
+
+
+def _param_default(name: str, info: Any) -> str:
+    """'name=default' for `stage list`, or 'name (required)' for a parameter without one."""
+    if info.is_required():
+        return f"{name} (required)"
+    return f"{name}={info.get_default(call_default_factory=True)!r}"
