@@ -30,6 +30,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, BettingTree, build_tree
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.engines.poker.isomorphism import HandIndexer
+from gameforge.engines.poker.solver import infoset_layout
 
 MODE_UPDATE, MODE_BEST_RESPONSE, MODE_EVALUATE = 0, 1, 2
 MAX_TABLE = 50_000_000  # boards x hands: beyond this, enumerate boards by sampling instead
@@ -267,6 +268,8 @@ def _showdown(
 
 
 # Not cached: numba's on-disk cache of a recursive function crashes when reloaded.
+# Arrays one by one: numba takes no objects, and unpacking tuples on every recursive call
+# measured ~15% slower (`CardArrays`).
 @njit(cache=False, nogil=True)
 def _walk(
     n: int,
@@ -428,26 +431,24 @@ class Solver:
         self.cards = cards if cards is not None else build_cards(game)
         self.plus = plus
         self.linear = plus if linear is None else linear
-        counts = self.tree.decision_counts()
-        nbk = self.cards.num_buckets
-        sizes = np.array([counts[r] * int(nbk[r]) for r in range(game.num_rounds)], dtype=np.int64)
-        # Row of information set (round r, bucket b, decision slot s): offsets[r] + b * ndec[r] + s.
-        # Bucket-major, so a deal's buckets touch one contiguous block per round.
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        self.ndec = np.array(counts, dtype=np.int64)
-        n_sets = int(sizes.sum())
-        self.legal = np.zeros((n_sets, 3), dtype=np.bool_)
-        for node in np.flatnonzero(self.tree.kind == DECISION):
-            r = int(self.tree.round[node])
-            start = self.offsets[r] + self.tree.slot[node]
-            self.legal[start : start + nbk[r] * counts[r] : counts[r]] = (
-                self.tree.children[node] >= 0
-            )
+        self.layout = infoset_layout(self.tree, self.cards.num_buckets)
+        self.legal = self.layout.legal()
+        n_sets = self.layout.num_infosets
         self.regret = np.zeros((n_sets, 3))
         self.avg = np.zeros((n_sets, 3))
         self.sigma = np.zeros((n_sets, 3))
         _regret_matching(self.regret, self.legal, self.sigma)
         self.iteration = 0
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """(R,) first information-set row of each round (`InfosetLayout`)."""
+        return self.layout.offsets
+
+    @property
+    def ndec(self) -> np.ndarray:
+        """(R,) decision nodes per round (`InfosetLayout`)."""
+        return self.layout.ndec
 
     @property
     def num_infosets(self) -> int:
@@ -462,8 +463,8 @@ class Solver:
             ok = (c.hand_bits & c.board_bits[b]) == 0
             reach = ok.astype(np.float64)
             v = _walk(
-                0, b, reach.copy(), reach.copy(), trav, mode, weight, *t, self.offsets,
-                self.ndec, *c.arrays, self.game.deck_size, sigma, self.regret, self.avg,
+                0, b, reach.copy(), reach.copy(), trav, mode, weight, *t, self.layout.offsets,
+                self.layout.ndec, *c.arrays, self.game.deck_size, sigma, self.regret, self.avg,
             )  # fmt: skip
             total += np.where(ok, v, 0.0)
         return total

@@ -16,7 +16,7 @@ bucket tables (identity tables make the game lossless).
 
 Average-strategy weights are t**gamma: 0 uniform, 1 linear, 2 quadratic (the DCFR default).
 `plus` floors regrets at zero after each update (regret matching+).
-Information-set rows follow `poker.cfr.Solver`: offsets[r] + bucket * ndec[r] + slot.
+Information-set rows follow `poker.solver.InfosetLayout`: offsets[r] + bucket * ndec[r] + slot.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, TreeArrays, build_tree
 from gameforge.engines.poker.evaluator import EvalTables, get_tables, hand_value
 from gameforge.engines.poker.isomorphism import HandIndexer, index_hand
+from gameforge.engines.poker.solver import infoset_layout
 
 CHANCE_SAMPLING, EXTERNAL_SAMPLING = 0, 1
 VARIANTS = {"chance": CHANCE_SAMPLING, "external": EXTERNAL_SAMPLING}
@@ -207,6 +208,7 @@ def showdown_order(
     return rank, order
 
 
+# Long argument list: a numba kernel takes no Python objects, only arrays, scalars, tuples.
 @njit(cache=True, nogil=True)
 def _deal(
     num_hole: int,
@@ -272,6 +274,7 @@ def match_regrets(regret: np.ndarray, row: int, legal: np.ndarray, out: np.ndarr
     )  # fmt: skip
 
 
+# Long argument list: a numba kernel takes no Python objects, only arrays, scalars, tuples.
 @njit(cache=True, nogil=True)
 def _run(
     start: int,
@@ -431,11 +434,8 @@ class SampledSolver:
         self.tree = build_tree(game)
         self.tables = tables if tables is not None else lossless_tables(game)
         self.variant, self.gamma, self.plus, self.seed = variant, gamma, plus, seed
-        counts = self.tree.decision_counts()
-        self.ndec = np.array(counts, dtype=np.int64)
-        sizes = self.ndec * self.tables.num_buckets
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        n_sets = int(sizes.sum())
+        self.layout = infoset_layout(self.tree, self.tables.num_buckets)
+        n_sets = self.layout.num_infosets
         self.regret: np.ndarray = np.zeros((n_sets, 3), dtype=dtype)
         self.avg: np.ndarray = np.zeros((n_sets, 3), dtype=dtype)
         self.iteration = 0
@@ -455,6 +455,16 @@ class SampledSolver:
         """Information sets of the abstract game, both players."""
         return int(self.regret.shape[0])
 
+    @property
+    def offsets(self) -> np.ndarray:
+        """(R,) first information-set row of each round (`InfosetLayout`)."""
+        return self.layout.offsets
+
+    @property
+    def ndec(self) -> np.ndarray:
+        """(R,) decision nodes per round (`InfosetLayout`)."""
+        return self.layout.ndec
+
     def restore(self, regret: np.ndarray, avg: np.ndarray, iteration: int) -> None:
         """Continue from saved regrets and strategy sums after `iteration` iterations (deals are
         a function of seed and iteration, so nothing else carries over)."""
@@ -466,7 +476,7 @@ class SampledSolver:
         """Run `iterations` more sampled iterations (deterministic for the seed)."""
         self.nodes_visited += _run(
             self.iteration, iterations, self.seed, VARIANTS[self.variant], self.gamma,
-            self.plus, self.tree.arrays, self._end, self.offsets, self.ndec,
+            self.plus, self.tree.arrays, self._end, self.layout.offsets, self.layout.ndec,
             self.game.deck_size, self.game.num_hole_cards, self._board_through,
             self.tables.lookup, self.tables.evaluator, self.regret, self.avg,
         )  # fmt: skip
@@ -474,13 +484,7 @@ class SampledSolver:
 
     def legal(self) -> np.ndarray:
         """(infosets, 3) legal-action mask."""
-        legal = np.zeros(self.regret.shape, dtype=np.bool_)
-        for node in np.flatnonzero(self.tree.kind == DECISION):
-            r = int(self.tree.round[node])
-            start = self.offsets[r] + self.tree.slot[node]
-            stop = self.offsets[r] + self.tables.num_buckets[r] * self.ndec[r]
-            legal[start : stop : self.ndec[r]] = self.tree.children[node] >= 0
-        return legal
+        return self.layout.legal()
 
     def average_strategy(self) -> np.ndarray:
         """(infosets, 3) average strategy; uniform over legal actions where never reached."""

@@ -21,7 +21,7 @@ is discounted CFR's (Brown & Sandholm 2019): after iteration t every positive re
 multiplied by t^alpha / (t^alpha + 1) and every negative one by t^beta / (t^beta + 1) (with
 gamma = 2, DCFR's own averaging).
 
-Information-set rows follow `poker.cfr.Solver`: offsets[r] + bucket * ndec[r] + slot.
+Information-set rows follow `poker.solver.InfosetLayout`: offsets[r] + bucket * ndec[r] + slot.
 """
 
 from __future__ import annotations
@@ -310,6 +310,7 @@ def _terminal_lanes(
         g = e
 
 
+# Long argument list: a numba kernel called per node, its rows passed as they are (no tuple built).
 @njit(cache=True, nogil=True)
 def _match_down(
     regret: np.ndarray,
@@ -361,6 +362,7 @@ def _sum_up(
         out[i] = v
 
 
+# Long argument list: a numba kernel called per node, its rows passed as they are (no tuple built).
 @njit(cache=True, nogil=True)
 def _regret_up(
     regret: np.ndarray,
@@ -528,6 +530,7 @@ def terminals_done(trav: int, n: int, game: PublicGame, scratch: WalkScratch, co
         lane_of_row[scratch.lane_rows[k]] = -1
 
 
+# Long argument list: a numba kernel takes no Python objects, only arrays, scalars, tuples.
 @njit(cache=True, nogil=True)
 def walk_up(
     dealt: BoardHands,
@@ -622,6 +625,7 @@ def _discount(regret: np.ndarray, t: int, alpha: float, beta: float) -> None:
         flat[i] = v * (keep_positive if v > 0.0 else keep_negative)
 
 
+# Long argument list: a numba kernel takes no Python objects, only arrays, scalars, tuples.
 @njit(cache=True, nogil=True)
 def _run(
     start: int,
@@ -674,10 +678,11 @@ class PublicSampledSolver(SampledSolver):
         super().__init__(game, tables, variant="chance", gamma=gamma, plus=plus, seed=seed)
         self.variant = "public"
         self.hands, self.hand_bits = private_hands(game)
-        self._layout = walk_layout(self.tree.arrays)
-        self._game = PublicGame(self.tree.arrays, self._layout, self.offsets, self.ndec,
-                                self._board_through, self.hands, self.hand_bits,
-                                self.tables.lookup, self.tables.evaluator)  # fmt: skip
+        self._walk_layout = walk_layout(self.tree.arrays)
+        self._game = PublicGame(self.tree.arrays, self._walk_layout, self.layout.offsets,
+                                self.layout.ndec, self._board_through, self.hands,
+                                self.hand_bits, self.tables.lookup,
+                                self.tables.evaluator)  # fmt: skip
         self._walk_scratch: WalkScratch | None = None
         self.discount = discount
         self.threads = max(1, int(threads))
@@ -701,7 +706,7 @@ class PublicSampledSolver(SampledSolver):
     def _scratch(self) -> WalkScratch:
         """The walk's scratch arrays, made at the first walk (hundreds of MB for Hold'em)."""
         if self._walk_scratch is None:
-            self._walk_scratch = walk_scratch(self._layout, self.hands.shape[0],
+            self._walk_scratch = walk_scratch(self._walk_layout, self.hands.shape[0],
                                               self.game.deck_size)  # fmt: skip
         return self._walk_scratch
 
@@ -725,7 +730,7 @@ class PublicSampledSolver(SampledSolver):
         board_total = int(self._board_through[-1])
         deck = np.empty(self.game.deck_size, np.int8)
         state = np.zeros(1, np.uint64)
-        decisions = int(self._layout.decision.max()) + 1
+        decisions = int(self._walk_layout.decision.max()) + 1
         for t in range(self.iteration + 1, self.iteration + iterations + 1):
             shuffle_deal(self.seed, t, state, deck, board_total)
             dealt = board_hands(deck[:board_total].copy(), game)
