@@ -62,7 +62,7 @@ def against_enumerated() -> None:
     """The streamed best response beside the enumerated one (`engines.poker.cfr.Solver`), same
     partly solved strategy, both seats, median of 5 after a warm-up."""
     from gameforge.engines.poker.best_response import BestResponse, solve_small
-    from gameforge.engines.poker.cfr import Solver
+    from gameforge.engines.poker.cfr import FullWalkSolver as Solver
     from gameforge.engines.poker.mccfr import lossless_tables
     from gameforge.engines.poker.shipped_games import load_game
 

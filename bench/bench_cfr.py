@@ -16,7 +16,7 @@ import time
 import numpy as np
 from _shared import build_upstream, elapsed_log, reference_module
 
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver
 from gameforge.engines.poker.shipped_games import load_game

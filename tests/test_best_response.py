@@ -18,7 +18,8 @@ from gameforge.engines.poker.best_response import (
     suit_permutations,
 )
 from gameforge.engines.poker.betting import DECISION, FOLD
-from gameforge.engines.poker.cfr import Solver, build_cards
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import build_cards
 from gameforge.engines.poker.mccfr import deal_tables, lossless_tables
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.poker.hsd import round_indexer

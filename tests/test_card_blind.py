@@ -13,7 +13,7 @@ from gameforge.engines.poker.card_blind import (
     card_blind_policy,
     round_plans,
 )
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.shipped_games import load_game
 from tests.test_best_response import THREE_BOARDS
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from gameforge.engines.poker.betting import CALL, FOLD, RAISE, build_tree
-from gameforge.engines.poker.cfr import Solver, build_cards
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import build_cards
 from gameforge.engines.poker.shipped_games import load_game
 
 HOLDEM = "holdem.limit.2p.reverse_blinds"

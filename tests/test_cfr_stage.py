@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gameforge.artifacts import ArtifactStore, StoreError
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.lbr import local_best_response
 from gameforge.engines.poker.mccfr import SampledSolver, lossless_tables
 from gameforge.engines.poker.shipped_games import load_game

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gameforge.engines.poker.betting import DECISION, FOLD_END, build_tree
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.engines.poker.match import Agent, play_match, summarize
 from gameforge.engines.poker.mccfr import lossless_tables

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gameforge.engines.poker.betting import DECISION
-from gameforge.engines.poker.cfr import Solver
+from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver, private_hands
 from gameforge.engines.poker.shipped_games import load_game

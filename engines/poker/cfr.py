@@ -30,7 +30,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, BettingTree, build_tree
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.engines.poker.isomorphism import HandIndexer
-from gameforge.engines.poker.solver import infoset_layout
+from gameforge.engines.poker.solver import SolverState, infoset_layout
 
 MODE_UPDATE, MODE_BEST_RESPONSE, MODE_EVALUATE = 0, 1, 2
 MAX_TABLE = 50_000_000  # boards x hands: beyond this, enumerate boards by sampling instead
@@ -415,8 +415,9 @@ def _regret_matching(regret: np.ndarray, legal: np.ndarray, sigma: np.ndarray) -
 # ------------------------------------------------------------------------------- solver
 
 
-class Solver:
-    """CFR / CFR+ state on one game and card abstraction: regrets, strategy sums, iteration."""
+class FullWalkSolver:
+    """CFR / CFR+ walking the whole game tree every iteration, on one game and card abstraction:
+    regrets, strategy sums, iteration."""
 
     def __init__(
         self,
@@ -449,6 +450,15 @@ class Solver:
     def ndec(self) -> np.ndarray:
         """(R,) decision nodes per round (`InfosetLayout`)."""
         return self.layout.ndec
+
+    @property
+    def deals_per_iteration(self) -> float:
+        """Deals one iteration's regret updates sum over: every deal."""
+        return self.cards.num_deals
+
+    def state(self) -> SolverState:
+        """Regrets, strategy sums and iterations (the live arrays)."""
+        return SolverState(self.regret, self.avg, self.iteration)
 
     @property
     def num_infosets(self) -> int:

@@ -32,7 +32,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, TreeArrays, build_tree
 from gameforge.engines.poker.evaluator import EvalTables, get_tables, hand_value
 from gameforge.engines.poker.isomorphism import HandIndexer, index_hand
-from gameforge.engines.poker.solver import infoset_layout
+from gameforge.engines.poker.solver import SolverState, infoset_layout
 
 CHANCE_SAMPLING, EXTERNAL_SAMPLING = 0, 1
 VARIANTS = {"chance": CHANCE_SAMPLING, "external": EXTERNAL_SAMPLING}
@@ -464,6 +464,10 @@ class SampledSolver:
     def ndec(self) -> np.ndarray:
         """(R,) decision nodes per round (`InfosetLayout`)."""
         return self.layout.ndec
+
+    def state(self) -> SolverState:
+        """Regrets, strategy sums and iterations (the live arrays)."""
+        return SolverState(self.regret, self.avg, self.iteration)
 
     def restore(self, regret: np.ndarray, avg: np.ndarray, iteration: int) -> None:
         """Continue from saved regrets and strategy sums after `iteration` iterations (deals are

@@ -12,7 +12,7 @@ the terminals LANES opponent reach rows at a time; the regrets and sums still ch
 order of a hand-by-hand walk, so the results are its bits.
 
 Updates alternate: player 0's walk updates its regrets and strategy sums, then player 1's walk
-sees player 0's new strategy, as `engines.poker.cfr.Solver` does. On a game without board
+sees player 0's new strategy, as `engines.poker.cfr.FullWalkSolver` does. On a game without board
 cards (Kuhn) an iteration is therefore exactly one iteration of full-traversal CFR; with board
 cards it is an unbiased sample of one. The board of iteration t is a function of (seed, t), so
 a checkpoint is the regret and strategy-sum arrays plus t. Average-strategy weights are

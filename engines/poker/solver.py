@@ -1,13 +1,15 @@
-"""What every CFR solver of limit games shares: the information-set layout.
+"""What every CFR solver of limit games shares: the information-set layout and the protocol.
 
 The full-walk solver (`poker.cfr`), chance and external sampling (`poker.mccfr`) and public
 chance sampling (`poker.pcs`) keep their regrets and strategy sums in the same rows, laid out by
-`InfosetLayout`.
+`InfosetLayout`, and offer the same `CfrSolver` interface to whoever drives them (the `cfr`
+stage): run iterations, save and restore the state, read the average strategy.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -59,3 +61,47 @@ def infoset_layout(tree: BettingTree, num_buckets: np.ndarray) -> InfosetLayout:
         node_slot=tree.slot[nodes].astype(np.int64),
         node_actions=tree.children[nodes] >= 0,
     )
+
+
+class SolverState(NamedTuple):
+    """What a solve resumes from: regrets, strategy sums, and the iterations behind them."""
+
+    regret: np.ndarray  # (infosets, 3)
+    avg: np.ndarray  # (infosets, 3) strategy sums
+    iteration: int
+
+
+class CfrSolver(Protocol):
+    """A CFR solver as its driver sees it (`FullWalkSolver`, `SampledSolver`,
+    `PublicSampledSolver`)."""
+
+    @property
+    def iteration(self) -> int:
+        """Iterations run so far."""
+        ...
+
+    @property
+    def layout(self) -> InfosetLayout:
+        """The rows of the regret and strategy-sum tables."""
+        ...
+
+    @property
+    def deals_per_iteration(self) -> float:
+        """Deals one iteration's regret updates sum over (regrets / this: per deal)."""
+        ...
+
+    def iterate(self, iterations: int = 1) -> None:
+        """Run `iterations` more iterations."""
+        ...
+
+    def state(self) -> SolverState:
+        """The solver's state (the live arrays, not copies)."""
+        ...
+
+    def restore(self, regret: np.ndarray, avg: np.ndarray, iteration: int) -> None:
+        """Continue from saved regrets and strategy sums after `iteration` iterations."""
+        ...
+
+    def average_strategy(self) -> np.ndarray:
+        """(infosets, 3) average strategy; uniform over legal actions where never reached."""
+        ...

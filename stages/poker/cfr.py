@@ -31,9 +31,10 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import tree_size
-from gameforge.engines.poker.cfr import Solver, build_cards
+from gameforge.engines.poker.cfr import FullWalkSolver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver
+from gameforge.engines.poker.solver import CfrSolver
 from gameforge.stages.base import Nondeterminism, Seed, StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import TreeGameParams, same_game
@@ -44,6 +45,7 @@ from gameforge.stages.resources import Footprint, Recorded, nbytes
 FULL = ("cfr", "cfr+")
 EXACT_LIMIT = 5_000_000  # boards x hands up to which exact exploitability is computed
 CURVE_ARRAYS = ("iteration", "exploitability", "regret_bound", "seconds")
+CHECKPOINT = "cfr"  # the solve's checkpoint: regret, avg, iteration, seconds, curve_<name>
 # A distinct curve point in Python: its int in a set and a sorted list, and a float object in
 # each of the curve's lists (measured ~210 bytes a point)
 CURVE_POINT_BYTES = 256
@@ -162,54 +164,76 @@ def big_blind(params: CFRParams) -> float:
     return float(max(params.game_def().blind))
 
 
-def _solver(ctx: StageContext) -> tuple[Any, Solver | None]:
-    params: CFRParams = ctx.params
-    game = params.game_def()
+def _abstraction(ctx: StageContext) -> CardAbstraction | None:
+    """The two bucket inputs as one card abstraction; None without them (lossless)."""
     has = "middle_buckets" in ctx.inputs, "river_buckets" in ctx.inputs
     if any(has) and not all(has):
         raise StageError("cfr: give both bucket inputs (middle and river) or neither")
-    abstraction = (
-        CardAbstraction(ctx.inputs["middle_buckets"], ctx.inputs["river_buckets"])
-        if all(has)
-        else None
-    )
-    gamma = params.gamma()
-    if params.algorithm in FULL:
-        if abstraction is None:
-            cards = build_cards(game)
-        else:
-            sizes = np.array([abstraction.num_buckets(r) for r in range(game.num_rounds)])
-            cards = build_cards(game, abstraction.bucket, sizes)
-        solver = Solver(game, cards, plus=params.plus, linear=gamma == 1.0)
-        if gamma not in (0.0, 1.0):
-            raise StageError("cfr/cfr+: averaging must be 0 (uniform) or 1 (linear)")
-        return solver, solver
+    if not all(has):
+        return None
+    return CardAbstraction(ctx.inputs["middle_buckets"], ctx.inputs["river_buckets"])
+
+
+def _full_walk(
+    game: GameDef,
+    abstraction: CardAbstraction | None,
+    *,
+    plus: bool = False,
+    linear: bool | None = None,
+) -> FullWalkSolver:
+    """A full-walk solver on every deal of the game, bucketed by the abstraction if given."""
+    if abstraction is None:
+        cards = build_cards(game)
+    else:
+        sizes = np.array([abstraction.num_buckets(r) for r in range(game.num_rounds)])
+        cards = build_cards(game, abstraction.bucket, sizes)
+    return FullWalkSolver(game, cards, plus=plus, linear=linear)
+
+
+def _sampled(
+    params: CFRParams, game: GameDef, abstraction: CardAbstraction | None
+) -> SampledSolver:
+    """A sampling solver: public chance sampling, or chance or external sampling."""
     tables = abstraction.deal_tables() if abstraction is not None else None
-    sampled: SampledSolver
+    gamma = params.gamma()
     if params.algorithm == "public":
         discount = (
             None if params.discount_alpha is None else (params.discount_alpha, params.discount_beta)
         )
         hands = comb(game.deck_size, game.num_hole_cards)
         threads = params.threads or (os.cpu_count() or 1 if hands >= PUBLIC_THREADED_HANDS else 1)
-        sampled = PublicSampledSolver(
+        return PublicSampledSolver(
             game, tables, gamma=gamma, plus=params.plus, seed=params.seed, discount=discount,
             threads=threads,
         )  # fmt: skip
-    else:
-        sampled = SampledSolver(
-            game, tables, variant=params.algorithm, gamma=gamma, plus=params.plus, seed=params.seed
-        )
-    exact = None
+    return SampledSolver(
+        game, tables, variant=params.algorithm, gamma=gamma, plus=params.plus, seed=params.seed
+    )
+
+
+def _exact(solver: FullWalkSolver) -> FullWalkSolver | None:
+    """The solver as the exact evaluator of strategies, unless its deals are too many."""
+    return solver if solver.cards.bucket.size <= EXACT_LIMIT else None
+
+
+def _solvers(ctx: StageContext) -> tuple[CfrSolver, FullWalkSolver | None]:
+    """The algorithm's solver, and a full walk of the same game and abstraction that computes
+    exact exploitabilities (None where the game is too large)."""
+    params: CFRParams = ctx.params
+    game = params.game_def()
+    abstraction = _abstraction(ctx)
+    gamma = params.gamma()
+    if params.algorithm in FULL:
+        solver = _full_walk(game, abstraction, plus=params.plus, linear=gamma == 1.0)
+        if gamma not in (0.0, 1.0):
+            raise StageError("cfr/cfr+: averaging must be 0 (uniform) or 1 (linear)")
+        return solver, _exact(solver)
+    sampled = _sampled(params, game, abstraction)
     try:
-        if abstraction is None:
-            exact = Solver(game, build_cards(game))
-        else:
-            sizes = np.array([abstraction.num_buckets(r) for r in range(game.num_rounds)])
-            exact = Solver(game, build_cards(game, abstraction.bucket, sizes))
+        exact = _full_walk(game, abstraction)
     except ValueError:
-        exact = None  # too large to enumerate: no exact exploitability
-    return sampled, exact
+        return sampled, None  # too large to enumerate: no exact exploitability
+    return sampled, _exact(exact)
 
 
 _NO_CAP = 1 << 62  # iterations: no cap (a time budget ends the run)
@@ -287,6 +311,45 @@ def _replay(meta: dict[str, Any]) -> dict[str, Any]:
     return {"replay_iterations": int(meta["summary"]["iterations"])}
 
 
+Curve = dict[str, list[float]]  # CURVE_ARRAYS name -> one value per curve point
+
+
+class _Clock:
+    """The solve clock: wall time summed over resumes and the parent, less the seconds off it
+    (evaluating curve points, writing checkpoints, and with a time budget each process's first
+    kernel call, one iteration that holds numba's compiling)."""
+
+    def __init__(self, elapsed: float) -> None:
+        self.elapsed = elapsed  # solve seconds before this process
+        self.t0 = time.monotonic()
+        self.off = 0.0
+        self.startup = 0.0  # this process's first kernel call, with a time budget
+
+    def spent(self) -> float:
+        """Seconds of solving so far."""
+        return self.elapsed + time.monotonic() - self.t0 - self.off
+
+    def off_since(self, started: float) -> None:
+        """Take the time since `started` (a monotonic time) off the clock."""
+        self.off += time.monotonic() - started
+
+
+class _Solve:
+    """A run's moving parts: the solver, its exact evaluator, the curve, the clock, the bar."""
+
+    def __init__(
+        self,
+        ctx: StageContext,
+        solver: CfrSolver,
+        exact: FullWalkSolver | None,
+        curve: Curve,
+        clock: _Clock,
+        bar: _SolveBar,
+    ) -> None:
+        self.ctx, self.params, self.solver, self.exact = ctx, ctx.params, solver, exact
+        self.curve, self.clock, self.bar = curve, clock, bar
+
+
 @stage(
     "cfr",
     4,
@@ -310,90 +373,80 @@ def run(ctx: StageContext) -> dict:
     Iterate, checkpoint, evaluate; write regrets, strategy sums and the curve.
     """
     params: CFRParams = ctx.params
-    solver, exact = _solver(ctx)
-    if exact is not None and exact.cards.bucket.size > EXACT_LIMIT:
-        exact = None
-    start_iteration = 0
-    curve: dict[str, list[float]] = {
-        "iteration": [],
-        "exploitability": [],
-        "regret_bound": [],
-        "seconds": [],
-    }
-    elapsed0 = 0.0
+    solver, exact = _solvers(ctx)
+    curve: Curve = {name: [] for name in CURVE_ARRAYS}
+    start_iteration, elapsed = _resume(ctx, solver, curve)
+    bar = _SolveBar(ctx, params, solver.iteration, elapsed)
+    solve = _Solve(ctx, solver, exact, curve, _Clock(elapsed), bar)
+    stopped_by = _iterate(solve)
+    if (
+        params.seconds is not None
+        and params.evaluations
+        and (not curve["iteration"] or curve["iteration"][-1] != solver.iteration)
+    ):
+        _evaluate(solve, solver.iteration)  # where the budget stopped it
+    bar.close()
+    seconds = solve.clock.spent()
+    _write_outputs(ctx, solver, curve)
+    summary = _summary(ctx, solver, seconds)
+    summary.update(_curve_summary(ctx, exact, curve))
+    summary.update(_budget_summary(params, solve.clock, stopped_by))
     if "parent" in ctx.inputs:
-        start_iteration, elapsed0 = _load_parent(ctx, solver, curve)
-    saved = ctx.writer.load_checkpoint("cfr")
+        summary["parent"] = ctx.inputs["parent"].key
+        summary["parent_iterations"] = start_iteration
+    return summary
+
+
+def _resume(ctx: StageContext, solver: CfrSolver, curve: Curve) -> tuple[int, float]:
+    """Load the parent, then this build's checkpoint: the parent's iterations, solve seconds."""
+    start_iteration, elapsed = 0, 0.0
+    if "parent" in ctx.inputs:
+        start_iteration, elapsed = _load_parent(ctx, solver, curve)
+    saved = ctx.writer.load_checkpoint(CHECKPOINT)
     if saved is not None:
         solver.restore(saved["regret"], saved["avg"], int(saved["iteration"]))
         for name in curve:
             curve[name] = [float(v) for v in saved[f"curve_{name}"]]
         # checkpoints before the solve clock was kept: the last curve point's time
         if "seconds" in saved:
-            elapsed0 = float(saved["seconds"])
+            elapsed = float(saved["seconds"])
         elif curve["seconds"]:
-            elapsed0 = curve["seconds"][-1]
+            elapsed = curve["seconds"][-1]
         ctx.log(f"cfr: resuming at iteration {solver.iteration:,}")
-    stop = params.last_iteration()  # the clock's stop is checked in the loop
-    points = (
-        _eval_points(params.iterations, params.evaluations)
-        if params.iterations is not None
-        else _doubling_points(stop, params.default_batch(), params.evaluations)
-    )
-    by_clock = params.by_clock()
-    bar = _SolveBar(ctx, params, solver.iteration, elapsed0)
-    t0 = time.monotonic()
-    last_save = t0
-    # Seconds off the solve clock: evaluating curve points, writing checkpoints, and (with a
-    # time budget) each process's first kernel call, one iteration that holds numba's compiling
-    off_clock = [0.0]
-    startup = 0.0
+    return start_iteration, elapsed
 
-    def spent() -> float:
-        return elapsed0 + time.monotonic() - t0 - off_clock[0]
 
-    def save() -> None:
-        started = time.monotonic()
-        arrays = {
-            "regret": solver.regret,
-            "avg": solver.avg,
-            "iteration": solver.iteration,
-            "seconds": spent(),
-        }
-        arrays.update({f"curve_{k}": np.asarray(v) for k, v in curve.items()})
-        ctx.writer.save_checkpoint("cfr", arrays)
-        off_clock[0] += time.monotonic() - started  # writing is not solving
+def _curve_iterations(params: CFRParams) -> list[int]:
+    """The iterations that get a curve point (besides where a time budget stops the run)."""
+    if params.iterations is not None:
+        return _eval_points(params.iterations, params.evaluations)
+    return _doubling_points(params.last_iteration(), params.default_batch(), params.evaluations)
 
-    def evaluate(iteration: int) -> None:
-        at, started = spent(), time.monotonic()
-        value = np.nan if exact is None else exact.exploitability(solver.average_strategy())
-        curve["iteration"].append(float(iteration))
-        curve["exploitability"].append(value)
-        # Full-traversal regrets sum over every deal, public-sampled ones over every pair of
-        # hands on a board; chance- and external-sampled ones are per-deal estimates.
-        scale = (solver.cards.num_deals if isinstance(solver, Solver)
-                 else solver.deals_per_iteration)  # fmt: skip
-        curve["regret_bound"].append(regret_bound(solver.regret, iteration) / scale)
-        latest = (
-            ("exploitability", value)
-            if exact is not None
-            else ("regret/T", curve["regret_bound"][-1])
-        )
-        bar.note(f"({latest[0]} {latest[1] / big_blind(params) * 1000.0:,.1f} mbb/g)")
-        curve["seconds"].append(at)
-        off_clock[0] += time.monotonic() - started
 
-    stopped_by = "iterations"
+def _call_size(params: CFRParams, clock: _Clock, rate: float | None) -> int:
+    """Iterations of the next kernel call, 0 once the time budget is spent: with a budget, no
+    longer than what is left of it at `rate` iterations a second (None: the first call, one
+    iteration, start-up)."""
+    size = params.iterations_per_call()
+    if not params.by_clock():
+        return size
+    left = params.seconds - clock.spent()  # type: ignore[operator]
+    if left <= 0:
+        return 0
+    return 1 if rate is None else max(1, min(size, int(left * rate)))
+
+
+def _iterate(solve: _Solve) -> str:
+    """Iterate to the stop, adding curve points and checkpoints on the way; what stopped it."""
+    params, solver, clock = solve.params, solve.solver, solve.clock
+    stop = params.last_iteration()  # the clock's stop is checked by `_call_size`
+    points = _curve_iterations(params)
+    last_save = clock.t0
     rate = None  # iterations per second of the latest kernel call
     while solver.iteration < stop:
-        size = params.iterations_per_call()
-        if by_clock:
-            left = params.seconds - spent()  # type: ignore[operator]
-            if left <= 0:
-                stopped_by = "time budget"
-                break
-            # calls no longer than the budget left (the first: one iteration, start-up)
-            size = 1 if rate is None else max(1, min(size, int(left * rate)))
+        size = _call_size(params, clock, rate)
+        if size == 0:
+            return "time budget"
         target = min(stop, solver.iteration + size)
         upcoming = [p for p in points if p > solver.iteration]
         if upcoming:
@@ -401,73 +454,119 @@ def run(ctx: StageContext) -> dict:
         before, called = solver.iteration, time.monotonic()
         solver.iterate(target - before)
         took = time.monotonic() - called
-        if by_clock and rate is None:
-            startup = took
-            off_clock[0] += took
+        if params.by_clock() and rate is None:
+            clock.startup = took
+            clock.off += took
         rate = (target - before) / max(took, 1e-9)
-        bar.advance(target, spent())
+        solve.bar.advance(target, clock.spent())
         if target in points:
-            evaluate(target)
+            _evaluate(solve, target)
         if time.monotonic() - last_save >= params.checkpoint_seconds:
-            save()
+            _save(solve)
             last_save = time.monotonic()
-    if (
-        params.seconds is not None
-        and params.evaluations
-        and (not curve["iteration"] or curve["iteration"][-1] != solver.iteration)
-    ):
-        evaluate(solver.iteration)  # where the budget stopped it
-    bar.close()
-    seconds = spent()
+    return "iterations"
+
+
+def _evaluate(solve: _Solve, iteration: int) -> None:
+    """Add the curve point of `iteration`, off the solve clock."""
+    solver, exact, curve = solve.solver, solve.exact, solve.curve
+    at, started = solve.clock.spent(), time.monotonic()
+    value = np.nan if exact is None else exact.exploitability(solver.average_strategy())
+    curve["iteration"].append(float(iteration))
+    curve["exploitability"].append(value)
+    # Full-traversal regrets sum over every deal, public-sampled ones over every pair of
+    # hands on a board; chance- and external-sampled ones are per-deal estimates.
+    bound = regret_bound(solver.state().regret, iteration) / solver.deals_per_iteration
+    curve["regret_bound"].append(bound)
+    latest = ("exploitability", value) if exact is not None else ("regret/T", bound)
+    solve.bar.note(f"({latest[0]} {latest[1] / big_blind(solve.params) * 1000.0:,.1f} mbb/g)")
+    curve["seconds"].append(at)
+    solve.clock.off_since(started)
+
+
+def _save(solve: _Solve) -> None:
+    """Checkpoint the solver's state, the curve and the solve seconds, off the solve clock."""
+    started = time.monotonic()
+    state = solve.solver.state()
+    arrays: dict[str, Any] = {
+        "regret": state.regret,
+        "avg": state.avg,
+        "iteration": state.iteration,
+        "seconds": solve.clock.spent(),
+    }
+    arrays.update({f"curve_{k}": np.asarray(v) for k, v in solve.curve.items()})
+    solve.ctx.writer.save_checkpoint(CHECKPOINT, arrays)
+    solve.clock.off_since(started)  # writing is not solving
+
+
+def _write_outputs(ctx: StageContext, solver: CfrSolver, curve: Curve) -> None:
+    """Write the regrets, strategy sums, average strategy (float32) and the curve's arrays."""
     w = ctx.writer
-    shape = solver.regret.shape
+    state = solver.state()
+    shape = state.regret.shape
     rows = max(1, min(shape[0], 1 << 20))
-    w.array("regret", shape, np.float64, chunks=(rows, 3))[:] = solver.regret
-    w.array("strategy_sum", shape, np.float64, chunks=(rows, 3))[:] = solver.avg
-    _write_average(w.array("average_strategy", shape, np.float32, chunks=(rows, 3)), solver, rows)
+    w.array("regret", shape, np.float64, chunks=(rows, 3))[:] = state.regret
+    w.array("strategy_sum", shape, np.float64, chunks=(rows, 3))[:] = state.avg
+    average = w.array("average_strategy", shape, np.float32, chunks=(rows, 3))
+    _write_average(average, state.avg, solver.layout.legal(), rows)
     for name, values in curve.items():
         arr = np.asarray(values, dtype=np.float64)
         w.array(f"curve_{name}", arr.shape, np.float64, chunks=(max(1, arr.shape[0]),))[:] = arr
-    bb = big_blind(params)
-    summary: dict[str, Any] = {
+
+
+def _summary(ctx: StageContext, solver: CfrSolver, seconds: float) -> dict[str, Any]:
+    """The summary's description of the solve: algorithm, length, layout, abstraction."""
+    params: CFRParams = ctx.params
+    layout = solver.layout
+    return {
         "algorithm": params.algorithm,
         "iterations": int(solver.iteration),
         "seconds": round(seconds, 3),
-        "infosets": int(shape[0]),
+        "infosets": int(layout.num_infosets),
         "layout": {
-            "offsets": [int(v) for v in solver.offsets],
-            "decisions_per_round": [int(v) for v in solver.ndec],
-            "buckets_per_round": [int(v) for v in _buckets(solver)],
+            "offsets": [int(v) for v in layout.offsets],
+            "decisions_per_round": [int(v) for v in layout.ndec],
+            "buckets_per_round": [int(v) for v in layout.num_buckets],
         },
         "abstraction": {k: a.key for k, a in ctx.inputs.items() if k != "parent"} or "lossless",
-        "big_blind": bb,
+        "big_blind": big_blind(params),
     }
+
+
+def _curve_summary(
+    ctx: StageContext, exact: FullWalkSolver | None, curve: Curve
+) -> dict[str, float]:
+    """The summary's quality numbers: the last regret bound and the stored strategy's exact
+    exploitability, where computed."""
+    bb = big_blind(ctx.params)
+    out: dict[str, float] = {}
     if curve["regret_bound"]:
-        summary["regret_bound_mbb_per_game"] = curve["regret_bound"][-1] / bb * 1000.0
+        out["regret_bound_mbb_per_game"] = curve["regret_bound"][-1] / bb * 1000.0
     if exact is not None and curve["exploitability"]:
         # Of the strategy as stored (float32), as the best-response stage reads it; the curve's
         # points are the solver's own float64 average, a few 1e-6 relative away.
-        stored = np.asarray(w["average_strategy"][:], dtype=np.float64)
+        stored = np.asarray(ctx.writer["average_strategy"][:], dtype=np.float64)
         final = exact.exploitability(stored)
-        summary["exploitability_chips"] = final
-        summary["exploitability_mbb_per_game"] = final / bb * 1000.0
-    if params.seconds is not None:
-        summary["budget_seconds"] = params.seconds
-        summary["startup_seconds"] = round(startup, 3)  # this process's, off the clock
-        summary["stopped_by"] = (
-            "replayed to the recorded stop" if params.replay_iterations else stopped_by
-        )
-    if "parent" in ctx.inputs:
-        summary["parent"] = ctx.inputs["parent"].key
-        summary["parent_iterations"] = start_iteration
-    return summary
+        out["exploitability_chips"] = final
+        out["exploitability_mbb_per_game"] = final / bb * 1000.0
+    return out
 
 
-def _write_average(out: Any, solver: Any, rows: int) -> None:
+def _budget_summary(params: CFRParams, clock: _Clock, stopped_by: str) -> dict[str, Any]:
+    """The summary's time budget, start-up seconds and what stopped the run (with a budget)."""
+    if params.seconds is None:
+        return {}
+    return {
+        "budget_seconds": params.seconds,
+        "startup_seconds": round(clock.startup, 3),  # this process's, off the clock
+        "stopped_by": "replayed to the recorded stop" if params.replay_iterations else stopped_by,
+    }
+
+
+def _write_average(out: Any, avg: np.ndarray, legal: np.ndarray, rows: int) -> None:
     """Normalised strategy sums, chunk by chunk: whole-array temporaries cost GBs at scale."""
-    legal = solver.legal if isinstance(solver, Solver) else solver.legal()
-    for start in range(0, solver.avg.shape[0], rows):
-        sums = solver.avg[start : start + rows]
+    for start in range(0, avg.shape[0], rows):
+        sums = avg[start : start + rows]
         ok = legal[start : start + rows]
         total = sums.sum(axis=1, keepdims=True)
         uniform = ok / ok.sum(axis=1, keepdims=True).clip(min=1)
@@ -486,15 +585,7 @@ def regret_bound(regret: np.ndarray, iterations: int) -> float:
     return float(positive.sum() / (2.0 * iterations))
 
 
-def _buckets(solver: Any) -> np.ndarray:
-    if isinstance(solver, Solver):
-        return solver.cards.num_buckets
-    return solver.tables.num_buckets
-
-
-def _load_parent(
-    ctx: StageContext, solver: Any, curve: dict[str, list[float]]
-) -> tuple[int, float]:
+def _load_parent(ctx: StageContext, solver: CfrSolver, curve: Curve) -> tuple[int, float]:
     """Load the parent's tables and curve; its iterations and solve seconds."""
     params: CFRParams = ctx.params
     parent = ctx.inputs["parent"]
@@ -516,7 +607,7 @@ def _load_parent(
         raise StageError(
             f"cfr: parent already solved for {spent:,.0f} s (the budget is {params.seconds:,.0f} s)"
         )
-    solver.restore(parent["regret"][:], parent["strategy_sum"][:], done)
+    solver.restore(np.asarray(parent["regret"][:]), np.asarray(parent["strategy_sum"][:]), done)
     for name in curve:
         curve[name] = [float(v) for v in np.asarray(parent[f"curve_{name}"][:])]
     ctx.log(f"cfr: continuing {parent.key} from iteration {done:,}")
