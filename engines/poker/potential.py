@@ -406,7 +406,7 @@ def _best_centres(
                 kind[j] = 2
 
 
-def best_centres(
+def best_centres(  # noqa: PLR0913  the Python half of `_best_centres`: the kernel's arrays
     points: np.ndarray,
     weights: np.ndarray,
     labels: np.ndarray,
@@ -629,12 +629,12 @@ def kmeanspp_seeds(
     order: np.ndarray,
     rng: np.random.Generator,
     n_threads: int = 1,
-    sample_size: int | None = None,
 ) -> np.ndarray:
-    """k-means++ (D^2 weighting by greedy EMD) on a weighted sample; (k, K) dense seeds."""
+    """k-means++ (D^2 weighting by greedy EMD) on a weighted sample of SAMPLE_FACTOR * k points;
+    (k, K) dense seeds."""
     n = points.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    m = min(n, SAMPLE_FACTOR * k) if sample_size is None else min(n, sample_size)
+    m = min(n, SAMPLE_FACTOR * k)
     if m < n:
         # Sampling by weight with replacement, repeats merged into counts, keeps the weighting.
         idx, counts = np.unique(
