@@ -7,6 +7,7 @@ of board completions per HS bin (normalise a row to get the paper's HSD). HS com
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil, comb
 from typing import ClassVar
@@ -93,18 +94,24 @@ def cached_array(path: str) -> np.ndarray:
     return _ARRAY_CACHE[path]
 
 
-def compute_chunk(
-    build: Build,
-    array: str,
-    chunk_id: int,
-    game: GameDef,
-    round_: int,
-    bins: int,
-    per_chunk: int,
-    hs_path: str,
-    denominator: int,
-) -> None:
+@dataclass(frozen=True)
+class RoundChunks:
+    """What every chunk task of one round reads: the game, the round, the histogram bins, the
+    canonical hands per chunk, and the river HS table (its path, and its denominator: 2 *
+    opponent hands)."""
+
+    game: GameDef
+    round_: int
+    bins: int
+    per_chunk: int
+    hs_path: str
+    denominator: int
+
+
+def compute_chunk(build: Build, array: str, chunk_id: int, task: RoundChunks) -> None:
     """Chunk task: HSD counts of canonical hands [chunk_id * per_chunk, ...) of one round."""
+    game, round_, bins, per_chunk = task.game, task.round_, task.bins, task.per_chunk
+    hs_path, denominator = task.hs_path, task.denominator
     hands = chunk_hands(game, round_, chunk_id, per_chunk)
     river = hand_indexer(game)
     seen = game.board_cards_through(round_)
@@ -156,7 +163,7 @@ def run(ctx: StageContext) -> dict:
             compute_chunk,
             name,
             ceil(n_hands / per_chunk),
-            args=(game, round_, params.bins, per_chunk, hs_path, denominator),
+            args=(RoundChunks(game, round_, params.bins, per_chunk, hs_path, denominator),),
             desc=f"hsd round {round_}",
         )
         summary["rounds"][str(round_)] = {"hands": n_hands, "completions": completions}
