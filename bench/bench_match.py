@@ -18,6 +18,7 @@ import numpy as np
 from _shared import random_play
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.engines.common.parallel import Parallel
 from gameforge.engines.poker.match import Agent, play_match, summarize
 from gameforge.stages.poker.strategy import StrategyView
 
@@ -63,7 +64,13 @@ def main() -> None:
     for threads in (1, os.cpu_count() or 1):
         t0 = time.perf_counter()
         out = play_match(
-            game, a, b, seed=1, hands_per_set=args.deals, sets=args.sets, n_threads=threads
+            game,
+            a,
+            b,
+            seed=1,
+            hands_per_set=args.deals,
+            sets=args.sets,
+            parallel=Parallel(threads=threads),
         )
         seconds = time.perf_counter() - t0
         rows.append((threads, out.size * args.sets, seconds))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gameforge.engines.common.parallel import Parallel
 from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.lbr import local_best_response
 from gameforge.engines.poker.mccfr import SampledSolver, lossless_tables
@@ -25,7 +26,14 @@ def test_lbr_is_below_the_exact_best_response_and_ranks_strategies():
     found = {}
     for name, strategy in strategies.items():
         wins = local_best_response(
-            game, tables, strategy, exact.offsets, exact.ndec, deals=3000, seed=1, n_threads=2
+            game,
+            tables,
+            strategy,
+            exact.offsets,
+            exact.ndec,
+            deals=3000,
+            seed=1,
+            parallel=Parallel(threads=2),
         )
         mean, se = wins.mean(), wins.std(ddof=1) / np.sqrt(wins.size)
         bound = exact.exploitability(strategy)

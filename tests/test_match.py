@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from gameforge.engines.common.parallel import Parallel
 from gameforge.engines.poker.betting import DECISION, FOLD_END, build_tree
 from gameforge.engines.poker.cfr import FullWalkSolver as Solver
 from gameforge.engines.poker.evaluator import evaluate
@@ -64,7 +65,9 @@ def test_card_blind_agents_hit_the_exact_value(game_name, a, b):
     """Sampled duplicate matches agree with the expected value enumerated by hand."""
     game = load_game(game_name)
     exact = exact_value(game, a, b)
-    out = play_match(game, Agent(a), Agent(b), seed=3, hands_per_set=100_000, n_threads=2)
+    out = play_match(
+        game, Agent(a), Agent(b), seed=3, hands_per_set=100_000, parallel=Parallel(threads=2)
+    )
     se = out.std(ddof=1) / np.sqrt(out.size)
     assert abs(out.mean() - exact) <= 4 * se + 1e-12, (out.mean(), exact, se)
 
@@ -83,14 +86,20 @@ def test_strategy_self_play_is_zero_and_runs_are_reproducible():
         ndec=solver.ndec,
         tables=lossless_tables(game),
     )
-    out = play_match(game, agent, agent, seed=5, hands_per_set=20_000, sets=4, n_threads=2)
+    out = play_match(
+        game, agent, agent, seed=5, hands_per_set=20_000, sets=4, parallel=Parallel(threads=2)
+    )
     stats = summarize(out, 1.0, 4)
     assert abs(stats["mbb_per_game"]) <= stats["ci95"] and stats["hands"] == 80_000
-    again = play_match(game, agent, agent, seed=5, hands_per_set=20_000, sets=4, chunk=777)
+    again = play_match(
+        game, agent, agent, seed=5, hands_per_set=20_000, sets=4, parallel=Parallel(chunk=777)
+    )
     assert np.array_equal(out, again)
     other = play_match(game, agent, agent, seed=6, hands_per_set=20_000, sets=4)
     assert not np.array_equal(out, other)
-    beat = play_match(game, agent, Agent("uniform"), seed=5, hands_per_set=20_000, n_threads=2)
+    beat = play_match(
+        game, agent, Agent("uniform"), seed=5, hands_per_set=20_000, parallel=Parallel(threads=2)
+    )
     won = summarize(beat, 1.0, 2)
     assert won["mbb_per_game"] - won["ci95"] > 100  # a near-equilibrium crushes uniform play
     with pytest.raises(ValueError, match="even"):

@@ -14,12 +14,12 @@ played from both seats on the same cards, estimate a lower bound of exploitabili
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import combinations
 
 import numpy as np
 from numba import njit
 
+from gameforge.engines.common.parallel import SERIAL, Parallel
 from gameforge.engines.common.rng import uniform
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import (
@@ -270,11 +270,11 @@ def local_best_response(
     ndec: np.ndarray,
     deals: int,
     seed: int = 0,
-    n_threads: int = 1,
-    chunk: int = 64,
-    progress: Callable[[int], None] | None = None,
+    parallel: Parallel = SERIAL,
 ) -> np.ndarray:
-    """LBR's winnings (chips, mean of both seats) on each of `deals` seeded deals."""
+    """LBR's winnings (chips, mean of both seats) on each of `deals` seeded deals (`parallel`:
+    threads, deals per task (default 64) and progress)."""
+    chunk = 64 if parallel.chunk is None else parallel.chunk
     from concurrent.futures import ThreadPoolExecutor
 
     if game.num_hole_cards not in (1, 2):
@@ -308,8 +308,8 @@ def local_best_response(
         )  # fmt: skip
         return count
 
-    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool_:
+    with ThreadPoolExecutor(max_workers=max(1, parallel.threads)) as pool_:
         for done in pool_.map(work, range(0, deals, chunk)):
-            if progress is not None:
-                progress(done)
+            if parallel.progress is not None:
+                parallel.progress(done)
     return out

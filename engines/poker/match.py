@@ -12,7 +12,6 @@ random, always-call, always-raise (raise when allowed, else call).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -20,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from gameforge.engines.common.parallel import SERIAL, Parallel
 from gameforge.engines.common.rng import mix, uniform
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import CALL, DECISION, FOLD_END, RAISE, TreeArrays, build_tree
@@ -178,11 +178,11 @@ def play_match(
     hands_per_set: int = 3000,
     sets: int = 2,
     matches: int = 1,
-    n_threads: int = 1,
-    chunk: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    parallel: Parallel = SERIAL,
 ) -> np.ndarray:
-    """Per-deal duplicate outcomes (A's mean chips per hand), matches * hands_per_set deals."""
+    """Per-deal duplicate outcomes (A's mean chips per hand), matches * hands_per_set deals
+    (`parallel`: threads, deals per task and progress)."""
+    n_threads, chunk = parallel.threads, parallel.chunk
     if sets < 2 or sets % 2:
         raise ValueError("sets must be even (>= 2): consecutive sets swap seats")
     if hands_per_set < 1 or matches < 1:
@@ -209,8 +209,8 @@ def play_match(
 
     with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
         for done in pool.map(work, range(0, deals, chunk)):
-            if progress is not None:
-                progress(done)
+            if parallel.progress is not None:
+                parallel.progress(done)
     return out
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from gameforge.engines.common.parallel import Parallel
 from gameforge.engines.poker.match import Agent, play_match, summarize
 from gameforge.stages.base import Seed, StageContext, StageError, numbered
 from gameforge.stages.poker.best_response import strategy_bytes
@@ -104,8 +105,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
             hands_per_set=params.hands_per_set,
             sets=params.sets,
             matches=params.matches,
-            n_threads=os.cpu_count() or 1,
-            progress=bar.advance,
+            parallel=Parallel(threads=os.cpu_count() or 1, progress=bar.advance),
         )
         stats = summarize(out, bb, params.sets)
         mbb[i, j], mbb[j, i] = stats["mbb_per_game"], -stats["mbb_per_game"]

@@ -125,6 +125,7 @@ class StrategyView:
     ) -> np.ndarray:
         """LBR's winnings (chips, mean of both seats) on each of `deals` seeded deals against
         this strategy in the real game (see `gameforge.engines.poker.lbr`)."""
+        from gameforge.engines.common.parallel import Parallel
         from gameforge.engines.poker.lbr import local_best_response
         from gameforge.engines.poker.mccfr import lossless_tables
 
@@ -141,6 +142,5 @@ class StrategyView:
             self.ndec,
             deals,
             seed=seed,
-            n_threads=n_threads,
-            progress=progress,
+            parallel=Parallel(threads=n_threads, progress=progress),
         )
