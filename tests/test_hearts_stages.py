@@ -269,8 +269,8 @@ def test_rank_matches_play_only_the_deals_they_need(chain, monkeypatch, first):
     got = stage.rank_final(str(store.root), art.key, p)
     weights, nodes = stage.load_snapshot(art, 200, art.params["capacity"])
     for (opp, mean, n), kind in zip(got, (RULE_BASED, MONTE_CARLO), strict=True):
-        points, seats = stage.evaluate(weights, nodes, art.params, kind, 40 * 6, 5, 10,
-                                       np.asarray(p["options"]))  # fmt: skip
+        points, seats = stage.evaluate(weights, nodes, art.params, kind, stage.Games(40 * 6, 5),
+                                       10, np.asarray(p["options"]))  # fmt: skip
         want = stage.ranks_to_100(points, seats, 6)
         assert (opp, n) == (kind, 6) and mean == float(want.mean())
 
