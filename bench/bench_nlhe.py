@@ -40,6 +40,7 @@ from gameforge.engines.nlhe.net import (
     PRECISIONS,
     CnnPlayer,
     NetConfig,
+    Placement,
     PokerCNN,
     make_optimiser,
     train_epoch,
@@ -434,9 +435,10 @@ def train(samples: int, device: str) -> dict[str, float]:
         model = PokerCNN(NetConfig()).to(device)
         opt = make_optimiser(model)
         net = torch.compile(model) if compiled else model
-        train_epoch(net, opt, data.batch, ids[:512], 128, 0, device, bfloat16=low)  # warm up
+        placement = Placement(device, bfloat16=low)
+        train_epoch(net, opt, data.batch, ids[:512], 128, 0, placement)  # warm up
         t0 = time.perf_counter()
-        loss = train_epoch(net, opt, data.batch, ids, 128, 1, device, bfloat16=low)
+        loss = train_epoch(net, opt, data.batch, ids, 128, 1, placement)
         rates[compiled, low] = len(ids) / (time.perf_counter() - t0)
         how = ", torch.compile" if compiled else ", bfloat16 autocast" if low else ""
         print(

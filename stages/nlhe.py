@@ -35,6 +35,7 @@ from gameforge.engines.nlhe.encoding import N_PLANES, SIZE, encode_samples
 from gameforge.engines.nlhe.game import (
     KINDS,
     STATE_WIDTH,
+    Deals,
     HandRecords,
     Player,
     Rules,
@@ -49,6 +50,7 @@ from gameforge.engines.nlhe.net import (
     N_PATTERNS,
     CnnPlayer,
     NetConfig,
+    Placement,
     PokerCNN,
     Precision,
     evaluate_loss,
@@ -329,9 +331,8 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
         if rec is not None:
             bar.advance(len(rec.payoff))
         else:
-            rec = _play_pairing(
-                ctx, f"pair{idx}", rules, players, (i, j), deals, params.seed, idx * deals, bar
-            )
+            pair_deals = Deals(deals, params.seed, idx * deals)
+            rec = _play_pairing(ctx, f"pair{idx}", rules, players, (i, j), pair_deals, bar)
             rec.seat_player = np.where(rec.seat_player == 0, i, j).astype(np.int8)
             _save_records(ctx, f"pair{idx}", rec)
             _log_scoring(ctx, "nlhe-histories", labels, players, (i, j))
@@ -369,9 +370,7 @@ def _play_pairing(
     rules: Rules,
     players: list[Player],
     seats: tuple[int, int],
-    deals: int,
-    seed: int,
-    first_deal: int,
+    deals: Deals,
     bar: Any,
 ) -> HandRecords:
     """One pairing's duplicate deals, in blocks of `bar_batch` deals.
@@ -390,13 +389,13 @@ def _play_pairing(
             cnns[k] = player
     for cnn in cnns.values():
         cnn.forget()
-    block = bar_batch(deals)
+    block = bar_batch(deals.count)
     if not cnns:  # built-in players: seconds, on every core
         return play(
-            rules, pair, deals, seed=seed, first_deal=first_deal, n_threads=os.cpu_count() or 1,
-            on_hands=bar.advance, batch_deals=block,
+            rules, pair, deals, n_threads=os.cpu_count() or 1, on_hands=bar.advance,
+            batch_deals=block,
         )  # fmt: skip
-    starts = range(0, deals, block)
+    starts = range(0, deals.count, block)
     done = _finished_blocks(ctx, name, len(starts))
     parts = []
     for b, start in enumerate(starts):
@@ -411,9 +410,9 @@ def _play_pairing(
             assert memories is not None
             for k, cnn in cnns.items():
                 cnn.recall({f: memories[f"{k}.{f}"] for f in MEMORY_FIELDS})
-        size = min(block, deals - start)
+        size = min(block, deals.count - start)
         rec = play(
-            rules, pair, size, seed=seed, first_deal=first_deal + start, on_hands=bar.advance,
+            rules, pair, Deals(size, deals.seed, deals.first + start), on_hands=bar.advance,
             batch_deals=size,
         )  # fmt: skip
         _save_records(ctx, f"{name}.block{b}", rec)
@@ -641,7 +640,7 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
             train_ids,
             params.batch_size,
             params.seed * 1000 + epoch,
-            device,
+            Placement(device),
             on_batch,
         )
         seconds = time.perf_counter() - t0
@@ -806,7 +805,7 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
             bar.advance(int(result["hands"]))
         else:
             name = f"pair{idx}"
-            rec = _play_pairing(ctx, name, rules, players, (i, j), deals, params.seed, 0, bar)
+            rec = _play_pairing(ctx, name, rules, players, (i, j), Deals(deals, params.seed), bar)
             mean, half = duplicate_mean(rec.player_payoff(), rules.big_blind)
             starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
             who = np.where(rec.seat_player == 0, i, j).astype(np.int64)

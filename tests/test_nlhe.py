@@ -126,7 +126,7 @@ def test_canonical_suits_make_isomorphic_hands_encode_identically():
 
 
 def test_recorded_samples_encode_with_their_own_action_as_candidate():
-    rec = nl.play(RULES, (nl.HEURISTIC, nl.RANDOM), 50, seed=3)
+    rec = nl.play(RULES, (nl.HEURISTIC, nl.RANDOM), nl.Deals(50, seed=3))
     starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
     hand = np.repeat(np.arange(len(rec.counts)), rec.counts)
     ids = np.arange(len(rec.actions))
@@ -225,7 +225,7 @@ def test_scores_equal_the_full_plane_network_on_played_decisions_of_every_street
     torch.manual_seed(3)
     model = PokerCNN(NetConfig(filters=(8, 16), kernel=kernel, dense=32)).eval()
     checked = _Checked(CnnPlayer(model, remember=False))
-    nl.play(RULES, (checked, nl.HEURISTIC), 300, seed=4, batch_deals=100)
+    nl.play(RULES, (checked, nl.HEURISTIC), nl.Deals(300, seed=4), batch_deals=100)
     assert checked.player.crop is not None  # the second convolution ran on its varying columns
     assert (checked.decisions >= 50).all(), checked.decisions
     assert checked.worst.max() <= 1e-6, checked.worst
@@ -246,8 +246,8 @@ def test_bfloat16_checked_plays_as_float32_and_bfloat16_stays_within_its_roundin
     assert 0 < np.abs(low - exact).max() < 0.02
     plain = CnnPlayer(model, remember=False)
     checked = CnnPlayer(model, remember=False, precision="bfloat16-checked")
-    a = nl.play(RULES, (plain, nl.HEURISTIC), 200, seed=8, batch_deals=100)
-    b = nl.play(RULES, (checked, nl.HEURISTIC), 200, seed=8, batch_deals=100)
+    a = nl.play(RULES, (plain, nl.HEURISTIC), nl.Deals(200, seed=8), batch_deals=100)
+    b = nl.play(RULES, (checked, nl.HEURISTIC), nl.Deals(200, seed=8), batch_deals=100)
     assert np.array_equal(a.actions, b.actions) and np.array_equal(a.payoff, b.payoff)
     assert 0 < checked.rescored < checked.scored / 2
     with pytest.raises(ValueError, match="precision"):
@@ -260,8 +260,8 @@ def test_remembered_preflop_decisions_play_exactly_as_scored_ones():
     model = PokerCNN(NetConfig(filters=(4, 8), kernel=3, dense=16)).eval()
     plain = CnnPlayer(model, remember=False)
     remembering = CnnPlayer(model)
-    a = nl.play(RULES, (plain, nl.HEURISTIC), 600, seed=5, batch_deals=60)
-    b = nl.play(RULES, (remembering, nl.HEURISTIC), 600, seed=5, batch_deals=60)
+    a = nl.play(RULES, (plain, nl.HEURISTIC), nl.Deals(600, seed=5), batch_deals=60)
+    b = nl.play(RULES, (remembering, nl.HEURISTIC), nl.Deals(600, seed=5), batch_deals=60)
     assert np.array_equal(a.actions, b.actions) and np.array_equal(a.payoff, b.payoff)
     assert plain.decisions == remembering.decisions and plain.remembered == 0
     assert remembering.remembered >= 50  # some preflop states repeat
@@ -274,13 +274,13 @@ def test_a_recalled_memory_continues_as_the_original_player():
     torch.manual_seed(4)
     model = PokerCNN(NetConfig(filters=(4, 8), kernel=3, dense=16)).eval()
     original = CnnPlayer(model)
-    nl.play(RULES, (original, nl.HEURISTIC), 300, seed=5, batch_deals=60)
+    nl.play(RULES, (original, nl.HEURISTIC), nl.Deals(300, seed=5), batch_deals=60)
     saved = original.memory()
     assert len(saved["memo_keys"]) > 0 and saved["counters"][0] == original.decisions
     resumed = CnnPlayer(model)
     resumed.recall(saved)
-    a = nl.play(RULES, (original, nl.HEURISTIC), 300, seed=5, first_deal=300, batch_deals=60)
-    b = nl.play(RULES, (resumed, nl.HEURISTIC), 300, seed=5, first_deal=300, batch_deals=60)
+    a = nl.play(RULES, (original, nl.HEURISTIC), nl.Deals(300, seed=5, first=300), batch_deals=60)
+    b = nl.play(RULES, (resumed, nl.HEURISTIC), nl.Deals(300, seed=5, first=300), batch_deals=60)
     assert np.array_equal(a.actions, b.actions) and np.array_equal(a.payoff, b.payoff)
     assert resumed.remembered == original.remembered > saved["counters"][2]
     assert resumed.memo == original.memo

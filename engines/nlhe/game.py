@@ -708,22 +708,30 @@ def _play_batch(
     return _finished(batch)
 
 
+@dataclass(frozen=True)
+class Deals:
+    """Deals first..first + count - 1 of `seed`'s stream (a deal depends on its number only)."""
+
+    count: int
+    seed: int
+    first: int = 0
+
+
 def play(
     rules: Rules,
     players: tuple[Player, Player],
-    n_deals: int,
-    seed: int,
-    first_deal: int = 0,
+    deals: Deals,
     duplicate: bool = True,
     batch_deals: int = 4096,
     n_threads: int = 1,
     on_hands: Callable[[int], None] | None = None,
 ) -> HandRecords:
-    """Play deals first_deal.. of `seed` between two players; records in deal order.
+    """Play `deals` between two players; records in deal order.
 
     Results depend only on the seed and deal numbers, never on batching or threads. Built-in
     pairings run on `n_threads` threads (the kernels release the GIL).
     """
+    n_deals, seed, first_deal = deals.count, deals.seed, deals.first
     starts = list(range(first_deal, first_deal + n_deals, batch_deals))
 
     def work(start: int) -> HandRecords:

@@ -108,6 +108,15 @@ def make_optimiser(model: nn.Module) -> torch.optim.Optimizer:
     return torch.optim.Adadelta(model.parameters(), lr=1.0, rho=0.95, eps=1e-8)
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a training pass runs: the torch device, and whether the forward and backward
+    passes run under bfloat16 autocast (the weights and the optimiser stay float32)."""
+
+    device: str = "cpu"
+    bfloat16: bool = False
+
+
 def train_epoch(
     model: PokerCNN,
     optimiser: torch.optim.Optimizer,
@@ -115,17 +124,15 @@ def train_epoch(
     ids: np.ndarray,
     batch_size: int,
     seed: int,
-    device: str = "cpu",
+    placement: Placement = Placement(),
     on_batch: Callable[[int, float], None] | None = None,
-    bfloat16: bool = False,
 ) -> float:
     """One pass over `ids` in a seeded order with MSE loss; returns the mean training loss.
 
     `batches(ids)` returns the encoded planes and the targets of those sample ids. The order
     and dropout masks depend only on `seed`, so an epoch replays exactly after a resume.
-    `bfloat16` runs the forward and backward passes under bfloat16 autocast (the weights and
-    the optimiser stay float32).
     """
+    device, bfloat16 = placement.device, placement.bfloat16
     torch.manual_seed(seed)
     model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # in place
     model.train()
