@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -80,11 +80,18 @@ class Nondeterminism:
                 "atol": self.atol}  # fmt: skip
 
 
-@dataclass
-class StageContext:
-    """What a stage's run function gets: parameters, opened inputs, the writer and an executor."""
+P = TypeVar("P", bound="StageParams")
+# Covariant: a helper taking `StageContext[StageParams]` takes any stage's context (read-only).
+P_co = TypeVar("P_co", bound="StageParams", covariant=True)
 
-    params: Any
+
+@dataclass(frozen=True)
+class StageContext(Generic[P_co]):
+    """What a stage's run function gets: its parameters (of the stage's own model, so a run
+    function typed `StageContext[CfrParams]` reads `ctx.params.iterations` checked), the opened
+    inputs, the writer and an executor."""
+
+    params: P_co
     inputs: dict[str, Artifact]
     writer: ArtifactWriter
     executor: Executor = field(default_factory=InProcessExecutor)
@@ -179,13 +186,13 @@ class _CountingTask:
 
 
 @dataclass(frozen=True)
-class Stage:
+class Stage(Generic[P]):
     """A declared stage; `run(ctx)` writes arrays through ctx.writer and returns a summary."""
 
     name: str
     version: int
-    params_model: type[StageParams]
-    run: Callable[[StageContext], dict[str, Any]]
+    params_model: type[P]
+    run: Callable[[StageContext[P]], dict[str, Any]]
     # input name -> upstream stage name ("a|b": either stage is accepted)
     inputs: dict[str, str] = field(default_factory=dict)
     description: str = ""
@@ -194,13 +201,13 @@ class Stage:
     many_inputs: frozenset[str] = frozenset()
     # Called with the parameters and the opened inputs before any work; raises StageError with
     # the reason when the inputs cannot go together (e.g. built for another game).
-    check_inputs: Callable[[Any, dict[str, Artifact]], None] | None = None
+    check_inputs: Callable[[P, dict[str, Artifact]], None] | None = None
     # Parameters that tell this stage's artifacts apart in `gameforge artifacts ls` (k, the
     # algorithm and iterations, a seed ...), shown beside the `game` parameter.
     label_params: tuple[str, ...] = ()
     # Memory peak and stored bytes from the parameters and the inputs' recorded parameters
     # (stages/resources.py); None: not estimated.
-    footprint: Callable[[Any, dict[str, dict[str, Any]]], Footprint] | None = None
+    footprint: Callable[[P, dict[str, dict[str, Any]]], Footprint] | None = None
     # None: the stage's output is bit-reproducible from its recipe (a recompute check compares
     # bit for bit); else why it is not, and the tolerance a recompute check allows.
     nondeterminism: Nondeterminism | None = None
@@ -243,7 +250,7 @@ class Stage:
         """The label parameters' values among an artifact's recorded parameters."""
         return {name: params[name] for name in self.label_params if name in params}
 
-    def make_params(self, values: dict[str, Any] | None = None) -> StageParams:
+    def make_params(self, values: dict[str, Any] | None = None) -> P:
         """Validate parameter values; a bad one raises StageError listing the valid names."""
         values = dict(values or {})
         valid = sorted(self.params_model.model_fields)

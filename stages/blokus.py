@@ -56,7 +56,7 @@ from gameforge.engines.common.torch_arrays import (
 )
 from gameforge.stages.base import Seed, StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.reporting import UNTRAINED, rate_fields, win_rate_text
 from gameforge.stages.resources import MB, TORCH_WORKING, Footprint, Upstream, nbytes
 
@@ -230,6 +230,25 @@ class SelfPlayParams(NetParams, SearchSettings):
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
 
 
+def _selfplay_footprint(params: SelfPlayParams, upstream: Upstream) -> Footprint:
+    """The network and its folded copy, a chunk's search trees, the games' records."""
+    blocks, filters, head = _net_size(upstream.get("net", {}), params)
+    parallel = min(params.parallel, params.games)
+    return Footprint(
+        peak={
+            # the network (loaded or fresh) and the evaluator's batch-norm-folded copy
+            "network": 2 * nbytes(net_parameters(blocks, filters, head), 4),
+            # one chunk's `parallel` games searched at once (a chunk at a time)
+            "search trees": search_bytes(parallel, params.sims),
+            # every game's records while gathered and concatenated
+            "records": params.games * RECORD_PEAK_BYTES,
+        },
+        # the records, and each chunk's checkpoint of them until the commit
+        stored={"records": params.games * RECORD_BYTES, "checkpoints": params.games * RECORD_BYTES},
+        working=TORCH_WORKING,
+    )
+
+
 @stage(
     "blokus-selfplay",
     5,
@@ -237,13 +256,14 @@ class SelfPlayParams(NetParams, SearchSettings):
     inputs={"net": "blokus-train"},
     optional={"net"},
     labels=("seed", "games"),
+    footprint=_selfplay_footprint,
 )
-def run_selfplay(ctx: StageContext) -> dict[str, Any]:
+def run_selfplay(ctx: StageContext[SelfPlayParams]) -> dict[str, Any]:
     """BlokusZero self-play games (batched MAXN PUCT search) as compact records.
 
     Self-play in chunks of games; each finished chunk is checkpointed.
     """
-    p: SelfPlayParams = ctx.params
+    p = ctx.params
     device = pick_device(p.device)
     if "net" in ctx.inputs:
         model, _config = load_net(ctx.inputs["net"], device)
@@ -281,26 +301,6 @@ def run_selfplay(ctx: StageContext) -> dict[str, Any]:
     }
 
 
-@footprint("blokus-selfplay")
-def _selfplay_footprint(params: SelfPlayParams, upstream: Upstream) -> Footprint:
-    """The network and its folded copy, a chunk's search trees, the games' records."""
-    blocks, filters, head = _net_size(upstream.get("net", {}), params)
-    parallel = min(params.parallel, params.games)
-    return Footprint(
-        peak={
-            # the network (loaded or fresh) and the evaluator's batch-norm-folded copy
-            "network": 2 * nbytes(net_parameters(blocks, filters, head), 4),
-            # one chunk's `parallel` games searched at once (a chunk at a time)
-            "search trees": search_bytes(parallel, params.sims),
-            # every game's records while gathered and concatenated
-            "records": params.games * RECORD_PEAK_BYTES,
-        },
-        # the records, and each chunk's checkpoint of them until the commit
-        stored={"records": params.games * RECORD_BYTES, "checkpoints": params.games * RECORD_BYTES},
-        working=TORCH_WORKING,
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # blokus-rollouts
 
@@ -321,10 +321,22 @@ class RolloutParams(StageParams):
     execution_only: ClassVar[frozenset[str]] = frozenset({"chunk", "threads"})
 
 
-@stage("blokus-rollouts", 1, RolloutParams, labels=("seed", "games"))
-def run_rollouts(ctx: StageContext) -> dict[str, Any]:
+def _rollouts_footprint(params: RolloutParams, upstream: Upstream) -> Footprint:
+    """A chunk's scratch (every game's plies, targets and widest policy rows), the records."""
+    chunk = min(params.chunk, params.games)
+    per_game = MAX_PLIES * (8 + 8 * (N_PLAYERS + 1)) + params.positions * ROLLOUT_WIDEST * 16
+    records = params.games * (MAX_PLIES * 32 + params.positions * 600 * 12 + 64)
+    return Footprint(
+        peak={"chunk scratch": chunk * per_game, "records": 3 * records},
+        stored={"records": records, "checkpoints": records},
+        working=64 * MB,
+    )
+
+
+@stage("blokus-rollouts", 1, RolloutParams, labels=("seed", "games"), footprint=_rollouts_footprint)
+def run_rollouts(ctx: StageContext[RolloutParams]) -> dict[str, Any]:
     """Rollout-policy games as training records, in checkpointed chunks of games."""
-    p: RolloutParams = ctx.params
+    p = ctx.params
     t = tables()
     t0 = time.perf_counter()
     targets = RolloutTargets(p.epsilon, p.positions, p.value_rollouts, p.value_margin)
@@ -347,19 +359,6 @@ def run_rollouts(ctx: StageContext) -> dict[str, Any]:
             float(((values - values.mean(axis=0)) ** 2).sum(axis=1).mean()), 3
         ),  # fmt: skip
     }
-
-
-@footprint("blokus-rollouts")
-def _rollouts_footprint(params: RolloutParams, upstream: Upstream) -> Footprint:
-    """A chunk's scratch (every game's plies, targets and widest policy rows), the records."""
-    chunk = min(params.chunk, params.games)
-    per_game = MAX_PLIES * (8 + 8 * (N_PLAYERS + 1)) + params.positions * ROLLOUT_WIDEST * 16
-    records = params.games * (MAX_PLIES * 32 + params.positions * 600 * 12 + 64)
-    return Footprint(
-        peak={"chunk scratch": chunk * per_game, "records": 3 * records},
-        stored={"records": records, "checkpoints": records},
-        working=64 * MB,
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,6 +402,36 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     return GameRecords.concat(loaded[::-1]).last_games(newest)
 
 
+def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
+    """The replay buffer, the network with gradients and momentum, a batch and its activations."""
+    weights = nbytes(net_parameters(params.blocks, params.filters, params.policy_head), 4)
+    dense = nbytes((N_MOVES, 2 * CELLS), 4)  # the policy layer, the largest array stored
+    b = params.batch
+    return Footprint(
+        peak={
+            # the loaded games, their concatenation and its copies
+            "replay buffer": replay_buffer_bytes(params, upstream),
+            # weights, gradients and SGD momentum (float32 each)
+            "weights+grads+momentum": 3 * weights,
+            # a stored array in flight: its encoded copy (written), or its encoded bytes beside
+            # the decoded array (read: the previous network's weights)
+            "store reads/writes": dense,
+            # a batch: planes, and per sample the policy target, the legality mask, the
+            # logits, their masked and log-softmax versions, the loss terms and their grads
+            "batch": nbytes((b, N_PLANES, CELLS), 2 * 4) + nbytes((b, N_MOVES), 4 + 1 + 6 * 4),
+            # activations autograd keeps: about six per residual block, four for stem/heads
+            "activations": nbytes((b, params.filters, CELLS), 4) * (6 * params.blocks + 4),
+        },
+        stored={
+            "weights": weights,
+            "losses": nbytes((params.steps, 2), 4),
+            # a training checkpoint (weights, momentum) until the commit, after a few hundred
+            "checkpoint": 2 * weights if params.steps > params.checkpoint_every else 0,
+        },
+        working=TORCH_WORKING,
+    )
+
+
 @stage(
     "blokus-train",
     3,
@@ -411,8 +440,9 @@ def replay_buffer(inputs: dict[str, Artifact], newest: int) -> GameRecords:
     optional={"previous"},
     many={"games"},
     labels=("seed", "steps"),
+    footprint=_train_footprint,
 )
-def run_train(ctx: StageContext) -> dict[str, Any]:
+def run_train(ctx: StageContext[TrainParams]) -> dict[str, Any]:
     """Train BlokusZero on the newest self-play games (SGD, momentum, decay).
 
     Continue (or start) the network for `steps` SGD steps; checkpoint every few hundred. Each
@@ -421,7 +451,7 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     momentum took, and the stored network alone determines the next generation. Momentum still
     rides in the checkpoints, so a killed stage resumes bit for bit.
     """
-    p: TrainParams = ctx.params
+    p = ctx.params
     device = pick_device(p.device)
     prev = ctx.inputs.get("previous")
     if prev is not None and _net_size(prev.params, NetParams()) != (
@@ -508,37 +538,6 @@ def record_peak_bytes(run: dict[str, Any]) -> int:
     return MAX_PLIES * per_ply + int(run["positions"]) * WIDEST * 32 + 3 * 2 * N_PLAYERS * 8
 
 
-@footprint("blokus-train")
-def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
-    """The replay buffer, the network with gradients and momentum, a batch and its activations."""
-    weights = nbytes(net_parameters(params.blocks, params.filters, params.policy_head), 4)
-    dense = nbytes((N_MOVES, 2 * CELLS), 4)  # the policy layer, the largest array stored
-    b = params.batch
-    return Footprint(
-        peak={
-            # the loaded games, their concatenation and its copies
-            "replay buffer": replay_buffer_bytes(params, upstream),
-            # weights, gradients and SGD momentum (float32 each)
-            "weights+grads+momentum": 3 * weights,
-            # a stored array in flight: its encoded copy (written), or its encoded bytes beside
-            # the decoded array (read: the previous network's weights)
-            "store reads/writes": dense,
-            # a batch: planes, and per sample the policy target, the legality mask, the
-            # logits, their masked and log-softmax versions, the loss terms and their grads
-            "batch": nbytes((b, N_PLANES, CELLS), 2 * 4) + nbytes((b, N_MOVES), 4 + 1 + 6 * 4),
-            # activations autograd keeps: about six per residual block, four for stem/heads
-            "activations": nbytes((b, params.filters, CELLS), 4) * (6 * params.blocks + 4),
-        },
-        stored={
-            "weights": weights,
-            "losses": nbytes((params.steps, 2), 4),
-            # a training checkpoint (weights, momentum) until the commit, after a few hundred
-            "checkpoint": 2 * weights if params.steps > params.checkpoint_every else 0,
-        },
-        working=TORCH_WORKING,
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # blokus-eval
 
@@ -592,6 +591,38 @@ def _rate_arrays(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     }
 
 
+def _eval_footprint(params: EvalParams, upstream: Upstream) -> Footprint:
+    """A network loaded beside the last one and its folded copy; per game played at once,
+    BlokusZero's search tree, the MCTS-MAXN players' tree and Progressive History tables."""
+    names = numbered(upstream, "net") or ["net.0"]
+    largest = max(net_parameters(*_net_size(upstream.get(n, {}), NetParams())) for n in names)
+    games = [params.games] * len(names)
+    if params.final_games:
+        games[-1] = params.final_games
+    parallel = min(params.parallel, max(games))
+    # MCTS-MAXN expands a node on its second visit: at most one expansion per two simulations
+    mcts_touched = touched_nodes(params.mcts_sims, params.mcts_sims // 2)
+    mcts_nodes = nbytes((parallel, mcts_touched), MCTS_NODE_BYTES)
+    # a tree's and a slot's `legal_moves` stamps and placement lists (int64)
+    mcts_scratch = nbytes((parallel, N_MOVES), 4 * 8)
+    return Footprint(
+        peak={
+            # the loaded arrays and model (beside the previous network's, with two or more)
+            # and the evaluator's folded copy
+            "networks": (2 if len(names) == 1 else 3) * nbytes(largest, 4),
+            "zero search": search_bytes(parallel, params.zero_sims),
+            "mcts trees": mcts_nodes + mcts_scratch,
+            # per game at once: a history per colour (sums and counts, float64, [4, 30433])
+            "histories": nbytes((parallel, N_PLAYERS, 2, N_PLAYERS, N_MOVES), 8),
+        },
+        stored={
+            # per game: seat, scores, share and the final board; 21 decisions' policy stats
+            "results": sum(g * (8 + 4 * 8 + 8 + CELLS + 21 * len(POLICY_STATS) * 8) for g in games),
+        },
+        working=TORCH_WORKING,
+    )
+
+
 @stage(
     "blokus-eval",
     6,
@@ -599,14 +630,15 @@ def _rate_arrays(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     inputs={"net": "blokus-train"},
     many={"net"},
     labels=("seed", "games"),
+    footprint=_eval_footprint,
 )
-def run_eval(ctx: StageContext) -> dict[str, Any]:
+def run_eval(ctx: StageContext[EvalParams]) -> dict[str, Any]:
     """BlokusZero networks vs three MCTS-MAXN: win rates with 95% Wilson intervals.
 
     Every network (and, with `control`, an untrained one first) against three MCTS-MAXN on the
     same seeded games; one checkpointed result per network.
     """
-    p: EvalParams = ctx.params
+    p = ctx.params
     device = pick_device(p.device)
     t = tables()
     names = numbered(ctx.inputs, "net")
@@ -668,39 +700,6 @@ def versus_control(trained: dict[str, Any], control: dict[str, Any]) -> dict[str
     return {"separated": bool(above or below), "above": bool(above), "statement": text}
 
 
-@footprint("blokus-eval")
-def _eval_footprint(params: EvalParams, upstream: Upstream) -> Footprint:
-    """A network loaded beside the last one and its folded copy; per game played at once,
-    BlokusZero's search tree, the MCTS-MAXN players' tree and Progressive History tables."""
-    names = numbered(upstream, "net") or ["net.0"]
-    largest = max(net_parameters(*_net_size(upstream.get(n, {}), NetParams())) for n in names)
-    games = [params.games] * len(names)
-    if params.final_games:
-        games[-1] = params.final_games
-    parallel = min(params.parallel, max(games))
-    # MCTS-MAXN expands a node on its second visit: at most one expansion per two simulations
-    mcts_touched = touched_nodes(params.mcts_sims, params.mcts_sims // 2)
-    mcts_nodes = nbytes((parallel, mcts_touched), MCTS_NODE_BYTES)
-    # a tree's and a slot's `legal_moves` stamps and placement lists (int64)
-    mcts_scratch = nbytes((parallel, N_MOVES), 4 * 8)
-    return Footprint(
-        peak={
-            # the loaded arrays and model (beside the previous network's, with two or more)
-            # and the evaluator's folded copy
-            "networks": (2 if len(names) == 1 else 3) * nbytes(largest, 4),
-            "zero search": search_bytes(parallel, params.zero_sims),
-            "mcts trees": mcts_nodes + mcts_scratch,
-            # per game at once: a history per colour (sums and counts, float64, [4, 30433])
-            "histories": nbytes((parallel, N_PLAYERS, 2, N_PLAYERS, N_MOVES), 8),
-        },
-        stored={
-            # per game: seat, scores, share and the final board; 21 decisions' policy stats
-            "results": sum(g * (8 + 4 * 8 + 8 + CELLS + 21 * len(POLICY_STATS) * 8) for g in games),
-        },
-        working=TORCH_WORKING,
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # blokus-curve
 
@@ -709,8 +708,25 @@ class CurveParams(StageParams):
     """No parameters: the curve gathers its inputs' results."""
 
 
-@stage("blokus-curve", 2, CurveParams, inputs={"evals": "blokus-eval"}, many={"evals"})
-def run_curve(ctx: StageContext) -> dict[str, Any]:
+def _curve_footprint(params: CurveParams, upstream: Upstream) -> Footprint:
+    """A few numbers per network of the inputs' result tables: nothing large."""
+    rows = max(len(upstream), 1) * 16  # evaluated networks, a generous count per input
+    return Footprint(
+        peak={"rows": rows * 4096},  # the rows' dicts, a few KB each
+        stored={"curve": nbytes((rows, 7), 8)},  # steps, rate and bar, interval, games
+        working=32 * MB,  # no numba nor torch: reading metadata, writing small arrays
+    )
+
+
+@stage(
+    "blokus-curve",
+    2,
+    CurveParams,
+    inputs={"evals": "blokus-eval"},
+    many={"evals"},
+    footprint=_curve_footprint,
+)
+def run_curve(ctx: StageContext[CurveParams]) -> dict[str, Any]:
     """BlokusZero's learning curve: win rate by training step from blokus-eval runs.
 
     The learning curve: every `evals.N` input's networks, ordered by training steps.
@@ -727,17 +743,6 @@ def run_curve(ctx: StageContext) -> dict[str, Any]:
     })  # fmt: skip
     return {"table": rows, "win_definition": WIN_DEFINITION,
             "evals": [ctx.inputs[n].key for n in names]}  # fmt: skip
-
-
-@footprint("blokus-curve")
-def _curve_footprint(params: CurveParams, upstream: Upstream) -> Footprint:
-    """A few numbers per network of the inputs' result tables: nothing large."""
-    rows = max(len(upstream), 1) * 16  # evaluated networks, a generous count per input
-    return Footprint(
-        peak={"rows": rows * 4096},  # the rows' dicts, a few KB each
-        stored={"curve": nbytes((rows, 7), 8)},  # steps, rate and bar, interval, games
-        working=32 * MB,  # no numba nor torch: reading metadata, writing small arrays
-    )
 
 
 def _with_wilson(row: dict[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from gameforge.engines.hearts.play import LOG_WIDTH, falcon_games, play_games
 from gameforge.engines.hearts.svr import SvrModel, check_rows, fit, pack, predict
 from gameforge.stages.base import Seed, StageContext, StageError, StageParams, numbered
 from gameforge.stages.progress import ProgressTask
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.reporting import rate_fields
 from gameforge.stages.resources import MB, Footprint, nbytes
 
@@ -105,13 +105,33 @@ def log_chunk(build: Build, array: str, chunk: int, p: dict[str, Any]) -> None:
     write_chunk(build, array, chunk, features)
 
 
-@stage("hearts-logs", 1, LogsParams, labels=("games",))
-def run_logs(ctx: StageContext) -> dict[str, Any]:
+def _logs_footprint(params: LogsParams, upstream: dict[str, dict]) -> Footprint:
+    """One chunk's log and features (one per worker under Dask), then the metadata read back."""
+    rows = 52 * params.games
+    chunk_rows = 52 * min(params.chunk_games(), params.games)
+    stored = {
+        "features": nbytes((rows, N_FEATURES), 4),
+        "meta": nbytes((rows, 3), 2),
+        "points": nbytes((params.games, 4), 2),
+    }
+    peak = {
+        # float32 log and features; int64 game, seat, trick, position, card, label and the
+        # label's gathers; the int64 metadata stack and its int16 copy
+        "chunk": nbytes((chunk_rows, LOG_WIDTH + N_FEATURES), 4) + nbytes((chunk_rows, 10), 8)
+        + nbytes((chunk_rows, 3), 8 + 2),
+        # every decision's int16 metadata and its positive-label flags; float64 points
+        "summary": nbytes((rows, 3), 2) + rows + nbytes((params.games, 4), 8 + 2),
+    }  # fmt: skip
+    return Footprint(peak, stored)
+
+
+@stage("hearts-logs", 1, LogsParams, labels=("games",), footprint=_logs_footprint)
+def run_logs(ctx: StageContext[LogsParams]) -> dict[str, Any]:
     """Hearts games of four Monte Carlo agents, every decision logged for the SVR.
 
     Log every decision of `games` Monte Carlo games.
     """
-    p: LogsParams = ctx.params
+    p = ctx.params
     rows = 52 * p.games
     per_chunk = p.chunk_games()
     per = 52 * per_chunk
@@ -131,27 +151,6 @@ def run_logs(ctx: StageContext) -> dict[str, Any]:
         "label_share_positive": round(float((meta[:, 1] > 0).mean()), 4),
         "mean_penalty_ratio": round(float(points.mean() / 26), 4),
     }
-
-
-@footprint("hearts-logs")
-def _logs_footprint(params: LogsParams, upstream: dict[str, dict]) -> Footprint:
-    """One chunk's log and features (one per worker under Dask), then the metadata read back."""
-    rows = 52 * params.games
-    chunk_rows = 52 * min(params.chunk_games(), params.games)
-    stored = {
-        "features": nbytes((rows, N_FEATURES), 4),
-        "meta": nbytes((rows, 3), 2),
-        "points": nbytes((params.games, 4), 2),
-    }
-    peak = {
-        # float32 log and features; int64 game, seat, trick, position, card, label and the
-        # label's gathers; the int64 metadata stack and its int16 copy
-        "chunk": nbytes((chunk_rows, LOG_WIDTH + N_FEATURES), 4) + nbytes((chunk_rows, 10), 8)
-        + nbytes((chunk_rows, 3), 8 + 2),
-        # every decision's int16 metadata and its positive-label flags; float64 points
-        "summary": nbytes((rows, 3), 2) + rows + nbytes((params.games, 4), 8 + 2),
-    }  # fmt: skip
-    return Footprint(peak, stored)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,14 +231,48 @@ def _group_from_arrays(a: dict[str, np.ndarray], g: int) -> dict[str, Any]:
             "negative": int(negative), **checks}  # fmt: skip
 
 
-@stage("hearts-svr", 2, SvrParams, inputs={"logs": "hearts-logs"}, labels=("per_label",))
-def run_svr(ctx: StageContext) -> dict[str, Any]:
+def _svr_footprint(params: SvrParams, upstream: dict[str, dict]) -> Footprint:
+    """A group's rows, sample and LIBSVM kernel cache while fitted; all groups' support vectors."""
+    games = _logged_games(upstream.get("logs") or {})  # rows per group
+    rows = 52 * games
+    largest, samples = _svr_samples(params.per_label, games)
+    checks = N_NETWORKS * 4 * min(params.check_per_label, games)
+    peak = {
+        # int16 metadata of every decision, the group's mask, row and label ids, float32 rows
+        "group rows": nbytes((rows, 3), 2) + rows + nbytes((games, 2), 8)
+        + nbytes((games, N_FEATURES), 4),
+        # float64 sample, its svm-scaled copy and temporaries; LIBSVM's float kernel columns
+        # (at most its cache) and its per-sample solver arrays
+        "sample": nbytes((largest, N_FEATURES), 3 * 8)
+        + min(LIBSVM_CACHE, nbytes((largest, largest), 4)) + nbytes(largest, 16 * 8),
+        # every group's float64 support vectors (at most its whole sample), twice: the fitted
+        # models, then packed; their dual coefficients
+        "models": nbytes((samples, N_FEATURES + 1), 2 * 8),
+    }  # fmt: skip
+    stored = {
+        "support": nbytes((samples, N_FEATURES), 8),
+        "dual": nbytes(samples, 8),
+        "scaling": nbytes((N_NETWORKS, 2 * N_FEATURES + 3), 8),
+        "checks": nbytes(checks, 2 + 1 + 1 + 4),
+    }
+    return Footprint(peak, stored)
+
+
+@stage(
+    "hearts-svr",
+    2,
+    SvrParams,
+    inputs={"logs": "hearts-logs"},
+    labels=("per_label",),
+    footprint=_svr_footprint,
+)
+def run_svr(ctx: StageContext[SvrParams]) -> dict[str, Any]:
     """One nu-SVR per (trick, seat in trick) predicting the risk of taking Q♠.
 
     Fit the 52 group models and store them as arrays, with their predictions for check rows
     (`check_*`: group, DegSQ label, whether in the training sample, prediction).
     """
-    p: SvrParams = ctx.params
+    p = ctx.params
     logs: Artifact = ctx.inputs["logs"]
     params = p.model_dump()
 
@@ -310,34 +343,6 @@ def _svr_samples(per_label: int, games: int) -> tuple[int, int]:
     return largest, N_NETWORKS * 2 * min(per_label, int(POSITIVE_SHARE_MEAN * games))
 
 
-@footprint("hearts-svr")
-def _svr_footprint(params: SvrParams, upstream: dict[str, dict]) -> Footprint:
-    """A group's rows, sample and LIBSVM kernel cache while fitted; all groups' support vectors."""
-    games = _logged_games(upstream.get("logs") or {})  # rows per group
-    rows = 52 * games
-    largest, samples = _svr_samples(params.per_label, games)
-    checks = N_NETWORKS * 4 * min(params.check_per_label, games)
-    peak = {
-        # int16 metadata of every decision, the group's mask, row and label ids, float32 rows
-        "group rows": nbytes((rows, 3), 2) + rows + nbytes((games, 2), 8)
-        + nbytes((games, N_FEATURES), 4),
-        # float64 sample, its svm-scaled copy and temporaries; LIBSVM's float kernel columns
-        # (at most its cache) and its per-sample solver arrays
-        "sample": nbytes((largest, N_FEATURES), 3 * 8)
-        + min(LIBSVM_CACHE, nbytes((largest, largest), 4)) + nbytes(largest, 16 * 8),
-        # every group's float64 support vectors (at most its whole sample), twice: the fitted
-        # models, then packed; their dual coefficients
-        "models": nbytes((samples, N_FEATURES + 1), 2 * 8),
-    }  # fmt: skip
-    stored = {
-        "support": nbytes((samples, N_FEATURES), 8),
-        "dual": nbytes(samples, 8),
-        "scaling": nbytes((N_NETWORKS, 2 * N_FEATURES + 3), 8),
-        "checks": nbytes(checks, 2 + 1 + 1 + 4),
-    }
-    return Footprint(peak, stored)
-
-
 # ---------------------------------------------------------------------------------------------
 # hearts-falcon
 
@@ -393,6 +398,31 @@ def svr_arrays(artifact: Artifact | None) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(artifact[n][...]) for n in names)
 
 
+def _falcon_footprint(params: FalconStageParams, upstream: dict[str, dict]) -> Footprint:
+    """The 52 networks at full capacity, a snapshot's copies of its nodes, the SVR model."""
+    networks = nbytes((N_NETWORKS, params.capacity, DIM), 8)
+    nodes = _snapshot_nodes(params.capacity, params.games)
+    support = _upstream_svr_samples(upstream.get("svr") or {}) if params.svr else 0
+    checkpoints = _checkpoints_of(params.checkpoints, params.games)
+    peak = {
+        "networks": networks,  # float64 weights [52, capacity, DIM], filled with ones
+        # a snapshot: the committed nodes gathered as float64, their float32 copy, compressed
+        "snapshot": nbytes((nodes, DIM), 8 + 4 + 4),
+        # the SVR's float64 support vectors as stored and transposed for the kernels
+        "svr model": nbytes((support, N_FEATURES), 2 * 8),
+        # penalty ratio per game: a Python float in a list, then float32
+        "ratios": nbytes(params.games, 32 + 4),
+    }
+    stored = {
+        "snapshots": sum(
+            nbytes((_snapshot_nodes(params.capacity, c), DIM), 4) + nbytes(N_NETWORKS, 8)
+            for c in checkpoints
+        ),
+        "training_ratio": nbytes(params.games, 4),
+    }
+    return Footprint(peak, stored)
+
+
 @stage(
     "hearts-falcon",
     1,
@@ -400,13 +430,14 @@ def svr_arrays(artifact: Artifact | None) -> tuple[np.ndarray, ...]:
     inputs={"svr": "hearts-svr"},
     optional={"svr"},
     labels=("actions", "svr", "seed"),
+    footprint=_falcon_footprint,
 )
-def run_falcon(ctx: StageContext) -> dict[str, Any]:
+def run_falcon(ctx: StageContext[FalconStageParams]) -> dict[str, Any]:
     """A FALCON Hearts learner against rule-based agents, with snapshots.
 
     Learn against three rule-based agents; snapshot the networks at each checkpoint.
     """
-    p: FalconStageParams = ctx.params
+    p = ctx.params
     svr = ctx.inputs.get("svr")
     if p.svr and svr is None:
         raise StageError("hearts-falcon: svr=true needs a hearts-svr input")
@@ -481,32 +512,6 @@ def _upstream_svr_samples(svr: dict[str, Any]) -> int:
     per_label = int(svr.get("per_label", SvrParams.model_fields["per_label"].default))
     logs = getattr(svr, "inputs", {}).get("logs") or {}
     return _svr_samples(per_label, _logged_games(logs))[1]
-
-
-@footprint("hearts-falcon")
-def _falcon_footprint(params: FalconStageParams, upstream: dict[str, dict]) -> Footprint:
-    """The 52 networks at full capacity, a snapshot's copies of its nodes, the SVR model."""
-    networks = nbytes((N_NETWORKS, params.capacity, DIM), 8)
-    nodes = _snapshot_nodes(params.capacity, params.games)
-    support = _upstream_svr_samples(upstream.get("svr") or {}) if params.svr else 0
-    checkpoints = _checkpoints_of(params.checkpoints, params.games)
-    peak = {
-        "networks": networks,  # float64 weights [52, capacity, DIM], filled with ones
-        # a snapshot: the committed nodes gathered as float64, their float32 copy, compressed
-        "snapshot": nbytes((nodes, DIM), 8 + 4 + 4),
-        # the SVR's float64 support vectors as stored and transposed for the kernels
-        "svr model": nbytes((support, N_FEATURES), 2 * 8),
-        # penalty ratio per game: a Python float in a list, then float32
-        "ratios": nbytes(params.games, 32 + 4),
-    }
-    stored = {
-        "snapshots": sum(
-            nbytes((_snapshot_nodes(params.capacity, c), DIM), 4) + nbytes(N_NETWORKS, 8)
-            for c in checkpoints
-        ),
-        "training_ratio": nbytes(params.games, 4),
-    }
-    return Footprint(peak, stored)
 
 
 def _committed(weights: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -636,6 +641,32 @@ EVAL_BATCH = 20  # snapshots evaluated between hearts-eval checkpoints
 RANK_BATCH = 4  # learners ranked in games to 100 points between checkpoints
 
 
+def _eval_footprint(params: EvalParams, upstream: dict[str, dict]) -> Footprint:
+    """One snapshot at a time (one per Dask worker): its networks, their copy, its nodes read."""
+    learners = [p for name, p in upstream.items() if name.startswith("learners.")] or [{}]
+    defaults = FalconStageParams.model_fields
+    capacity = max(int(p.get("capacity", defaults["capacity"].default)) for p in learners)
+    games = max(int(p.get("games", defaults["games"].default)) for p in learners)
+    snapshots = sum(
+        len(_checkpoints_of(p.get("checkpoints", CHECKPOINTS), int(p.get("games", games))))
+        for p in learners
+    )
+    peak = {
+        # float64 [52, capacity, DIM] networks of the snapshot, and `evaluate`'s copy
+        "networks": nbytes((2, N_NETWORKS, max(capacity, 1), DIM), 8),
+        # the committed nodes as stored (float32) and as float64
+        "snapshot read": nbytes((_snapshot_nodes(capacity, games), DIM), 4 + 8),
+        # int64 points and seats of an evaluation's games, and of a rank run's (at most
+        # RANK_DEALS_MOST games per match, concatenated)
+        "games": nbytes((params.games + 2 * RANK_DEALS_MOST * params.rank_matches, 5), 8),
+    }
+    stored = {
+        "curve": nbytes((snapshots, 4), 8),
+        "ranks": nbytes((2 * len(learners), 4), 8) if params.rank_matches else 0,
+    }
+    return Footprint(peak, stored)
+
+
 @stage(
     "hearts-eval",
     2,
@@ -643,13 +674,14 @@ RANK_BATCH = 4  # learners ranked in games to 100 points between checkpoints
     inputs={"learners": "hearts-falcon"},
     many={"learners"},
     labels=("games",),
+    footprint=_eval_footprint,
 )
-def run_eval(ctx: StageContext) -> dict[str, Any]:
+def run_eval(ctx: StageContext[EvalParams]) -> dict[str, Any]:
     """Penalty ratios of learner snapshots vs rule-based and Monte Carlo agents.
 
     Evaluate every snapshot of every learner (in parallel); ranks for the final snapshots.
     """
-    p: EvalParams = ctx.params
+    p = ctx.params
     names = numbered(ctx.inputs, "learners")
     if not names:
         raise StageError("hearts-eval: needs learners (inputs learners.0, learners.1, ...)")
@@ -720,30 +752,3 @@ def run_eval(ctx: StageContext) -> dict[str, Any]:
                 entry[key] = round(float(np.mean(got)), 4)
         table_rows[variant] = entry
     return {"learners": labels, "table": table_rows}
-
-
-@footprint("hearts-eval")
-def _eval_footprint(params: EvalParams, upstream: dict[str, dict]) -> Footprint:
-    """One snapshot at a time (one per Dask worker): its networks, their copy, its nodes read."""
-    learners = [p for name, p in upstream.items() if name.startswith("learners.")] or [{}]
-    defaults = FalconStageParams.model_fields
-    capacity = max(int(p.get("capacity", defaults["capacity"].default)) for p in learners)
-    games = max(int(p.get("games", defaults["games"].default)) for p in learners)
-    snapshots = sum(
-        len(_checkpoints_of(p.get("checkpoints", CHECKPOINTS), int(p.get("games", games))))
-        for p in learners
-    )
-    peak = {
-        # float64 [52, capacity, DIM] networks of the snapshot, and `evaluate`'s copy
-        "networks": nbytes((2, N_NETWORKS, max(capacity, 1), DIM), 8),
-        # the committed nodes as stored (float32) and as float64
-        "snapshot read": nbytes((_snapshot_nodes(capacity, games), DIM), 4 + 8),
-        # int64 points and seats of an evaluation's games, and of a rank run's (at most
-        # RANK_DEALS_MOST games per match, concatenated)
-        "games": nbytes((params.games + 2 * RANK_DEALS_MOST * params.rank_matches, 5), 8),
-    }
-    stored = {
-        "curve": nbytes((snapshots, 4), 8),
-        "ranks": nbytes((2 * len(learners), 4), 8) if params.rank_matches else 0,
-    }
-    return Footprint(peak, stored)

@@ -68,7 +68,7 @@ from gameforge.stages.base import (
     numbered,
 )
 from gameforge.stages.poker.params import GameParams, same_game
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.reporting import head_to_head
 from gameforge.stages.resources import NUMBA_WORKING, TORCH_WORKING, Footprint, nbytes
 
@@ -160,7 +160,7 @@ def load_cnn(
 
 
 def roster(
-    ctx: StageContext,
+    ctx: StageContext[StageParams],
     builtins: list[str],
     device: str = "cpu",
     compiled: bool = False,
@@ -288,6 +288,35 @@ class HistoriesParams(RosterParams):
     self_play: bool = True  # also pair every player with itself
 
 
+def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> Footprint:
+    """Every pairing's hand records, twice (parts, concatenation); the tables and networks."""
+    rules = params.rules()
+    configs = _cnn_configs(upstream)
+    n = len(params.players) + len(configs)
+    pairs = n * (n + 1) // 2 if params.self_play else n * (n - 1) // 2
+    deals = params.hands // (2 * max(pairs, 1))
+    hands = 2 * deals * max(pairs, 1)  # each deal twice, seats swapped
+    actions = ACTIONS_PER_HAND * hands
+    builtin_pairs = len(params.players) > 0 and (params.self_play or len(params.players) > 1)
+    threads = _play_threads(deals) if builtin_pairs else 1
+    stored = {
+        "cards": nbytes((hands, rules.n_cards), 1),
+        "seat_player": nbytes((hands, 2), 2),
+        "hand_start": nbytes(hands + 1, 8),
+        "actions": nbytes((actions, 4), 4),
+        "payoff": nbytes(hands, 4),
+        "pairing": nbytes(hands, 2),
+    }
+    peak = {
+        "records": 2 * hands * _hand_bytes(rules),  # per-pairing parts and their concatenation
+        "tables": _tables_bytes(rules, deals, threads),
+        # writing: hand starts, pairing ids (list and array), the int32 copy of the actions
+        "write copies": nbytes(hands, 8 + 2 + 2) + stored["actions"],
+        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), max(deals, 1)), 2 * deals),
+    }
+    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
+
+
 @stage(
     "nlhe-histories",
     2,
@@ -297,13 +326,14 @@ class HistoriesParams(RosterParams):
     many={"cnn"},
     check_inputs=same_game,
     labels=("hands", "seed"),
+    footprint=_histories_footprint,
 )
-def run_histories(ctx: StageContext) -> dict[str, Any]:
+def run_histories(ctx: StageContext[HistoriesParams]) -> dict[str, Any]:
     """No-limit hand histories between built-in and CNN players (action records).
 
     Play every pairing for an equal share of the hands; write the records.
     """
-    params: HistoriesParams = ctx.params
+    params = ctx.params
     rules = params.rules()
     labels, players, _keys = roster(
         ctx, params.players, pick_device(params.device), params.compiled, params.precision
@@ -365,7 +395,7 @@ def run_histories(ctx: StageContext) -> dict[str, Any]:
 
 
 def _play_pairing(
-    ctx: StageContext,
+    ctx: StageContext[StageParams],
     name: str,
     rules: Rules,
     players: list[Player],
@@ -426,18 +456,18 @@ def _play_pairing(
     return HandRecords.concat(parts)
 
 
-def _save_records(ctx: StageContext, name: str, rec: HandRecords) -> None:
+def _save_records(ctx: StageContext[StageParams], name: str, rec: HandRecords) -> None:
     """Checkpoint hand records as `name`."""
     ctx.writer.save_checkpoint(name, {f: getattr(rec, f) for f in RECORD_FIELDS})
 
 
-def _saved_records(ctx: StageContext, name: str) -> HandRecords | None:
+def _saved_records(ctx: StageContext[StageParams], name: str) -> HandRecords | None:
     """Hand records `_save_records` checkpointed, or None."""
     saved = ctx.writer.load_checkpoint(name)
     return None if saved is None else HandRecords(*(saved[f] for f in RECORD_FIELDS))
 
 
-def _finished_blocks(ctx: StageContext, name: str, n_blocks: int) -> int:
+def _finished_blocks(ctx: StageContext[StageParams], name: str, n_blocks: int) -> int:
     """How many leading blocks of a pairing a killed run finished: their records and the
     memories after the last of them are checkpointed."""
     saved = ctx.writer.has_checkpoint
@@ -448,7 +478,7 @@ def _finished_blocks(ctx: StageContext, name: str, n_blocks: int) -> int:
 
 
 def _log_scoring(
-    ctx: StageContext,
+    ctx: StageContext[StageParams],
     stage_name: str,
     labels: list[str],
     players: list[Player],
@@ -476,36 +506,6 @@ def duplicate_mean(chips: np.ndarray, big_blind: int) -> tuple[float, float]:
     if n < 2:
         return float(pairs.mean()) if n else 0.0, float("inf")
     return float(pairs.mean()), float(1.96 * pairs.std(ddof=1) / np.sqrt(n))
-
-
-@footprint("nlhe-histories")
-def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> Footprint:
-    """Every pairing's hand records, twice (parts, concatenation); the tables and networks."""
-    rules = params.rules()
-    configs = _cnn_configs(upstream)
-    n = len(params.players) + len(configs)
-    pairs = n * (n + 1) // 2 if params.self_play else n * (n - 1) // 2
-    deals = params.hands // (2 * max(pairs, 1))
-    hands = 2 * deals * max(pairs, 1)  # each deal twice, seats swapped
-    actions = ACTIONS_PER_HAND * hands
-    builtin_pairs = len(params.players) > 0 and (params.self_play or len(params.players) > 1)
-    threads = _play_threads(deals) if builtin_pairs else 1
-    stored = {
-        "cards": nbytes((hands, rules.n_cards), 1),
-        "seat_player": nbytes((hands, 2), 2),
-        "hand_start": nbytes(hands + 1, 8),
-        "actions": nbytes((actions, 4), 4),
-        "payoff": nbytes(hands, 4),
-        "pairing": nbytes(hands, 2),
-    }
-    peak = {
-        "records": 2 * hands * _hand_bytes(rules),  # per-pairing parts and their concatenation
-        "tables": _tables_bytes(rules, deals, threads),
-        # writing: hand starts, pairing ids (list and array), the int32 copy of the actions
-        "write copies": nbytes(hands, 8 + 2 + 2) + stored["actions"],
-        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), max(deals, 1)), 2 * deals),
-    }
-    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,6 +577,43 @@ class Samples:
         return x, self.target[ids]
 
 
+def _train_footprint(params: TrainParams, upstream: dict[str, dict]) -> Footprint:
+    """Decoded histories, sample ids, batch planes and activations; weights, optimiser state."""
+    histories = upstream.get("histories") or {}
+    rules = NlheParams(game=histories.get("game", NLHE_GAME)).rules()
+    hands = int(histories.get("hands", HistoriesParams.model_fields["hands"].default))
+    actions = ACTIONS_PER_HAND * hands
+    valid = int(actions * params.valid_fraction)
+    train = min(params.max_samples or actions, actions - valid)
+    config = NetConfig(params.filters, params.kernel, params.dense, params.dropout)
+    f1, f2 = config.filters
+    half, quarter = SIZE // 2, SIZE // 4
+    # float32 values per sample that autograd keeps for the backward pass: the ReLU outputs
+    # of the four convolutions, the pools' outputs and int64 indices (3 floats' worth), and
+    # the dense layer's ReLU output, dropout output and mask
+    saved = (2 * f1 * SIZE**2 + 3 * f1 * half**2 + 2 * f2 * half**2 + 3 * f2 * quarter**2
+             + 3 * config.dense)  # fmt: skip
+    batch_planes = max(2 * params.batch_size, min(4 * params.batch_size, valid))
+    parameters = 4 * _net_parameters(config)
+    peak = {
+        # Samples: int64 cards and hand starts per hand; int32 actions, int64 hand and float32
+        # target per action
+        "samples": nbytes((hands, rules.n_cards + 1), 8) + nbytes(actions, 4 * 4 + 8 + 4),
+        # the validation flags per action, validation ids, training ids and their shuffled order
+        "sample ids": actions + nbytes(valid, 8) + nbytes(train, 2 * 8),
+        # decoding's temporaries (payoffs per action, chips, stacks: 3 per action) are freed
+        # before torch takes its working memory: they count only beyond it
+        "decoding": max(0, nbytes(actions, 3 * 8) - TORCH_WORKING),
+        # planes of a training batch (numpy and channels-last copies) or of a validation batch
+        "batch planes": nbytes((batch_planes, N_PLANES), PLANE),
+        "activations": nbytes((2, params.batch_size, saved), 4),  # saved maps, their gradients
+        # weights, gradients, Adadelta's two running averages, the checkpoint's copies of all
+        "weights+adadelta": 7 * parameters,
+    }
+    stored = {"weights": parameters, "curves": nbytes(3 * params.epochs, 8)}
+    return Footprint(peak, stored, TORCH_WORKING)
+
+
 @stage(
     "nlhe-train",
     1,
@@ -586,13 +623,14 @@ class Samples:
     nondeterminism=Nondeterminism(
         "samples_per_second is the measured training speed", arrays=("samples_per_second",)
     ),
+    footprint=_train_footprint,
 )
-def run_train(ctx: StageContext) -> dict[str, Any]:
+def run_train(ctx: StageContext[TrainParams]) -> dict[str, Any]:
     """Train one CNN generation on hand histories (MSE, Adadelta).
 
     Fit one generation; checkpoint after every epoch.
     """
-    params: TrainParams = ctx.params
+    params = ctx.params
     device = pick_device(params.device)
     samples = Samples(ctx.inputs["histories"], params.canonical_suits)
     rng = np.random.default_rng(params.seed)
@@ -670,44 +708,6 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     }
 
 
-@footprint("nlhe-train")
-def _train_footprint(params: TrainParams, upstream: dict[str, dict]) -> Footprint:
-    """Decoded histories, sample ids, batch planes and activations; weights, optimiser state."""
-    histories = upstream.get("histories") or {}
-    rules = NlheParams(game=histories.get("game", NLHE_GAME)).rules()
-    hands = int(histories.get("hands", HistoriesParams.model_fields["hands"].default))
-    actions = ACTIONS_PER_HAND * hands
-    valid = int(actions * params.valid_fraction)
-    train = min(params.max_samples or actions, actions - valid)
-    config = NetConfig(params.filters, params.kernel, params.dense, params.dropout)
-    f1, f2 = config.filters
-    half, quarter = SIZE // 2, SIZE // 4
-    # float32 values per sample that autograd keeps for the backward pass: the ReLU outputs
-    # of the four convolutions, the pools' outputs and int64 indices (3 floats' worth), and
-    # the dense layer's ReLU output, dropout output and mask
-    saved = (2 * f1 * SIZE**2 + 3 * f1 * half**2 + 2 * f2 * half**2 + 3 * f2 * quarter**2
-             + 3 * config.dense)  # fmt: skip
-    batch_planes = max(2 * params.batch_size, min(4 * params.batch_size, valid))
-    parameters = 4 * _net_parameters(config)
-    peak = {
-        # Samples: int64 cards and hand starts per hand; int32 actions, int64 hand and float32
-        # target per action
-        "samples": nbytes((hands, rules.n_cards + 1), 8) + nbytes(actions, 4 * 4 + 8 + 4),
-        # the validation flags per action, validation ids, training ids and their shuffled order
-        "sample ids": actions + nbytes(valid, 8) + nbytes(train, 2 * 8),
-        # decoding's temporaries (payoffs per action, chips, stacks: 3 per action) are freed
-        # before torch takes its working memory: they count only beyond it
-        "decoding": max(0, nbytes(actions, 3 * 8) - TORCH_WORKING),
-        # planes of a training batch (numpy and channels-last copies) or of a validation batch
-        "batch planes": nbytes((batch_planes, N_PLANES), PLANE),
-        "activations": nbytes((2, params.batch_size, saved), 4),  # saved maps, their gradients
-        # weights, gradients, Adadelta's two running averages, the checkpoint's copies of all
-        "weights+adadelta": 7 * parameters,
-    }
-    stored = {"weights": parameters, "curves": nbytes(3 * params.epochs, 8)}
-    return Footprint(peak, stored, TORCH_WORKING)
-
-
 # ---------------------------------------------------------------------------------------------
 # nlhe-league
 
@@ -767,6 +767,25 @@ def bar_batch(deals: int) -> int:
     return int(min(4096, max(256, deals // 16)))
 
 
+def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
+    """A pairing's records (beside the previous one's), its profile; the tables and networks."""
+    rules = params.rules()
+    configs = _cnn_configs(upstream)
+    n = len(params.players) + len(configs)
+    deals = max(1, params.hands // 2)
+    hands = 2 * deals  # per pairing
+    threads = _play_threads(deals) if len(params.players) > 1 else 1
+    peak = {
+        # this pairing's parts and their concatenation, and the previous pairing's records
+        "records": (2 if n <= 2 else 3) * hands * _hand_bytes(rules),
+        "action profile": nbytes(hands, 2 * 8 + 8),  # int64 player per seat, hand starts
+        "tables": _tables_bytes(rules, deals, threads),
+        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), deals), hands),
+    }
+    stored = {"tables": nbytes((3, n, n), 8), "profiles": nbytes((n, 3 + 5), 8)}
+    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
+
+
 @stage(
     "nlhe-league",
     3,
@@ -776,13 +795,14 @@ def bar_batch(deals: int) -> int:
     many={"cnn"},
     check_inputs=same_game,
     labels=("hands",),
+    footprint=_league_footprint,
 )
-def run_league(ctx: StageContext) -> dict[str, Any]:
+def run_league(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     """Duplicate round robin of no-limit players in big blinds per hand.
 
     Every pairing plays the same duplicate deals; write the table and action profiles.
     """
-    params: LeagueParams = ctx.params
+    params = ctx.params
     rules = params.rules()
     labels, players, keys = roster(
         ctx, params.players, pick_device(params.device), params.compiled, params.precision
@@ -853,23 +873,3 @@ def run_league(ctx: StageContext) -> dict[str, Any]:
             labels[k] for k in range(n) if k != h and table[k, h] - ci[k, h] > 0
         ]
     return summary
-
-
-@footprint("nlhe-league")
-def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
-    """A pairing's records (beside the previous one's), its profile; the tables and networks."""
-    rules = params.rules()
-    configs = _cnn_configs(upstream)
-    n = len(params.players) + len(configs)
-    deals = max(1, params.hands // 2)
-    hands = 2 * deals  # per pairing
-    threads = _play_threads(deals) if len(params.players) > 1 else 1
-    peak = {
-        # this pairing's parts and their concatenation, and the previous pairing's records
-        "records": (2 if n <= 2 else 3) * hands * _hand_bytes(rules),
-        "action profile": nbytes(hands, 2 * 8 + 8),  # int64 player per seat, hand starts
-        "tables": _tables_bytes(rules, deals, threads),
-        **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), deals), hands),
-    }
-    stored = {"tables": nbytes((3, n, n), 8), "profiles": nbytes((n, 3 + 5), 8)}
-    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from gameforge.artifacts import Artifact, ArtifactStore, ArtifactWriter
-from gameforge.stages.base import Nondeterminism, StageContext, StageError
+from gameforge.stages.base import Nondeterminism, StageContext, StageError, StageParams
 from gameforge.stages.executor import Executor, InProcessExecutor
 from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
 from gameforge.stages.registry import get_stage
@@ -87,8 +87,8 @@ class CheckReport:
         }
 
 
-@dataclass
-class _SamplingContext(StageContext):
+@dataclass(frozen=True)
+class _SamplingContext(StageContext[StageParams]):
     """A stage context whose chunked passes over stored arrays compute a seeded sample of the
     chunks, compare them at once, and take the other chunks from the stored artifact, so the
     stage carries on to its later passes and its whole-array work (see the module)."""

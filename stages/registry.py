@@ -9,16 +9,17 @@ never imports torch (two seconds of every command's start) for the network stage
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar, Unpack
 
+from gameforge.artifacts import Artifact
 from gameforge.games import GAMES, Game
 from gameforge.stages.base import Nondeterminism, Stage, StageContext, StageError, StageParams
 from gameforge.stages.resources import Footprint
 
-RunFn = Callable[[StageContext], dict[str, Any]]
+P = TypeVar("P", bound=StageParams)
+RunFn = Callable[[StageContext[P]], dict[str, Any]]
 
 
 def stage_modules(games: Iterable[Game]) -> dict[str, tuple[str, ...]]:
@@ -42,25 +43,27 @@ def register(stage: Stage) -> Stage:
     return stage
 
 
-def stage(
-    name: str,
-    version: int,
-    params: type[StageParams],
-    inputs: dict[str, str] | None = None,
-    optional: Iterable[str] = (),
-    many: Iterable[str] = (),
-    check_inputs: Callable[[Any, dict[str, Any]], None] | None = None,
-    labels: tuple[str, ...] = (),
-    nondeterminism: Nondeterminism | None = None,
-    replay: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-) -> Callable[[RunFn], RunFn]:
-    """Declare the decorated run function as stage `name`; its docstring's first line is the
-    stage's description. `optional` and `many` name inputs that may be left out, or that take
-    `name.0`, `name.1`, ...; `labels` names the parameters that tell its artifacts apart;
-    `nondeterminism` says why its output is not bit-reproducible and the tolerance it keeps;
-    `replay` gives the execution parameters that make a rebuild repeat a stored build."""
+class Declaration(TypedDict, Generic[P], total=False):
+    """What a stage declares besides its name, version and parameter model: each a field of
+    `Stage`, all optional."""
 
-    def declare(run: RunFn) -> RunFn:
+    inputs: dict[str, str]  # input name -> upstream stage ("a|b": either)
+    optional: Iterable[str]  # inputs that may be left out
+    many: Iterable[str]  # inputs that take `name.0`, `name.1`, ...
+    check_inputs: Callable[[P, dict[str, Artifact]], None]  # raises StageError on a mismatch
+    labels: tuple[str, ...]  # the parameters that tell its artifacts apart
+    footprint: Callable[[P, dict[str, dict[str, Any]]], Footprint]  # memory and bytes estimate
+    nondeterminism: Nondeterminism  # why its output is not bit-reproducible, and the tolerance
+    replay: Callable[[dict[str, Any]], dict[str, Any]]  # execution params repeating a build
+
+
+def stage(
+    name: str, version: int, params: type[P], **declared: Unpack[Declaration[P]]
+) -> Callable[[RunFn[P]], RunFn[P]]:
+    """Declare the decorated run function as stage `name` (its docstring's first line is the
+    stage's description), with the rest of its declaration (`Declaration`)."""
+
+    def declare(run: RunFn[P]) -> RunFn[P]:
         description = (run.__doc__ or "").strip().partition("\n")[0]
         register(
             Stage(
@@ -68,31 +71,18 @@ def stage(
                 version,
                 params,
                 run,
-                inputs=dict(inputs or {}),
+                inputs=dict(declared.get("inputs") or {}),
                 description=description,
-                optional_inputs=frozenset(optional),
-                many_inputs=frozenset(many),
-                check_inputs=check_inputs,
-                label_params=tuple(labels),
-                nondeterminism=nondeterminism,
-                replay=replay,
+                optional_inputs=frozenset(declared.get("optional", ())),
+                many_inputs=frozenset(declared.get("many", ())),
+                check_inputs=declared.get("check_inputs"),
+                label_params=tuple(declared.get("labels", ())),
+                footprint=declared.get("footprint"),
+                nondeterminism=declared.get("nondeterminism"),
+                replay=declared.get("replay"),
             )
         )
         return run
-
-    return declare
-
-
-FootprintFn = Callable[[Any, dict[str, dict[str, Any]]], Footprint]
-
-
-def footprint(name: str) -> Callable[[FootprintFn], FootprintFn]:
-    """Declare the decorated function as the resource estimate of (already declared) stage
-    `name`: `fn(params, upstream) -> Footprint`, upstream being input name -> its parameters."""
-
-    def declare(fn: FootprintFn) -> FootprintFn:
-        STAGES[name] = dataclasses.replace(STAGES[name], footprint=fn)
-        return fn
 
     return declare
 

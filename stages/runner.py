@@ -177,8 +177,7 @@ def run_stage(
     """
     stage = get_stage(name)
     shown = label or name
-    if not isinstance(params, StageParams):
-        params = stage.make_params(params)
+    checked = params if isinstance(params, StageParams) else stage.make_params(params)
     inputs = dict(inputs or {})
     unknown = sorted(n for n in inputs if stage.declared(n) is None)
     if unknown:
@@ -201,11 +200,11 @@ def run_stage(
             )
     if stage.check_inputs is not None:
         try:
-            stage.check_inputs(params, opened)
+            stage.check_inputs(checked, opened)
         except StageError as exc:
             raise StageError(f"stage {name}: {exc}") from None
     t0 = time.monotonic()
-    key = stage_key(name, params, inputs)
+    key = stage_key(name, checked, inputs)
     if store.exists(key) and not force:
         store.require_trusted(key)  # an import is no cache hit until trusted
         log(f"{shown}: cache hit {key}, skipped")
@@ -224,13 +223,13 @@ def run_stage(
     with store.building(
         stage.name,
         stage.version,
-        params.key_params(),
+        checked.key_params(),
         inputs,
         extra_meta={
             "code_version": code_version(),
             "description": stage.description,
             "label_params": list(stage.label_params),
-            "execution": params.execution_params(),
+            "execution": checked.execution_params(),
             # what was read: `verify` and `--repair` tell a dependent of changed content by it
             "input_checksums": {
                 name: reproducible_checksums(artifact.meta) for name, artifact in opened.items()
@@ -245,11 +244,11 @@ def run_stage(
         log(f"{shown}: computing {key}" + (" (resuming)" if writer.resumed else ""))
         if not writer.resumed:
             for version, older in store.older_builds(
-                stage.name, stage.version, params.key_params(), inputs
+                stage.name, stage.version, checked.key_params(), inputs
             ):
                 log(f"{shown}: {older_build_note(store, stage.name, version, older)}")
         ctx = StageContext(
-            params=params,
+            params=checked,
             inputs=opened,
             writer=writer,
             executor=executor or InProcessExecutor(),

@@ -47,9 +47,9 @@ def squares_chunk(
     write_chunk(build, array, chunk_id, values * values)
 
 
-def run_squares(ctx: StageContext) -> dict:
+def run_squares(ctx: StageContext[SquaresParams]) -> dict:
     """Write i*i for i < n, chunk by chunk."""
-    p: SquaresParams = ctx.params
+    p = ctx.params
     ctx.writer.array("squares", (p.n,), np.int64, chunks=(p.chunk,))
     computed = ctx.run_chunks(
         squares_chunk, "squares", ceil(p.n / p.chunk), args=(p.n, p.chunk, p.delay, p.fail_chunk)
@@ -61,7 +61,7 @@ class DoubleParams(StageParams):
     """No parameters."""
 
 
-def run_double(ctx: StageContext) -> dict:
+def run_double(ctx: StageContext[DoubleParams]) -> dict:
     """Twice the upstream squares."""
     source = ctx.inputs["squares"]["squares"]
     out = ctx.writer.array("doubled", source.shape, np.int64, chunks=source.chunks)

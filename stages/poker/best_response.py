@@ -39,7 +39,7 @@ from gameforge.stages.poker.sizes import (
     infosets,
 )
 from gameforge.stages.poker.strategy import StrategyView
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 SUMS = "board_values"
@@ -102,19 +102,43 @@ def compute_chunk(
     write_chunk(build, array, chunk_id, sums)
 
 
+def _footprint(params: BestResponseParams, upstream: dict[str, dict]) -> Footprint:
+    """The strategy and its bucket lookups, the last round's strategy again in lanes, per-board
+    working arrays of each thread, and the class sums of every canonical board of the first
+    board round."""
+    game = params.game_def()
+    held = strategy_bytes(upstream.get("strategy", {}), game)
+    last_round = (
+        tree_size(game).decisions[-1] * buckets_per_round(game, upstream.get("strategy", {}))[-1]
+    )
+    # padding: the last group of each subtree shape fills its lanes (1.6% on Hold'em)
+    held["last round's strategy in lanes"] = nbytes((last_round, 3), 4) * 65 // 64
+    hands = comb(game.deck_size, game.num_hole_cards)
+    decisions = sum(tree_size(game).decisions)
+    flop = game.card_groups()[1] if len(game.card_groups()) > 1 else 0
+    boards = comb(game.deck_size, flop) // max(1, factorial(game.num_suits) // 2)
+    sums = nbytes((boards, 8, 2, hands), 8)
+    return Footprint(
+        peak={**held, "per-board reach and values": THREADS * nbytes((decisions, hands), 16),
+              "class sums": 2 * sums},
+        stored={"board_values (until commit)": sums, "values and contributions": sums // 4},
+    )  # fmt: skip
+
+
 @stage(
     "best-response",
     3,
     BestResponseParams,
     inputs={"strategy": "cfr"},
     check_inputs=same_game,
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict[str, Any]:
+def run(ctx: StageContext[BestResponseParams]) -> dict[str, Any]:
     """Exact best response in the real game against a cfr strategy; its exploitability.
 
     Stream the canonical boards in chunks, then combine both seats' values.
     """
-    params: BestResponseParams = ctx.params
+    params = ctx.params
     strategy = ctx.inputs["strategy"]
     store = strategy.store  # the store its abstraction is in
     t0 = time.monotonic()
@@ -194,27 +218,3 @@ def strategy_bytes(upstream: dict[str, dict], game: GameDef) -> dict[str, int]:
         "strategy": nbytes((infosets(game, sizes), 3), 4),
         "bucket lookups": bucket_table_bytes(game, abstract),
     }
-
-
-@footprint("best-response")
-def _footprint(params: BestResponseParams, upstream: dict[str, dict]) -> Footprint:
-    """The strategy and its bucket lookups, the last round's strategy again in lanes, per-board
-    working arrays of each thread, and the class sums of every canonical board of the first
-    board round."""
-    game = params.game_def()
-    held = strategy_bytes(upstream.get("strategy", {}), game)
-    last_round = (
-        tree_size(game).decisions[-1] * buckets_per_round(game, upstream.get("strategy", {}))[-1]
-    )
-    # padding: the last group of each subtree shape fills its lanes (1.6% on Hold'em)
-    held["last round's strategy in lanes"] = nbytes((last_round, 3), 4) * 65 // 64
-    hands = comb(game.deck_size, game.num_hole_cards)
-    decisions = sum(tree_size(game).decisions)
-    flop = game.card_groups()[1] if len(game.card_groups()) > 1 else 0
-    boards = comb(game.deck_size, flop) // max(1, factorial(game.num_suits) // 2)
-    sums = nbytes((boards, 8, 2, hands), 8)
-    return Footprint(
-        peak={**held, "per-board reach and values": THREADS * nbytes((decisions, hands), 16),
-              "class sums": 2 * sums},
-        stored={"board_values (until commit)": sums, "values and contributions": sums // 4},
-    )  # fmt: skip

@@ -41,7 +41,7 @@ from gameforge.stages.poker.sizes import (
     completions,
     last_round_hands,
 )
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 # The centroid rule of each k-means metric and its name in the summaries: the rule that
@@ -87,7 +87,7 @@ def merge_rows(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def cluster_features(
-    ctx: StageContext,
+    ctx: StageContext[StageParams],
     name: str,
     points: np.ndarray,
     weights: np.ndarray | None,
@@ -143,7 +143,7 @@ def bucket_dtype(k: int) -> np.dtype:
 
 
 def iteration_checkpoints(
-    ctx: StageContext, name: str, desc: str, params: Any, init: Any
+    ctx: StageContext[StageParams], name: str, desc: str, params: Any, init: Any
 ) -> tuple[Callable[[Any], None], Callable[[int], None]]:
     """A k-means iteration callback and `finish(iterations)` for the bar "`name` `desc` k=K
     iterations" of `params.max_iter` (resumed at `init`'s iteration).
@@ -195,15 +195,39 @@ def _prepare(
     return unique, inverse, counts.astype(np.float64)
 
 
+def _hsd_footprint(params: HSDBucketParams, upstream: dict[str, dict]) -> Footprint:
+    """The largest round's histograms, as CDFs under k-means; labels and centroids stored."""
+    game = params.game_def()
+    bins = int(upstream.get("hsd", {}).get("bins", 50))
+    rounds = params.rounds if params.rounds is not None else tuple(range(1, game.num_rounds - 1))
+    stored = {f"bucket_round{r}": nbytes(canonical_hands(game, r), 2) for r in rounds}
+    stored["centroids"] = len(rounds) * nbytes((params.k, bins), 8)
+    per_round = [
+        clustering_bytes(
+            canonical_hands(game, r), bins, count_dtype(completions(game, r)).itemsize,
+            params.k, params.n_groups, params.merge_duplicates,
+        )
+        for r in rounds
+    ]  # fmt: skip
+    peak = max(per_round, key=lambda terms: sum(terms.values()), default={})
+    return Footprint(peak=peak, stored=stored)
+
+
 @stage(
-    "hsd-buckets", 2, HSDBucketParams, inputs={"hsd": "hsd"}, check_inputs=same_game, labels=("k",)
+    "hsd-buckets",
+    2,
+    HSDBucketParams,
+    inputs={"hsd": "hsd"},
+    check_inputs=same_game,
+    labels=("k",),
+    footprint=_hsd_footprint,
 )
-def run_hsd_buckets(ctx: StageContext) -> dict:
+def run_hsd_buckets(ctx: StageContext[HSDBucketParams]) -> dict:
     """EMD k-means buckets of the middle rounds (flop, turn) by HSD.
 
     EMD k-means of the HSD of every requested round, centroids the per-bin CDF medians.
     """
-    params: HSDBucketParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     hsd = ctx.inputs["hsd"]
     rounds = params.rounds if params.rounds is not None else tuple(range(1, game.num_rounds - 1))
@@ -228,6 +252,20 @@ def run_hsd_buckets(ctx: StageContext) -> dict:
     return summary
 
 
+def _ochs_footprint(params: OCHSBucketParams, upstream: dict[str, dict]) -> Footprint:
+    """Last-round OCHS vectors (float32 copies) under L2 k-means; labels and centroids stored."""
+    game = params.game_def()
+    ochs = upstream.get("ochs", {})
+    clusters = getattr(ochs, "inputs", {}).get("opponent_clusters", {})
+    d = int(clusters.get("k", 8))
+    n = last_round_hands(game)
+    last = game.num_rounds - 1
+    return Footprint(
+        peak=clustering_bytes(n, d, 2, params.k, params.n_groups, params.merge_duplicates),
+        stored={f"bucket_round{last}": nbytes(n, 2), "centroids": nbytes((params.k, d), 8)},
+    )
+
+
 @stage(
     "ochs-buckets",
     2,
@@ -235,13 +273,14 @@ def run_hsd_buckets(ctx: StageContext) -> dict:
     inputs={"ochs": "ochs"},
     check_inputs=same_game,
     labels=("k",),
+    footprint=_ochs_footprint,
 )
-def run_ochs_buckets(ctx: StageContext) -> dict:
+def run_ochs_buckets(ctx: StageContext[OCHSBucketParams]) -> dict:
     """L2 k-means buckets of the last round (river) by OCHS.
 
     L2 k-means of the OCHS vectors of the last round.
     """
-    params: OCHSBucketParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     ochs = ctx.inputs["ochs"]
     raw = np.asarray(ochs[OCHS_ARRAY][:])
@@ -280,37 +319,3 @@ def _round_summary(n_hands: int, points: np.ndarray, result: dict[str, Any]) -> 
         "bucket_size_min": int(sizes.min()),
         "bucket_size_max": int(sizes.max()),
     }
-
-
-@footprint("hsd-buckets")
-def _hsd_footprint(params: HSDBucketParams, upstream: dict[str, dict]) -> Footprint:
-    """The largest round's histograms, as CDFs under k-means; labels and centroids stored."""
-    game = params.game_def()
-    bins = int(upstream.get("hsd", {}).get("bins", 50))
-    rounds = params.rounds if params.rounds is not None else tuple(range(1, game.num_rounds - 1))
-    stored = {f"bucket_round{r}": nbytes(canonical_hands(game, r), 2) for r in rounds}
-    stored["centroids"] = len(rounds) * nbytes((params.k, bins), 8)
-    per_round = [
-        clustering_bytes(
-            canonical_hands(game, r), bins, count_dtype(completions(game, r)).itemsize,
-            params.k, params.n_groups, params.merge_duplicates,
-        )
-        for r in rounds
-    ]  # fmt: skip
-    peak = max(per_round, key=lambda terms: sum(terms.values()), default={})
-    return Footprint(peak=peak, stored=stored)
-
-
-@footprint("ochs-buckets")
-def _ochs_footprint(params: OCHSBucketParams, upstream: dict[str, dict]) -> Footprint:
-    """Last-round OCHS vectors (float32 copies) under L2 k-means; labels and centroids stored."""
-    game = params.game_def()
-    ochs = upstream.get("ochs", {})
-    clusters = getattr(ochs, "inputs", {}).get("opponent_clusters", {})
-    d = int(clusters.get("k", 8))
-    n = last_round_hands(game)
-    last = game.num_rounds - 1
-    return Footprint(
-        peak=clustering_bytes(n, d, 2, params.k, params.n_groups, params.merge_duplicates),
-        stored={f"bucket_round{last}": nbytes(n, 2), "centroids": nbytes((params.k, d), 8)},
-    )

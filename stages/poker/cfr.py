@@ -35,11 +35,11 @@ from gameforge.engines.poker.cfr import FullWalkSolver, build_cards
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver
 from gameforge.engines.poker.solver import CfrSolver
-from gameforge.stages.base import Nondeterminism, Seed, StageContext, StageError
+from gameforge.stages.base import Nondeterminism, Seed, StageContext, StageError, StageParams
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.sizes import bucket_table_bytes, buckets_per_round, infosets
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, Recorded, nbytes
 
 FULL = ("cfr", "cfr+")
@@ -164,7 +164,7 @@ def big_blind(params: CFRParams) -> float:
     return float(max(params.game_def().blind))
 
 
-def _abstraction(ctx: StageContext) -> CardAbstraction | None:
+def _abstraction(ctx: StageContext[StageParams]) -> CardAbstraction | None:
     """The two bucket inputs as one card abstraction; None without them (lossless)."""
     has = "middle_buckets" in ctx.inputs, "river_buckets" in ctx.inputs
     if any(has) and not all(has):
@@ -216,10 +216,10 @@ def _exact(solver: FullWalkSolver) -> FullWalkSolver | None:
     return solver if solver.cards.bucket.size <= EXACT_LIMIT else None
 
 
-def _solvers(ctx: StageContext) -> tuple[CfrSolver, FullWalkSolver | None]:
+def _solvers(ctx: StageContext[CFRParams]) -> tuple[CfrSolver, FullWalkSolver | None]:
     """The algorithm's solver, and a full walk of the same game and abstraction that computes
     exact exploitabilities (None where the game is too large)."""
-    params: CFRParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     abstraction = _abstraction(ctx)
     gamma = params.gamma()
@@ -244,7 +244,9 @@ class _SolveBar:
     reached shown beside it; the bar starts after the start-up call, so its rate and ETA are
     the solve clock's)."""
 
-    def __init__(self, ctx: StageContext, params: CFRParams, iteration: int, seconds: float):
+    def __init__(
+        self, ctx: StageContext[CFRParams], params: CFRParams, iteration: int, seconds: float
+    ):
         self.ctx, self.params, self.text, self.iteration = ctx, params, "", iteration
         self.clock = params.by_clock()
         self.budget = int(np.ceil(params.seconds or 0))
@@ -339,7 +341,7 @@ class _Solve:
 
     def __init__(
         self,
-        ctx: StageContext,
+        ctx: StageContext[CFRParams],
         solver: CfrSolver,
         exact: FullWalkSolver | None,
         curve: Curve,
@@ -348,6 +350,45 @@ class _Solve:
     ) -> None:
         self.ctx, self.params, self.solver, self.exact = ctx, ctx.params, solver, exact
         self.curve, self.clock, self.bar = curve, clock, bar
+
+
+def _footprint(params: CFRParams, upstream: dict[str, dict]) -> Footprint:
+    """Regret and strategy-sum tables (plus the full walks' current strategy, legal mask and
+    per-deal card tables), the abstraction's bucket lookups, and the written tables."""
+    game = params.game_def()
+    sizes = buckets_per_round(game, Recorded({}, upstream))
+    sets = infosets(game, sizes)
+    abstract = "middle_buckets" in upstream and "river_buckets" in upstream
+    peak = {
+        "regret, strategy sums": nbytes((sets, 3), 16),
+        # np.savez of a checkpoint and the float32 average written at the end: one table's copy
+        "checkpoint and output copies": nbytes((sets, 3), 8),
+        "bucket lookups": bucket_table_bytes(game, abstract),
+    }
+    if params.algorithm in FULL:
+        peak["current strategy, legal mask"] = nbytes((sets, 3), 9)
+        peak["enumerated deals"] = _enumerated_deal_bytes(game)
+    if params.algorithm == "public":
+        # per private hand (float64): both reaches at every node, the strategy at every
+        # decision, and at every terminal the opponent's reach and the payoff, twice laid out
+        hands = comb(game.deck_size, game.num_hole_cards)
+        size = tree_size(game)
+        per_hand = 2 * size.nodes + 3 * sum(size.decisions) + 3 * size.terminals
+        peak["public walk vectors"] = nbytes((hands, per_hand), 8)
+    if params.iterations is not None and params.evaluations:
+        # `_eval_points` spaces `evaluations` float64 values and rounds them (two arrays at
+        # once) before it dedupes them: 2,000,000,000 took 30 GiB at the start of the solve
+        peak["curve points"] = nbytes(params.evaluations, 16) + nbytes(
+            _curve_points(params), CURVE_POINT_BYTES
+        )
+    return Footprint(
+        peak=peak,
+        stored={
+            "regret, strategy_sum, average_strategy": nbytes((sets, 3), 20),
+            "checkpoint (until commit)": nbytes((sets, 3), 16),
+            "curve": nbytes((_curve_points(params), len(CURVE_ARRAYS)), 8 * 2),  # and checkpoint
+        },
+    )
 
 
 @stage(
@@ -366,13 +407,14 @@ class _Solve:
         "curve_seconds is the wall time at each curve point", arrays=("curve_seconds",)
     ),
     replay=_replay,
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[CFRParams]) -> dict:
     """CFR / CFR+ / Monte Carlo CFR strategy on a card abstraction or lossless.
 
     Iterate, checkpoint, evaluate; write regrets, strategy sums and the curve.
     """
-    params: CFRParams = ctx.params
+    params = ctx.params
     solver, exact = _solvers(ctx)
     curve: Curve = {name: [] for name in CURVE_ARRAYS}
     start_iteration, elapsed = _resume(ctx, solver, curve)
@@ -397,7 +439,7 @@ def run(ctx: StageContext) -> dict:
     return summary
 
 
-def _resume(ctx: StageContext, solver: CfrSolver, curve: Curve) -> tuple[int, float]:
+def _resume(ctx: StageContext[CFRParams], solver: CfrSolver, curve: Curve) -> tuple[int, float]:
     """Load the parent, then this build's checkpoint: the parent's iterations, solve seconds."""
     start_iteration, elapsed = 0, 0.0
     if "parent" in ctx.inputs:
@@ -499,7 +541,7 @@ def _save(solve: _Solve) -> None:
     solve.clock.off_since(started)  # writing is not solving
 
 
-def _write_outputs(ctx: StageContext, solver: CfrSolver, curve: Curve) -> None:
+def _write_outputs(ctx: StageContext[CFRParams], solver: CfrSolver, curve: Curve) -> None:
     """Write the regrets, strategy sums, average strategy (float32) and the curve's arrays."""
     w = ctx.writer
     state = solver.state()
@@ -514,9 +556,9 @@ def _write_outputs(ctx: StageContext, solver: CfrSolver, curve: Curve) -> None:
         w.array(f"curve_{name}", arr.shape, np.float64, chunks=(max(1, arr.shape[0]),))[:] = arr
 
 
-def _summary(ctx: StageContext, solver: CfrSolver, seconds: float) -> dict[str, Any]:
+def _summary(ctx: StageContext[CFRParams], solver: CfrSolver, seconds: float) -> dict[str, Any]:
     """The summary's description of the solve: algorithm, length, layout, abstraction."""
-    params: CFRParams = ctx.params
+    params = ctx.params
     layout = solver.layout
     return {
         "algorithm": params.algorithm,
@@ -534,7 +576,7 @@ def _summary(ctx: StageContext, solver: CfrSolver, seconds: float) -> dict[str, 
 
 
 def _curve_summary(
-    ctx: StageContext, exact: FullWalkSolver | None, curve: Curve
+    ctx: StageContext[CFRParams], exact: FullWalkSolver | None, curve: Curve
 ) -> dict[str, float]:
     """The summary's quality numbers: the last regret bound and the stored strategy's exact
     exploitability, where computed."""
@@ -585,9 +627,11 @@ def regret_bound(regret: np.ndarray, iterations: int) -> float:
     return float(positive.sum() / (2.0 * iterations))
 
 
-def _load_parent(ctx: StageContext, solver: CfrSolver, curve: Curve) -> tuple[int, float]:
+def _load_parent(
+    ctx: StageContext[CFRParams], solver: CfrSolver, curve: Curve
+) -> tuple[int, float]:
     """Load the parent's tables and curve; its iterations and solve seconds."""
-    params: CFRParams = ctx.params
+    params = ctx.params
     parent = ctx.inputs["parent"]
     length = ("iterations", "seconds")  # how long a run is: what a continuation may change
     mine = {k: v for k, v in params.key_params().items() if k not in length}
@@ -612,46 +656,6 @@ def _load_parent(ctx: StageContext, solver: CfrSolver, curve: Curve) -> tuple[in
         curve[name] = [float(v) for v in np.asarray(parent[f"curve_{name}"][:])]
     ctx.log(f"cfr: continuing {parent.key} from iteration {done:,}")
     return done, spent
-
-
-@footprint("cfr")
-def _footprint(params: CFRParams, upstream: dict[str, dict]) -> Footprint:
-    """Regret and strategy-sum tables (plus the full walks' current strategy, legal mask and
-    per-deal card tables), the abstraction's bucket lookups, and the written tables."""
-    game = params.game_def()
-    sizes = buckets_per_round(game, Recorded({}, upstream))
-    sets = infosets(game, sizes)
-    abstract = "middle_buckets" in upstream and "river_buckets" in upstream
-    peak = {
-        "regret, strategy sums": nbytes((sets, 3), 16),
-        # np.savez of a checkpoint and the float32 average written at the end: one table's copy
-        "checkpoint and output copies": nbytes((sets, 3), 8),
-        "bucket lookups": bucket_table_bytes(game, abstract),
-    }
-    if params.algorithm in FULL:
-        peak["current strategy, legal mask"] = nbytes((sets, 3), 9)
-        peak["enumerated deals"] = _enumerated_deal_bytes(game)
-    if params.algorithm == "public":
-        # per private hand (float64): both reaches at every node, the strategy at every
-        # decision, and at every terminal the opponent's reach and the payoff, twice laid out
-        hands = comb(game.deck_size, game.num_hole_cards)
-        size = tree_size(game)
-        per_hand = 2 * size.nodes + 3 * sum(size.decisions) + 3 * size.terminals
-        peak["public walk vectors"] = nbytes((hands, per_hand), 8)
-    if params.iterations is not None and params.evaluations:
-        # `_eval_points` spaces `evaluations` float64 values and rounds them (two arrays at
-        # once) before it dedupes them: 2,000,000,000 took 30 GiB at the start of the solve
-        peak["curve points"] = nbytes(params.evaluations, 16) + nbytes(
-            _curve_points(params), CURVE_POINT_BYTES
-        )
-    return Footprint(
-        peak=peak,
-        stored={
-            "regret, strategy_sum, average_strategy": nbytes((sets, 3), 20),
-            "checkpoint (until commit)": nbytes((sets, 3), 16),
-            "curve": nbytes((_curve_points(params), len(CURVE_ARRAYS)), 8 * 2),  # and checkpoint
-        },
-    )
 
 
 def _curve_points(params: CFRParams) -> int:

@@ -25,7 +25,7 @@ from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import RESULT as HS_ARRAY
 from gameforge.stages.poker.river_hs import board_layout, hand_indexer
 from gameforge.stages.poker.sizes import THREADS, canonical_hands, completions, last_round_hands
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 WORK_PER_CHUNK = 1 << 25
@@ -132,15 +132,37 @@ def compute_chunk(build: Build, array: str, chunk_id: int, task: RoundChunks) ->
     write_chunk(build, array, chunk_id, counts)
 
 
+def _footprint(params: HSDParams, upstream: dict[str, dict]) -> Footprint:
+    """The river HS table each worker loads, chunk counts in flight, and the histograms."""
+    game = params.game_def()
+    peak: dict[str, int] = {"river hs table": nbytes(last_round_hands(game), 2)}
+    stored: dict[str, int] = {}
+    for round_ in hsd_rounds(game, params.rounds):
+        n = canonical_hands(game, round_)
+        item = count_dtype(completions(game, round_)).itemsize
+        rows = min(params.hands_per_chunk, n)
+        peak[f"chunks in flight, round {round_}"] = 2 * THREADS * nbytes((rows, params.bins), item)
+        stored[array_name(round_)] = nbytes((n, params.bins), item)
+    worst = max((v for k, v in peak.items() if k.startswith("chunks")), default=0)
+    peak = {k: v for k, v in peak.items() if not k.startswith("chunks") or v == worst}
+    return Footprint(peak=peak, stored=stored)
+
+
 @stage(
-    "hsd", 1, HSDParams, inputs={"river_hs": "river-hs"}, check_inputs=same_game, labels=("bins",)
+    "hsd",
+    1,
+    HSDParams,
+    inputs={"river_hs": "river-hs"},
+    check_inputs=same_game,
+    labels=("bins",),
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[HSDParams]) -> dict:
     """HS histograms over all board completions, per canonical hand and round.
 
     Compute the HSD of every requested round, chunk by chunk.
     """
-    params: HSDParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     board_layout(game)  # same hand-shape limits as river-hs
     river_hs = ctx.inputs["river_hs"]
@@ -168,20 +190,3 @@ def run(ctx: StageContext) -> dict:
         )
         summary["rounds"][str(round_)] = {"hands": n_hands, "completions": completions}
     return summary
-
-
-@footprint("hsd")
-def _footprint(params: HSDParams, upstream: dict[str, dict]) -> Footprint:
-    """The river HS table each worker loads, chunk counts in flight, and the histograms."""
-    game = params.game_def()
-    peak: dict[str, int] = {"river hs table": nbytes(last_round_hands(game), 2)}
-    stored: dict[str, int] = {}
-    for round_ in hsd_rounds(game, params.rounds):
-        n = canonical_hands(game, round_)
-        item = count_dtype(completions(game, round_)).itemsize
-        rows = min(params.hands_per_chunk, n)
-        peak[f"chunks in flight, round {round_}"] = 2 * THREADS * nbytes((rows, params.bins), item)
-        stored[array_name(round_)] = nbytes((n, params.bins), item)
-    worst = max((v for k, v in peak.items() if k.startswith("chunks")), default=0)
-    peak = {k: v for k, v in peak.items() if not k.startswith("chunks") or v == worst}
-    return Footprint(peak=peak, stored=stored)

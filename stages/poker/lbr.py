@@ -21,7 +21,7 @@ from gameforge.stages.base import Seed, StageContext
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 
@@ -34,6 +34,16 @@ class LBRParams(TreeGameParams):
     execution_only: ClassVar[frozenset[str]] = frozenset({"threads"})
 
 
+def _footprint(params: LBRParams, upstream: dict[str, dict]) -> Footprint:
+    """The strategy and its bucket lookups, and every deal's winnings."""
+    game = params.game_def()
+    return Footprint(
+        peak={**strategy_bytes(upstream.get("strategy", {}), game),
+              "winnings": nbytes(params.deals, 16)},
+        stored={"winnings": nbytes(params.deals, 8)},
+    )  # fmt: skip
+
+
 @stage(
     "lbr",
     2,
@@ -41,13 +51,14 @@ class LBRParams(TreeGameParams):
     inputs={"strategy": "cfr"},
     check_inputs=same_game,
     labels=("deals", "seed"),
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict[str, Any]:
+def run(ctx: StageContext[LBRParams]) -> dict[str, Any]:
     """Local best response against a cfr strategy: a lower bound of its exploitability.
 
     Play the deals from both seats; write every deal's winnings and the mean in mbb/g.
     """
-    params: LBRParams = ctx.params
+    params = ctx.params
     view = StrategyView(ctx.inputs["strategy"].store, ctx.inputs["strategy"])
     t0 = time.monotonic()
     bar = ctx.progress.start("LBR deals", params.deals)
@@ -85,14 +96,3 @@ def lower_bound_text(mean: float, lower: float) -> str:
         f"exploitability >= {lower:.1f} mbb/g with 95% confidence (one-sided, mean - "
         f"{Z_ONE_SIDED_95}·SE; LBR wins {mean:.1f} mbb/g)"
     )
-
-
-@footprint("lbr")
-def _footprint(params: LBRParams, upstream: dict[str, dict]) -> Footprint:
-    """The strategy and its bucket lookups, and every deal's winnings."""
-    game = params.game_def()
-    return Footprint(
-        peak={**strategy_bytes(upstream.get("strategy", {}), game),
-              "winnings": nbytes(params.deals, 16)},
-        stored={"winnings": nbytes(params.deals, 8)},
-    )  # fmt: skip

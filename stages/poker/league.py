@@ -24,7 +24,7 @@ from gameforge.stages.base import Seed, StageContext, StageError, numbered
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView, abstraction_keys
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.reporting import comparison_text, head_to_head
 from gameforge.stages.resources import Footprint, nbytes
 
@@ -50,6 +50,21 @@ def player_label(view: StrategyView) -> str:
     return view.artifact.key[:16]
 
 
+def _footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
+    """Every player's strategy and bucket lookups, and one pairing's per-hand winnings."""
+    game = params.game_def()
+    players = [p for name, p in upstream.items() if name.startswith("players")]
+    peak: dict[str, int] = {}
+    for i, player in enumerate(players):
+        for name, size in strategy_bytes(player, game).items():
+            peak[f"player {i} {name}"] = size
+    # one pairing's per-hand winnings at a time (and summarize's copy)
+    peak["winnings of a pairing"] = 2 * nbytes(
+        (params.matches, params.sets, params.hands_per_set), 8
+    )
+    return Footprint(peak=peak, stored={"tables": nbytes((len(players), len(players), 3), 8)})
+
+
 @stage(
     "league",
     2,
@@ -58,13 +73,14 @@ def player_label(view: StrategyView) -> str:
     many={"players"},
     check_inputs=same_game,
     labels=("hands_per_set", "sets"),
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict[str, Any]:
+def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     """Duplicate round robin between solved strategies (mbb/g, 95% intervals).
 
     Play every pairing; write the table.
     """
-    params: LeagueParams = ctx.params
+    params = ctx.params
     if params.sets % 2:
         raise StageError("league: sets must be even (consecutive sets swap seats)")
     game = params.game_def()
@@ -154,19 +170,3 @@ def more_clusters_claim(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> d
         "several solves",
         "evidence": [comparison_text(labels, mbb, ci, a, b, "mbb/g", 1) for a, b in pairs],
     }
-
-
-@footprint("league")
-def _footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
-    """Every player's strategy and bucket lookups, and one pairing's per-hand winnings."""
-    game = params.game_def()
-    players = [p for name, p in upstream.items() if name.startswith("players")]
-    peak: dict[str, int] = {}
-    for i, player in enumerate(players):
-        for name, size in strategy_bytes(player, game).items():
-            peak[f"player {i} {name}"] = size
-    # one pairing's per-hand winnings at a time (and summarize's copy)
-    peak["winnings of a pairing"] = 2 * nbytes(
-        (params.matches, params.sets, params.hands_per_set), 8
-    )
-    return Footprint(peak=peak, stored={"tables": nbytes((len(players), len(players), 3), 8)})

@@ -29,7 +29,7 @@ from gameforge.stages.poker.river_hs import (
     scatter_boards,
 )
 from gameforge.stages.poker.sizes import THREADS, hole_combos, last_round_boards, last_round_hands
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 BY_BOARD = "ochs_by_board"
@@ -73,15 +73,36 @@ def compute_board_chunk(
     write_chunk(build, array, chunk_id, np.rint(values * SCALE).astype(np.uint16))
 
 
+def _footprint(params: OCHSParams, upstream: dict[str, dict]) -> Footprint:
+    """Per-hand OCHS of every opponent cluster, chunk arrays in flight, and the by-board
+    counts that stay in the partial build until scattered."""
+    game = params.game_def()
+    k = int(upstream.get("opponent_clusters", {}).get("k", 8))
+    hands, boards, combos = last_round_hands(game), last_round_boards(game), hole_combos(game)
+    chunk = nbytes((min(params.boards_per_chunk, boards), combos, k), 2)
+    return Footprint(
+        peak={"ochs per hand": nbytes((hands, k), 2), "chunks in flight": 2 * THREADS * chunk},
+        stored={
+            RESULT: nbytes((hands, k), 2),
+            f"{BY_BOARD} (until commit)": nbytes((boards, combos, k), 2),
+        },
+    )
+
+
 @stage(
-    "ochs", 1, OCHSParams, inputs={"opponent_clusters": "opponent-clusters"}, check_inputs=same_game
+    "ochs",
+    1,
+    OCHSParams,
+    inputs={"opponent_clusters": "opponent-clusters"},
+    check_inputs=same_game,
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[OCHSParams]) -> dict:
     """Last-round HS against each opponent cluster, per canonical hand.
 
     OCHS per board in chunks, then scattered into canonical-hand order.
     """
-    params: OCHSParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     hole, board = board_layout(game)
     clusters_artifact = ctx.inputs["opponent_clusters"]
@@ -116,20 +137,3 @@ def run(ctx: StageContext) -> dict:
         "layout": f"hand isomorphism index of (hole {hole}, unordered board {board})",
         "mean_per_cluster": (values.mean(axis=0) / SCALE).round(4).tolist(),
     }
-
-
-@footprint("ochs")
-def _footprint(params: OCHSParams, upstream: dict[str, dict]) -> Footprint:
-    """Per-hand OCHS of every opponent cluster, chunk arrays in flight, and the by-board
-    counts that stay in the partial build until scattered."""
-    game = params.game_def()
-    k = int(upstream.get("opponent_clusters", {}).get("k", 8))
-    hands, boards, combos = last_round_hands(game), last_round_boards(game), hole_combos(game)
-    chunk = nbytes((min(params.boards_per_chunk, boards), combos, k), 2)
-    return Footprint(
-        peak={"ochs per hand": nbytes((hands, k), 2), "chunks in flight": 2 * THREADS * chunk},
-        stored={
-            RESULT: nbytes((hands, k), 2),
-            f"{BY_BOARD} (until commit)": nbytes((boards, combos, k), 2),
-        },
-    )

@@ -17,7 +17,7 @@ from gameforge.stages.base import Seed, StageContext, StageError
 from gameforge.stages.poker.hsd import array_name, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.sizes import canonical_hands, kmeans_bytes
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 
@@ -48,6 +48,20 @@ def expected_hs(hsd: np.ndarray) -> np.ndarray:
     return (hsd.astype(np.float64) @ centres) / mass
 
 
+def _footprint(params: OpponentClusterParams, upstream: dict[str, dict]) -> Footprint:
+    """Preflop HSDs as float CDFs and k-means state: small at every size (169 hands)."""
+    game = params.game_def()
+    n = canonical_hands(game, 0)
+    bins = int(upstream.get("hsd", {}).get("bins", 50))
+    return Footprint(
+        peak={
+            "preflop histograms and k-means": 3
+            * (nbytes((n, bins), 4) + kmeans_bytes(n, bins, params.k, None))
+        },
+        stored={"cluster, expected_hs": nbytes(n, 10), "centroids": nbytes((params.k, bins), 8)},
+    )
+
+
 @stage(
     "opponent-clusters",
     1,
@@ -55,13 +69,14 @@ def expected_hs(hsd: np.ndarray) -> np.ndarray:
     inputs={"hsd": "hsd"},
     check_inputs=same_game,
     labels=("k",),
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[OpponentClusterParams]) -> dict:
     """First-round hands clustered by HSD with EMD k-means, weakest cluster first.
 
     Cluster the first-round HSDs, best of several restarts, ids ordered by strength.
     """
-    params: OpponentClusterParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     hsd_artifact = ctx.inputs["hsd"]
     if array_name(0) not in hsd_artifact.array_names():
@@ -126,18 +141,3 @@ def _class_sizes(indexer, deck_size: int, num_hole: int) -> np.ndarray:  # type:
 
     rows = np.array(list(combinations(range(deck_size), num_hole)), dtype=np.int8)
     return np.bincount(indexer.index(rows, 0), minlength=indexer.size(0))
-
-
-@footprint("opponent-clusters")
-def _footprint(params: OpponentClusterParams, upstream: dict[str, dict]) -> Footprint:
-    """Preflop HSDs as float CDFs and k-means state: small at every size (169 hands)."""
-    game = params.game_def()
-    n = canonical_hands(game, 0)
-    bins = int(upstream.get("hsd", {}).get("bins", 50))
-    return Footprint(
-        peak={
-            "preflop histograms and k-means": 3
-            * (nbytes((n, bins), 4) + kmeans_bytes(n, bins, params.k, None))
-        },
-        stored={"cluster, expected_hs": nbytes(n, 10), "centroids": nbytes((params.k, bins), 8)},
-    )

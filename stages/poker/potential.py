@@ -48,7 +48,7 @@ from gameforge.stages.poker.hsd import cached_array, chunk_hands, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import hand_indexer
 from gameforge.stages.poker.sizes import THREADS, canonical_hands, completions, last_round_hands
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 WORK_PER_CHUNK = 1 << 22  # next-round lookups per feature chunk
@@ -106,8 +106,10 @@ def compute_chunk(
     write_chunk(build, array, chunk_id, ids)
 
 
-def _features(ctx: StageContext, game: GameDef, round_: int, table_path: str, next_k: int) -> str:
-    params: PotentialParams = ctx.params
+def _features(
+    ctx: StageContext[PotentialParams], game: GameDef, round_: int, table_path: str, next_k: int
+) -> str:
+    params = ctx.params
     indexer = round_indexer(game, round_)
     n_hands = indexer.size(indexer.rounds - 1)
     seen = game.board_cards_through(round_)
@@ -128,7 +130,7 @@ def _features(ctx: StageContext, game: GameDef, round_: int, table_path: str, ne
 
 
 def _cluster(
-    ctx: StageContext,
+    ctx: StageContext[PotentialParams],
     round_: int,
     points: np.ndarray,
     weights: Any,
@@ -136,7 +138,7 @@ def _cluster(
     next_k: int,
     embedding: np.ndarray | None,
 ) -> PotentialState:
-    params: PotentialParams = ctx.params
+    params = ctx.params
     if params.k > points.shape[0]:
         raise StageError(
             f"potential-buckets round {round_}: k={params.k} exceeds the "
@@ -163,6 +165,32 @@ def _cluster(
     return state
 
 
+def _footprint(params: PotentialParams, upstream: dict[str, dict]) -> Footprint:
+    """The largest round's next-round bucket ids per hand (and their distinct rows), the
+    river bucket table the chunks read, and potential-aware k-means over `next_k` buckets."""
+    game = params.game_def()
+    last = game.num_rounds - 1
+    next_k = int(upstream.get("ochs_buckets", {}).get("k", 9000))
+    rounds = range(params.first_round, last)
+    n = max((canonical_hands(game, r) for r in rounds), default=0)
+    width = max((completions(game, r, r + 1) for r in rounds), default=0)
+    features = nbytes((n, width), 2)
+    return Footprint(
+        peak={
+            "next-round buckets": 2 * features,
+            "river bucket table": nbytes(last_round_hands(game), 2),
+            "per-point state": nbytes(n, 32),
+            "centroids, sums, centre distances": nbytes((params.k, next_k), 8 * (2 + THREADS))
+            + nbytes((params.k, params.k), 8),
+        },
+        stored={
+            **{feature_name(r): nbytes((canonical_hands(game, r), completions(game, r, r + 1)), 2)
+               for r in rounds},
+            "centroids": len(rounds) * nbytes((params.k, next_k), 8),
+        },
+    )  # fmt: skip
+
+
 @stage(
     "potential-buckets",
     3,
@@ -170,13 +198,14 @@ def _cluster(
     inputs={"ochs_buckets": "ochs-buckets"},
     check_inputs=same_game,
     labels=("k", "first_round"),
+    footprint=_footprint,
 )
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[PotentialParams]) -> dict:
     """Potential-aware EMD k-means buckets of the middle rounds (G&S 2014).
 
     Potential-aware buckets of every round from the second-to-last down to `first_round`.
     """
-    params: PotentialParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     last = game.num_rounds - 1
     if not 1 <= params.first_round < last:
@@ -284,30 +313,3 @@ def emd_check(
         "relative_excess_max": float(excess.max()),
         "below_exact": int(np.count_nonzero(g < e - 1e-9)),  # a feasible transport: never
     }
-
-
-@footprint("potential-buckets")
-def _footprint(params: PotentialParams, upstream: dict[str, dict]) -> Footprint:
-    """The largest round's next-round bucket ids per hand (and their distinct rows), the
-    river bucket table the chunks read, and potential-aware k-means over `next_k` buckets."""
-    game = params.game_def()
-    last = game.num_rounds - 1
-    next_k = int(upstream.get("ochs_buckets", {}).get("k", 9000))
-    rounds = range(params.first_round, last)
-    n = max((canonical_hands(game, r) for r in rounds), default=0)
-    width = max((completions(game, r, r + 1) for r in rounds), default=0)
-    features = nbytes((n, width), 2)
-    return Footprint(
-        peak={
-            "next-round buckets": 2 * features,
-            "river bucket table": nbytes(last_round_hands(game), 2),
-            "per-point state": nbytes(n, 32),
-            "centroids, sums, centre distances": nbytes((params.k, next_k), 8 * (2 + THREADS))
-            + nbytes((params.k, params.k), 8),
-        },
-        stored={
-            **{feature_name(r): nbytes((canonical_hands(game, r), completions(game, r, r + 1)), 2)
-               for r in rounds},
-            "centroids": len(rounds) * nbytes((params.k, next_k), 8),
-        },
-    )  # fmt: skip

@@ -26,7 +26,7 @@ from gameforge.engines.poker.isomorphism import HandIndexer
 from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.params import GameParams
 from gameforge.stages.poker.sizes import THREADS, hole_combos, last_round_boards, last_round_hands
-from gameforge.stages.registry import footprint, stage
+from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
 BY_BOARD = "hs_by_board"
@@ -148,13 +148,28 @@ def compute_board_chunk(
     write_chunk(build, array, chunk_id, board_hs_counts(boards, game.deck_size, hole, tables))
 
 
-@stage("river-hs", 1, RiverHSParams)
-def run(ctx: StageContext) -> dict:
+def _footprint(params: RiverHSParams, upstream: dict[str, dict]) -> Footprint:
+    """Per-hand counts, and the board-by-hole counts written per chunk and scattered."""
+    game = params.game_def()
+    hands, boards, combos = last_round_hands(game), last_round_boards(game), hole_combos(game)
+    chunk = nbytes((min(params.boards_per_chunk, boards), combos), 2)
+    return Footprint(
+        peak={"hs counts per hand": nbytes(hands, 2), "chunks in flight": 2 * THREADS * chunk},
+        # the by-board counts live in the partial build until the scatter has read them
+        stored={
+            "hs_count": nbytes(hands, 2),
+            "hs_by_board (until commit)": nbytes((boards, combos), 2),
+        },
+    )
+
+
+@stage("river-hs", 1, RiverHSParams, footprint=_footprint)
+def run(ctx: StageContext[RiverHSParams]) -> dict:
     """River hand strength (wins + ties/2) / opponent hands, per canonical hand.
 
     Compute per-board counts in chunks, then scatter them into canonical-hand order.
     """
-    params: RiverHSParams = ctx.params
+    params = ctx.params
     game = params.game_def()
     hole, board = board_layout(game)
     n_boards = num_boards(game)
@@ -188,19 +203,3 @@ def run(ctx: StageContext) -> dict:
         "layout": f"hand isomorphism index of (hole {hole}, unordered board {board})",
         "mean_hs_over_classes": float(counts.mean() / (2 * opponents)),
     }
-
-
-@footprint("river-hs")
-def _footprint(params: RiverHSParams, upstream: dict[str, dict]) -> Footprint:
-    """Per-hand counts, and the board-by-hole counts written per chunk and scattered."""
-    game = params.game_def()
-    hands, boards, combos = last_round_hands(game), last_round_boards(game), hole_combos(game)
-    chunk = nbytes((min(params.boards_per_chunk, boards), combos), 2)
-    return Footprint(
-        peak={"hs counts per hand": nbytes(hands, 2), "chunks in flight": 2 * THREADS * chunk},
-        # the by-board counts live in the partial build until the scatter has read them
-        stored={
-            "hs_count": nbytes(hands, 2),
-            "hs_by_board (until commit)": nbytes((boards, combos), 2),
-        },
-    )
