@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from gameforge.artifacts import ArtifactStore, artifact_key
+from gameforge.artifacts import Artifact, ArtifactStore, artifact_key
 from gameforge.artifacts.runs import older_build_note
 from gameforge.artifacts.store import CorruptedArtifact, StoreError, gameforge_version
-from gameforge.stages.base import StageContext, StageError, StageParams
+from gameforge.stages.base import Stage, StageContext, StageError, StageParams
 from gameforge.stages.executor import Executor, InProcessExecutor
 from gameforge.stages.progress import LabelledProgress, NullProgress, Progress
 from gameforge.stages.registry import get_stage
@@ -160,25 +160,10 @@ def stage_key(name: str, params: StageParams, inputs: dict[str, str]) -> str:
     return artifact_key(stage.name, stage.version, params.key_params(), inputs)
 
 
-def run_stage(
-    name: str,
-    params: StageParams | dict[str, Any] | None,
-    inputs: dict[str, str] | None = None,
-    store: ArtifactStore | None = None,
-    executor: Executor | None = None,
-    force: bool = False,
-    progress: Progress | None = None,
-    log: Callable[[str], None] = print,
-    label: str | None = None,
-) -> StageRun:
-    """Produce (or reuse) the artifact of stage `name`: its key, and whether it was cached.
-
-    `label` names the flow node in log lines and progress bars (default: the stage's name).
-    """
-    stage = get_stage(name)
-    shown = label or name
-    checked = params if isinstance(params, StageParams) else stage.make_params(params)
-    inputs = dict(inputs or {})
+def _open_inputs(stage: Stage, inputs: dict[str, str], store: ArtifactStore) -> dict[str, Artifact]:
+    """The given inputs opened, after checking they are the stage's, all there, trusted and
+    from the stages it accepts."""
+    name = stage.name
     unknown = sorted(n for n in inputs if stage.declared(n) is None)
     if unknown:
         raise StageError(f"stage {name}: unknown inputs {', '.join(unknown)}")
@@ -186,9 +171,7 @@ def run_stage(
     missing = sorted(set(stage.inputs) - stage.optional_inputs - given)
     if missing:
         raise StageError(f"stage {name}: missing inputs {', '.join(missing)}")
-    store = store or ArtifactStore()
     opened = {input_name: store.open(key) for input_name, key in inputs.items()}
-    inputs = {input_name: artifact.key for input_name, artifact in opened.items()}  # full keys
     for artifact in opened.values():
         store.require_trusted(artifact.key, artifact.meta)
     for input_name, artifact in opened.items():
@@ -198,6 +181,39 @@ def run_stage(
                 f"{stage.inputs[stage.declared(input_name) or input_name]}, "
                 f"got {artifact.stage} ({artifact.key})"
             )
+    return opened
+
+
+class RunOptions(TypedDict, total=False):
+    """How `run_stage` runs a stage (every one optional)."""
+
+    store: ArtifactStore | None  # default: the default store
+    executor: Executor | None  # for chunk work; default: in this process
+    force: bool  # build anew even if the key is stored
+    progress: Progress | None  # where bars go; default: nowhere
+    log: Callable[[str], None]  # where log lines go; default: print
+    label: str | None  # the flow node's name in log lines and bars; default: the stage's
+
+
+def run_stage(
+    name: str,
+    params: StageParams | dict[str, Any] | None,
+    inputs: dict[str, str] | None = None,
+    **options: Unpack[RunOptions],
+) -> StageRun:
+    """Produce (or reuse) the artifact of stage `name`: its key, and whether it was cached."""
+    unknown = sorted(set(options) - set(RunOptions.__annotations__))
+    if unknown:  # what a signature would refuse, since a caller's typo must not go unnoticed
+        raise TypeError(f"run_stage() got unexpected options {', '.join(unknown)}")
+    stage = get_stage(name)
+    shown = options.get("label") or name
+    log = options.get("log", print)
+    progress = options.get("progress")
+    force = options.get("force", False)
+    checked = params if isinstance(params, StageParams) else stage.make_params(params)
+    store = options.get("store") or ArtifactStore()
+    opened = _open_inputs(stage, dict(inputs or {}), store)
+    inputs = {input_name: artifact.key for input_name, artifact in opened.items()}  # full keys
     if stage.check_inputs is not None:
         try:
             stage.check_inputs(checked, opened)
@@ -251,7 +267,7 @@ def run_stage(
             params=checked,
             inputs=opened,
             writer=writer,
-            executor=executor or InProcessExecutor(),
+            executor=options.get("executor") or InProcessExecutor(),
             progress=LabelledProgress(progress, shown) if progress else NullProgress(),
             log=log,
         )
