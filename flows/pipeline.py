@@ -56,21 +56,13 @@ class _Runner:
     run_one: Callable[..., StageRun]
 
 
-def _run_nodes(
-    resolved: ResolvedRun, request: RunRequest, store: ArtifactStore, runner: _Runner
-) -> dict[str, StageRun]:
-    """`run_plan` on resolved parameters (which `plan` passes as they are)."""
-    spec, params, stored = resolved.spec, resolved.params, resolved.stored
-    only, force, replays = request.only, request.force, request.replays
-    progress, parallel_nodes = runner.progress, request.parallel_nodes
-    wanted = set(only) if only is not None else set(spec.default_nodes())
-    forced = {n.name for n in spec.nodes if n.name in force or n.stage in force}
-    swept = spec.swept_stages()
-    labels: list[str] = []  # one label per sweep value, e.g. "k=8"
-    if spec.sweep is not None:
-        stage, param = spec.sweep
-        labels = [f"{param}={v[param]}" for v in sweep_values(spec, params[stage], stage)]
-    jobs: list[tuple[Node, int | None, str, list[str]]] = []  # node, variant, label, needs
+Job = tuple[Node, int | None, str, list[str]]  # node, sweep variant, label, the labels it needs
+
+
+def _jobs(spec: FlowSpec, wanted: set[str], swept: set[str], labels: list[str]) -> list[Job]:
+    """The wanted nodes in flow order, a swept one once per sweep value, each with the labels
+    of the jobs whose artifacts it reads."""
+    jobs: list[Job] = []
     for node in spec.nodes:
         if node.name not in wanted and node.stage not in wanted:
             continue
@@ -86,6 +78,24 @@ def _run_nodes(
                 else:
                     needs.extend(f"{up}[{x}]" for x in labels)
             jobs.append((node, v, label, needs))
+    return jobs
+
+
+def _run_nodes(
+    resolved: ResolvedRun, request: RunRequest, store: ArtifactStore, runner: _Runner
+) -> dict[str, StageRun]:
+    """`run_plan` on resolved parameters (which `plan` passes as they are)."""
+    spec, params, stored = resolved.spec, resolved.params, resolved.stored
+    only, force, replays = request.only, request.force, request.replays
+    progress, parallel_nodes = runner.progress, request.parallel_nodes
+    wanted = set(only) if only is not None else set(spec.default_nodes())
+    forced = {n.name for n in spec.nodes if n.name in force or n.stage in force}
+    swept = spec.swept_stages()
+    labels: list[str] = []  # one label per sweep value, e.g. "k=8"
+    if spec.sweep is not None:
+        stage, param = spec.sweep
+        labels = [f"{param}={v[param]}" for v in sweep_values(spec, params[stage], stage)]
+    jobs = _jobs(spec, wanted, swept, labels)
     _check_variants(swept, labels, stored)
     results: dict[str, StageRun] = {}
 
