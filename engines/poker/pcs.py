@@ -66,14 +66,14 @@ def private_hands(game: GameDef) -> tuple[np.ndarray, np.ndarray]:
 AHEAD = 16  # hands: how far ahead the walks ask for a hand's information-set rows
 
 
-def _prefetch_typer(typingctx, array, index):  # type: ignore[no-untyped-def]
+def _prefetch_typer(typingctx, array, index):
     """Ask the CPU to bring row `index` of a 2-D array into cache for writing
     (llvm.prefetch): the walks touch one row per hand at scattered places, and the loads
     would otherwise wait one after another."""
     if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
         return None
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         arr = context.make_array(signature.args[0])(context, builder, args[0])
         byte_ptr = ir.IntType(8).as_pointer()
         data = builder.bitcast(arr.data, byte_ptr)
