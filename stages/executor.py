@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from gameforge.stages.progress import NullProgress, Progress
+from gameforge.stages.progress import NullProgress, Progress, ProgressTask
+
+ChunkFn = Callable[..., Any]  # a module-level function: it may run in a Dask worker
+Items = Sequence[tuple[Any, ...]]  # each item's arguments to it
 
 
-class Executor(Protocol):
+class Executor(ABC):
     """Runs ``fn(*item)`` for every item, reporting progress; results in item order."""
 
     def map(
         self,
-        fn: Callable[..., Any],
-        items: Sequence[tuple[Any, ...]],
+        fn: ChunkFn,
+        items: Items,
         desc: str = "",
         progress: Progress | None = None,
         weights: Sequence[int] | None = None,
@@ -22,59 +26,40 @@ class Executor(Protocol):
     ) -> list[Any]:
         """Run fn over items; the progress bar counts `weights[i]` for item i (default 1), after
         `done` units finished by an earlier run (shown, but not in the rate or ETA)."""
-        ...
-
-
-def _work(items: Sequence[Any], weights: Sequence[int] | None) -> list[int]:
-    """Each item's share of the progress bar: its weight, or 1."""
-    return list(weights) if weights is not None else [1] * len(items)
-
-
-class InProcessExecutor:
-    """Runs chunk work one after another in this process."""
-
-    def map(
-        self,
-        fn: Callable[..., Any],
-        items: Sequence[tuple[Any, ...]],
-        desc: str = "",
-        progress: Progress | None = None,
-        weights: Sequence[int] | None = None,
-        done: int = 0,
-    ) -> list[Any]:
-        """Run fn over items serially."""
-        work = _work(items, weights)
+        work = list(weights) if weights is not None else [1] * len(items)
         bar = (progress or NullProgress()).start(desc, done + sum(work), done=done)
-        results = []
         try:
-            for item, amount in zip(items, work, strict=True):
-                results.append(fn(*item))
-                bar.advance(amount)
+            return self._gather(fn, items, work, bar)
         finally:
             bar.close()
+
+    @abstractmethod
+    def _gather(self, fn: ChunkFn, items: Items, work: list[int], bar: ProgressTask) -> list[Any]:
+        """Run fn over items, advancing `bar` by `work[i]` as item i finishes; the results."""
+
+
+class InProcessExecutor(Executor):
+    """Runs chunk work one after another in this process."""
+
+    def _gather(self, fn: ChunkFn, items: Items, work: list[int], bar: ProgressTask) -> list[Any]:
+        """Run fn over items serially."""
+        results = []
+        for item, amount in zip(items, work, strict=True):
+            results.append(fn(*item))
+            bar.advance(amount)
         return results
 
 
-class DaskExecutor:
+class DaskExecutor(Executor):
     """Sends chunk work to a Dask cluster through a `distributed.Client`."""
 
     def __init__(self, client: Any):
         self.client = client
 
-    def map(
-        self,
-        fn: Callable[..., Any],
-        items: Sequence[tuple[Any, ...]],
-        desc: str = "",
-        progress: Progress | None = None,
-        weights: Sequence[int] | None = None,
-        done: int = 0,
-    ) -> list[Any]:
+    def _gather(self, fn: ChunkFn, items: Items, work: list[int], bar: ProgressTask) -> list[Any]:
         """Submit every item (small arguments only: paths and chunk ids), gather in order."""
         from distributed import as_completed
 
-        work = _work(items, weights)
-        bar = (progress or NullProgress()).start(desc, done + sum(work), done=done)
         futures = [self.client.submit(fn, *item, pure=False) for item in items]
         amount = {future.key: w for future, w in zip(futures, work, strict=True)}
         try:
@@ -85,6 +70,4 @@ class DaskExecutor:
             for future in futures:
                 future.cancel()
             raise
-        finally:
-            bar.close()
         return [f.result() for f in futures]
