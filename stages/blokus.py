@@ -67,10 +67,17 @@ class NetParams(StageParams):
     """The network's size (the paper: 10 residual blocks of 128 filters), its policy head
     ("dense", the paper's; "conv", beyond it: see `ConvPolicy`) and the torch device."""
 
-    blocks: int = Field(default=10, ge=0)
-    filters: int = Field(default=128, ge=1)
-    policy_head: Literal["dense", "conv"] = "dense"
-    device: str = "auto"
+    blocks: int = Field(default=10, ge=0, description="Residual blocks (the paper: 10).")
+    filters: int = Field(
+        default=128, ge=1, description="Filters of each convolution (the paper: 128)."
+    )
+    policy_head: Literal["dense", "conv"] = Field(
+        default="dense",
+        description='The policy head: "dense", the paper\'s; "conv", beyond it (see `ConvPolicy`).',
+    )
+    device: str = Field(
+        default="auto", description="Torch device of the networks (auto: cuda when available)."
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
 
     def config(self) -> ZeroConfig:
@@ -184,18 +191,33 @@ class SearchSettings(StageParams):
     `search_params` gathers them into the engine's `SearchParams`, whose comments say what
     each means."""
 
-    # beyond the paper: blend one MCTS-MAXN rollout into each leaf value (AlphaGo's mixing)
-    rollout_mix: float = Field(default=0.0, ge=0, le=1)
-    # first-play urgency: None, Q = 0 before an edge's first visit (the paper's, AlphaZero's);
-    # r, the parent's Q minus r (see gameforge.engines.blokus.zero)
-    fpu_reduction: float | None = Field(default=None, ge=0)
-    # the root rule: "puct" (the paper's) or "gumbel" (Gumbel-top-m with sequential halving
-    # over `considered` actions, trained towards the improved policy; see engines.blokus.zero)
-    root_rule: Literal["puct", "gumbel"] = "puct"
-    considered: int = Field(default=16, ge=1)
-    # the value of a finished game: 0, win/loss (the paper's); m > 0, beyond the paper,
-    # tanh((own score - best other score) / m), for rollouts and terminal leaves
-    value_margin: float = Field(default=0.0, ge=0)
+    rollout_mix: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Share of a leaf's value taken from one MCTS-MAXN rollout (AlphaGo's mixing;"
+        " beyond the paper, which uses the value network alone: 0).",
+    )
+    fpu_reduction: float | None = Field(
+        default=None,
+        ge=0,
+        description="First-play urgency: None, Q = 0 before an edge's first visit (the paper's,"
+        " AlphaZero's); r, the parent's Q for the mover minus r.",
+    )
+    root_rule: Literal["puct", "gumbel"] = Field(
+        default="puct",
+        description='The root rule: "puct" (the paper\'s) or "gumbel" (Gumbel-top-m with'
+        " sequential halving over `considered` actions, trained towards the improved policy).",
+    )
+    considered: int = Field(
+        default=16, ge=1, description="m, the root actions the Gumbel rule considers."
+    )
+    value_margin: float = Field(
+        default=0.0,
+        ge=0,
+        description="The value of a finished game, for rollouts and terminal leaves: 0, win/loss"
+        " (the paper's); m > 0, beyond the paper, tanh((own score - best other score) / m).",
+    )
 
     def search_params(
         self,
@@ -218,13 +240,33 @@ class SelfPlayParams(NetParams, SearchSettings):
     """Games, simulations per move, games searched at once (one network batch), noise, the
     search settings (`SearchSettings`), seed."""
 
-    games: int = Field(default=1000, ge=1)
-    sims: int = Field(default=800, ge=1)
-    parallel: int = Field(default=32, ge=1)
-    proportional_plies: int = Field(default=20, ge=0)
-    noise_alpha: float = Field(default=0.02, gt=0)
-    noise_eps: float = Field(default=0.25, ge=0, le=1)
-    seed: Seed = 0
+    games: int = Field(default=1000, ge=1, description="Self-play games.")
+    sims: int = Field(default=800, ge=1, description="Simulations per move (the paper: 800).")
+    parallel: int = Field(
+        default=32, ge=1, description="Games searched at once, as one network batch."
+    )
+    proportional_plies: int = Field(
+        default=20,
+        ge=0,
+        description="Plies from a game's start whose move is drawn in proportion to the root's"
+        " visit counts (the paper: 20); the most visited move afterwards.",
+    )
+    noise_alpha: float = Field(
+        default=0.02,
+        gt=0,
+        description="Concentration alpha of the Dirichlet noise on the root priors (the paper:"
+        " 0.02).",
+    )
+    noise_eps: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="Weight eps of the root noise, priors becoming (1 - eps) p + eps noise (the"
+        " paper: 0.25; 0: none).",
+    )
+    seed: Seed = Field(
+        default=0, description="Seed of a fresh network (without `net`), the noise and the moves."
+    )
     # `parallel` is in the key: the games of a batch share the noise and move-draw streams, and
     # the batch size is the network's, so another `parallel` plays other games
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
@@ -309,15 +351,29 @@ class RolloutParams(StageParams):
     """Games of MCTS-MAXN's rollout policy with policy and value targets at a few positions
     each (`engines.blokus.rollouts`; beyond the paper: a network to start self-play from)."""
 
-    games: int = Field(default=20_000, ge=1)
-    # the games' random-placement share (MCTS-MAXN's rollouts: 0.05)
-    epsilon: float = Field(default=ROLLOUT_EPSILON, ge=0, le=1)
-    positions: int = Field(default=4, ge=1)  # kept per game (few: outcomes are not memorised)
-    value_rollouts: int = Field(default=16, ge=1)  # averaged into each kept position's value
-    value_margin: float = Field(default=0.0, ge=0)  # as in blokus-selfplay
-    chunk: int = Field(default=1000, ge=1)  # games per checkpoint
-    threads: int = Field(default=2, ge=1)
-    seed: Seed = 0
+    games: int = Field(default=20_000, ge=1, description="Rollout-policy games to play.")
+    epsilon: float = Field(
+        default=ROLLOUT_EPSILON,
+        ge=0,
+        le=1,
+        description="The games' share of random placements (MCTS-MAXN's rollouts: 0.05).",
+    )
+    positions: int = Field(
+        default=4,
+        ge=1,
+        description="Positions kept per game as targets (few, so outcomes are not memorised).",
+    )
+    value_rollouts: int = Field(
+        default=16, ge=1, description="Rollouts averaged into each kept position's value."
+    )
+    value_margin: float = Field(
+        default=0.0,
+        ge=0,
+        description="The value of a finished game, as in blokus-selfplay (0: win/loss).",
+    )
+    chunk: int = Field(default=1000, ge=1, description="Games per checkpoint.")
+    threads: int = Field(default=2, ge=1, description="Threads playing games at once.")
+    seed: Seed = Field(default=0, description="Seed of the games.")
     execution_only: ClassVar[frozenset[str]] = frozenset({"chunk", "threads"})
 
 
@@ -368,22 +424,50 @@ def run_rollouts(ctx: StageContext[RolloutParams]) -> dict[str, Any]:
 class TrainParams(NetParams):
     """SGD steps on the replay buffer (the newest `buffer_games` games of the inputs)."""
 
-    steps: int = Field(default=1000, ge=1)
-    batch: int = Field(default=64, ge=1)
-    lr: float = Field(default=0.001, gt=0)
-    lr_late: float = Field(default=0.0001, gt=0)
-    lr_drop_step: int = Field(default=40_000, ge=0)  # global step from which lr_late applies
-    weight_decay: float = Field(default=1e-4, ge=0)
-    buffer_games: int = Field(default=10_000, ge=1)
-    augment: bool = False  # one of the 8 board symmetries per sample (the paper's suggestion)
-    # the policy loss over the legal placements only (beyond the paper, which uses all 30,433)
-    legal_softmax: bool = False
-    value_margin: float = Field(default=0.0, ge=0)  # value targets: as in blokus-selfplay
-    # the value loss's weight (the paper's 1); lower keeps the value head from memorising the
-    # outcomes of a small buffer's games
-    value_weight: float = Field(default=1.0, gt=0)
-    checkpoint_every: int = Field(default=200, ge=1)
-    seed: Seed = 0
+    steps: int = Field(default=1000, ge=1, description="SGD steps of this run.")
+    batch: int = Field(default=64, ge=1, description="Positions per SGD batch.")
+    lr: float = Field(
+        default=0.001, gt=0, description="Learning rate before the global step `lr_drop_step`."
+    )
+    lr_late: float = Field(
+        default=0.0001, gt=0, description="Learning rate from the global step `lr_drop_step`."
+    )
+    lr_drop_step: int = Field(
+        default=40_000,
+        ge=0,
+        description="Global step (counted over the `previous` networks too) from which"
+        " `lr_late` applies.",
+    )
+    weight_decay: float = Field(default=1e-4, ge=0, description="SGD weight decay.")
+    buffer_games: int = Field(
+        default=10_000,
+        ge=1,
+        description="The replay buffer: the newest games of the inputs, in games.",
+    )
+    augment: bool = Field(
+        default=False,
+        description="One of the 8 board symmetries per sample (the paper's suggestion).",
+    )
+    legal_softmax: bool = Field(
+        default=False,
+        description="The policy loss over the legal placements only (beyond the paper, which"
+        " uses all 30,433).",
+    )
+    value_margin: float = Field(
+        default=0.0,
+        ge=0,
+        description="The value target of a finished game, as in blokus-selfplay (0: win/loss).",
+    )
+    value_weight: float = Field(
+        default=1.0,
+        gt=0,
+        description="The value loss's weight (the paper's 1); lower keeps the value head from"
+        " memorising the outcomes of a small buffer's games.",
+    )
+    checkpoint_every: int = Field(default=200, ge=1, description="SGD steps between checkpoints.")
+    seed: Seed = Field(
+        default=0, description="Seed of a fresh network (without `previous`) and of the batches."
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "checkpoint_every"})
 
 
@@ -546,19 +630,42 @@ class EvalParams(SearchSettings):
     """The paper's evaluation: games per network, simulations, random opening plies; the
     network searches as blokus-selfplay's does (`SearchSettings`), without noise."""
 
-    games: int = Field(default=300, ge=1)
-    final_games: int = Field(default=0, ge=0)  # games for the last network (0: `games`)
-    zero_sims: int = Field(default=800, ge=1)
-    mcts_sims: int = Field(default=800, ge=1)
-    random_plies: int = Field(default=4, ge=0)
-    parallel: int = Field(default=16, ge=1)
-    threads: int = Field(default=2, ge=1)
-    # beyond the paper: also play an untrained network of the last input's shape (initialised
-    # as a fresh blokus-train with that input's seed) on the same games, as row 0: the control
-    # that tells what the search wins without any learning
-    control: bool = False
-    seed: Seed = 20_000_003
-    device: str = "auto"
+    games: int = Field(default=300, ge=1, description="Games per network against three MCTS-MAXN.")
+    final_games: int = Field(
+        default=0, ge=0, description="Games for the last network (0: `games`)."
+    )
+    zero_sims: int = Field(
+        default=800,
+        ge=1,
+        description="Simulations per move of the network's search (the paper: 800).",
+    )
+    mcts_sims: int = Field(
+        default=800,
+        ge=1,
+        description="Simulations per move of each MCTS-MAXN opponent (the paper: 800).",
+    )
+    random_plies: int = Field(
+        default=4,
+        ge=0,
+        description="The game's first placements, whoever makes them, drawn uniformly among the"
+        " legal ones.",
+    )
+    parallel: int = Field(
+        default=16, ge=1, description="Games whose network searches run at once (one batch)."
+    )
+    threads: int = Field(
+        default=2, ge=1, description="Games whose MCTS-MAXN moves are searched at once."
+    )
+    # the control tells what the search wins without any learning
+    control: bool = Field(
+        default=False,
+        description="Also play an untrained network of the last input's shape (a fresh"
+        " blokus-train with that input's seed) on the same games, as row 0 (beyond the paper).",
+    )
+    seed: Seed = Field(default=20_000_003, description="Seed of the evaluation games.")
+    device: str = Field(
+        default="auto", description="Torch device of the networks (auto: cuda when available)."
+    )
     # `parallel` is in the key (the batch size is the network's, and rollout_mix draws from one
     # stream shared by the batch); MCTS-MAXN's streams are per game, so `threads` is not
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "threads"})

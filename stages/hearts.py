@@ -41,11 +41,31 @@ DIM = 2 * N_PERCEPTION + N_ACTIONS + 2  # FALCON weight vector: S complement-cod
 class RuleParams(StageParams):
     """The rule options (gameforge.engines.hearts.game): the paper's game by default."""
 
-    passing: int = Field(default=0, ge=0, le=4)
-    moon: bool = False
-    two_clubs_leads: bool = True
-    must_break_hearts: bool = True
-    no_points_first_trick: bool = True
+    passing: int = Field(
+        default=0,
+        ge=0,
+        le=4,
+        description="Card passing: 0 off (the paper's), 1 left, 2 right, 3 across, 4 cycling"
+        " left, right, across, hold.",
+    )
+    moon: bool = Field(
+        default=False,
+        description="Shooting the moon: a player taking all 26 points scores 0 and the others"
+        " 26 each (the paper: off).",
+    )
+    two_clubs_leads: bool = Field(
+        default=True,
+        description="The holder of 2♣ leads it to the first trick (off: seat 0 leads any card).",
+    )
+    must_break_hearts: bool = Field(
+        default=True,
+        description="Hearts cannot be led until a heart or Q♠ has been played, unless the"
+        " leader holds only hearts.",
+    )
+    no_points_first_trick: bool = Field(
+        default=True,
+        description="No heart or Q♠ on the first trick unless the hand holds nothing else.",
+    )
 
     def options(self) -> np.ndarray:
         """The options array."""
@@ -65,11 +85,17 @@ class RuleParams(StageParams):
 class LogsParams(RuleParams):
     """How many Monte Carlo games to log, their simulations and seed."""
 
-    games: int = Field(default=100_000, ge=1)
-    sims: int = Field(default=200, ge=1)
-    seed: Seed = 0
-    # Default: about 64 chunks, at most 500 games each, so the bar moves every few seconds.
-    games_per_chunk: int | None = Field(default=None, ge=1)
+    games: int = Field(default=100_000, ge=1, description="Monte Carlo games to log.")
+    sims: int = Field(
+        default=200, ge=1, description="Monte Carlo simulations per decision of each agent."
+    )
+    seed: Seed = Field(default=0, description="Seed of the deals and the agents' simulations.")
+    # The default keeps the progress bar moving every few seconds.
+    games_per_chunk: int | None = Field(
+        default=None,
+        ge=1,
+        description="Games per chunk task (None: about 64 chunks of at most 500 games).",
+    )
     # Each game's deal and decisions depend only on (seed, game number): chunking is free.
     execution_only: ClassVar[frozenset[str]] = frozenset({"games_per_chunk"})
 
@@ -161,12 +187,28 @@ class SvrParams(StageParams):
     """Samples per label per group, the nu-SVR's parameters (gamma 0: 1 / features), and the
     rows per label per group that each model is checked on, held out and from its sample."""
 
-    per_label: int = Field(default=10_000, ge=1)
-    nu: float = Field(default=0.5, gt=0, le=1)
-    c: float = Field(default=1.0, gt=0)
-    gamma: float = Field(default=0.0, ge=0)
-    seed: Seed = 0
-    check_per_label: int = Field(default=200, ge=0)
+    per_label: int = Field(
+        default=10_000,
+        ge=1,
+        description="Training samples per label per group at most (label-balanced).",
+    )
+    nu: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="nu of the nu-SVR: bounds the share of support vectors.",
+    )
+    c: float = Field(default=1.0, gt=0, description="C of the nu-SVR: the error penalty.")
+    gamma: float = Field(
+        default=0.0, ge=0, description="RBF kernel width gamma (0: 1 / the number of features)."
+    )
+    seed: Seed = Field(default=0, description="Seed of the samples drawn (group g: seed + g).")
+    check_per_label: int = Field(
+        default=200,
+        ge=0,
+        description="Rows per label per group each model is checked on, held out and from its"
+        " sample.",
+    )
 
 
 def fit_group(path: str, group: int, p: dict[str, Any]) -> dict[str, Any]:
@@ -350,21 +392,54 @@ def _svr_samples(per_label: int, games: int) -> tuple[int, int]:
 class FalconStageParams(RuleParams):
     """One learner: action set, SVR guidance, learning games, FALCON parameters, seed."""
 
-    actions: str = "new"  # "new": all 29 actions; "previous": the earlier papers' set
-    svr: bool = False
-    games: int = Field(default=100_000, ge=0)
-    checkpoints: list[int] = Field(default_factory=lambda: list(CHECKPOINTS))
-    seed: Seed = 0
-    capacity: int = Field(default=3000, ge=1)
-    rho_state: float = Field(default=0.8, ge=0, le=1)
-    rho_reward: float = Field(default=0.5, ge=0, le=1)
-    beta: float = Field(default=0.5, gt=0, le=1)
-    epsilon: float = Field(default=0.05, ge=0, le=1)
-    reward: str = "trick"  # or "rest-of-game"
-    threshold: float = 0.0  # SVR: try the next action while predicted DegSQ exceeds this
-    # "value": TD-FALCON's value readout (0.263 vs rule-based after 30,000 games here);
-    # "motor": the paper's reactive readout of the motor template (plateaus near 0.29)
-    readout: str = "value"
+    actions: str = Field(
+        default="new",
+        description='The action set: "new", all 29 actions; "previous", the earlier papers\'.',
+    )
+    svr: bool = Field(
+        default=False, description="Guide the learner by the hearts-svr risk models (DegSQ)."
+    )
+    games: int = Field(
+        default=100_000, ge=0, description="Learning games against three rule-based agents."
+    )
+    checkpoints: list[int] = Field(
+        default_factory=lambda: list(CHECKPOINTS),
+        description="Games after which a network snapshot is kept for the learning curve (the"
+        " last game always).",
+    )
+    seed: Seed = Field(default=0, description="Seed of the deals and the exploration.")
+    capacity: int = Field(
+        default=3000, ge=1, description="Category nodes per FALCON network at most."
+    )
+    rho_state: float = Field(
+        default=0.8, ge=0, le=1, description="FALCON's vigilance of the state field."
+    )
+    rho_reward: float = Field(
+        default=0.5, ge=0, le=1, description="FALCON's vigilance of the reward field."
+    )
+    beta: float = Field(default=0.5, gt=0, le=1, description="FALCON's learning rate.")
+    epsilon: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Share of random valid actions while learning (exploration).",
+    )
+    reward: str = Field(
+        default="trick",
+        description='The reward: "trick", from the points of that trick; "rest-of-game", from'
+        " the points from that trick to the end.",
+    )
+    threshold: float = Field(
+        default=0.0,
+        description="With SVR guidance: try the next action while the predicted DegSQ exceeds"
+        " this.",
+    )
+    readout: str = Field(
+        default="value",
+        description='"value": TD-FALCON\'s value readout (0.263 vs rule-based after 30,000'
+        ' games here); "motor": the paper\'s reactive readout of the motor template (plateaus'
+        " near 0.29).",
+    )
 
     @field_validator("actions")
     @classmethod
@@ -538,10 +613,18 @@ def load_snapshot(artifact: Artifact, checkpoint: int, capacity: int) -> tuple[n
 class EvalParams(RuleParams):
     """Games per evaluation (the paper: 5,000), Monte Carlo simulations, rank games, seed."""
 
-    games: int = Field(default=5000, ge=1)
-    sims: int = Field(default=200, ge=1)
-    rank_matches: int = Field(default=1000, ge=0)
-    seed: Seed = 10_000_019
+    games: int = Field(
+        default=5000, ge=1, description="Games per snapshot and opponent (the paper: 5,000)."
+    )
+    sims: int = Field(
+        default=200, ge=1, description="Simulations per decision of the Monte Carlo opponents."
+    )
+    rank_matches: int = Field(
+        default=1000,
+        ge=0,
+        description="Matches to 100 points that rank each final learner, per opponent kind.",
+    )
+    seed: Seed = Field(default=10_000_019, description="Seed of the evaluation games.")
 
 
 @dataclass(frozen=True)

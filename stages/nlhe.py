@@ -80,7 +80,10 @@ WEIGHT_PREFIX = "weights."
 class NlheParams(GameParams):
     """A heads-up no-limit game (default: the paper's 50 big blinds)."""
 
-    game: str = NLHE_GAME
+    game: str = Field(
+        default=NLHE_GAME,
+        description="The heads-up no-limit ACPC game: a shipped game's name or a `.game` path.",
+    )
 
     @field_validator("game")
     @classmethod
@@ -100,14 +103,25 @@ class NlheParams(GameParams):
 class RosterParams(NlheParams):
     """Built-in players by name (CNNs come as `cnn.N` inputs) and the torch device."""
 
-    players: list[str] = Field(default_factory=lambda: ["heuristic"])
-    device: str = "auto"
-    # CNNs scored through torch.compile: 1.2-1.4x the decisions per second on a CPU, 10-20 s
-    # of compiling per network. Like the device, it moves scores in their last bits only.
-    compiled: bool = False
-    # CNNs after their first layer in bfloat16 (about 2x where the CPU has AVX512_BF16):
-    # "bfloat16" may flip near-ties; "bfloat16-checked" rescores the near-best in float32.
-    precision: Precision = "float32"
+    players: list[str] = Field(
+        default_factory=lambda: ["heuristic"],
+        description=f"Built-in players by name ({', '.join(KINDS)}); CNNs come as `cnn.N` inputs.",
+    )
+    device: str = Field(
+        default="auto", description="Torch device of the CNNs (auto: cuda when available)."
+    )
+    # Like the device, it moves scores in their last bits only.
+    compiled: bool = Field(
+        default=False,
+        description="Score CNNs through torch.compile: 1.2-1.4x the decisions per second on a"
+        " CPU, 10-20 s of compiling per network.",
+    )
+    precision: Precision = Field(
+        default="float32",
+        description="CNN layers after the first in float32, or bfloat16 (about 2x where the CPU"
+        " has AVX512_BF16; may flip near-ties), or bfloat16-checked (near-best rescored in"
+        " float32).",
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"device", "compiled"})
     new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {"precision": ("precision",)}
 
@@ -282,10 +296,18 @@ def _cnn_configs(upstream: dict[str, dict]) -> list[NetConfig]:
 class HistoriesParams(RosterParams):
     """Who plays (built-ins by name; CNNs as inputs), how many hands in all, and the seed."""
 
-    players: list[str] = Field(default_factory=lambda: ["heuristic"])
-    hands: int = Field(default=200_000, ge=2)
-    seed: Seed = 0
-    self_play: bool = True  # also pair every player with itself
+    players: list[str] = Field(
+        default_factory=lambda: ["heuristic"],
+        description=f"Built-in players by name ({', '.join(KINDS)}); CNNs come as `cnn.N` inputs.",
+    )
+    hands: int = Field(
+        default=200_000,
+        ge=2,
+        description="Hands in all, shared equally by the pairings, each deal played twice with"
+        " seats swapped.",
+    )
+    seed: Seed = Field(default=0, description="Seed of the deals.")
+    self_play: bool = Field(default=True, description="Also pair every player with itself.")
 
 
 def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> Footprint:
@@ -515,17 +537,41 @@ def duplicate_mean(chips: np.ndarray, big_blind: int) -> tuple[float, float]:
 class TrainParams(StageParams):
     """Network shape, epochs and batches; the game comes from the histories."""
 
-    epochs: int = Field(default=3, ge=1)
-    batch_size: int = Field(default=128, ge=1)
-    seed: Seed = 0
-    filters: tuple[int, int] = (32, 64)
-    kernel: int = Field(default=5, ge=1)
-    dense: int = Field(default=1024, ge=1)
-    dropout: float = Field(default=0.5, ge=0.0, lt=1.0)
-    canonical_suits: bool = False
-    valid_fraction: float = Field(default=0.05, ge=0.0, lt=1.0)
-    max_samples: int = Field(default=0, ge=0)  # 0: every recorded action
-    device: str = "auto"
+    epochs: int = Field(default=3, ge=1, description="Passes over the training samples.")
+    batch_size: int = Field(default=128, ge=1, description="Samples per SGD batch.")
+    seed: Seed = Field(
+        default=0, description="Seed of the validation split, the sample draw and the weights."
+    )
+    filters: tuple[int, int] = Field(
+        default=(32, 64),
+        description="Filters of the first and of the second pair of convolutions.",
+    )
+    kernel: int = Field(
+        default=5, ge=1, description="Side of the square convolution kernels (odd)."
+    )
+    dense: int = Field(default=1024, ge=1, description="Units of the dense layer.")
+    dropout: float = Field(
+        default=0.5, ge=0.0, lt=1.0, description="Dropout rate after the dense layer."
+    )
+    canonical_suits: bool = Field(
+        default=False,
+        description="Relabel suits in order of first appearance, so isomorphic hands encode"
+        " alike (the paper's first future-work item).",
+    )
+    valid_fraction: float = Field(
+        default=0.05,
+        ge=0.0,
+        lt=1.0,
+        description="Share of the hands held out for validation.",
+    )
+    max_samples: int = Field(
+        default=0,
+        ge=0,
+        description="Training actions drawn at most (0: every recorded action).",
+    )
+    device: str = Field(
+        default="auto", description="Torch device of the training (auto: cuda when available)."
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"device"})
 
     @field_validator("kernel")
@@ -755,9 +801,16 @@ def action_profile(
 class LeagueParams(RosterParams):
     """Built-in players by name (CNNs as inputs), hands per pairing, seed."""
 
-    players: list[str] = Field(default_factory=lambda: ["random", "heuristic"])
-    hands: int = Field(default=100_000, ge=2)
-    seed: Seed = 1
+    players: list[str] = Field(
+        default_factory=lambda: ["random", "heuristic"],
+        description=f"Built-in players by name ({', '.join(KINDS)}); CNNs come as `cnn.N` inputs.",
+    )
+    hands: int = Field(
+        default=100_000,
+        ge=2,
+        description="Hands per pairing, each deal played twice with seats swapped.",
+    )
+    seed: Seed = Field(default=1, description="Seed of the deals every pairing plays.")
 
 
 def bar_batch(deals: int) -> int:

@@ -100,3 +100,18 @@ def test_planning_a_poker_flow_imports_no_network_code():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_every_shipped_stage_parameter_says_what_it_means():
+    """Every field of every shipped stage's parameter model has a description (what it is, its
+    unit, the paper's value), which `gameforge stage show NAME` prints."""
+    from gameforge.stages.registry import MODULE_OF
+
+    missing = [
+        f"{name}.{field}"
+        for name, declared in all_stages().items()
+        if name in MODULE_OF
+        for field, info in declared.params_model.model_fields.items()
+        if not (info.description or "").strip()
+    ]
+    assert not missing, f"parameters without a description: {', '.join(missing)}"

@@ -49,10 +49,16 @@ class BestResponseParams(TreeGameParams):
     """The game (it must be the strategy's); the last round's sums' precision; canonical boards
     per chunk (execution only)."""
 
-    # float32 last-round sums: about 1e-7 relative rounding (measured in bench/BENCHMARKS.md)
-    # for less memory traffic; boards are still summed in float64
-    precision: Literal["float64", "float32"] = "float64"
-    boards_per_chunk: int = Field(default=4, ge=1)
+    # float32 trades about 1e-7 relative rounding (measured in bench/BENCHMARKS.md) for less
+    # memory traffic
+    precision: Literal["float64", "float32"] = Field(
+        default="float64",
+        description="Float type of the last round's sums (boards are summed in float64 either"
+        " way).",
+    )
+    boards_per_chunk: int = Field(
+        default=4, ge=1, description="Canonical boards of the first board round per chunk task."
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"boards_per_chunk"})
     new_at_default: ClassVar[dict[str, tuple[str, ...]]] = {"precision": ("precision",)}
 

@@ -55,13 +55,26 @@ CENTROID_RULES: dict[str, tuple[Centroid, str]] = {
 class KMeansParams(StageParams):
     """k-means settings shared by both bucketing stages."""
 
-    k: int = Field(default=9000, ge=1)
-    seed: Seed = 0
-    max_iter: int = Field(default=100, ge=1)
-    tol: float = Field(default=1e-4, ge=0)
-    merge_duplicates: bool = True
-    n_groups: int | None = Field(default=None, ge=1)
-    checkpoint_seconds: float = Field(default=60.0, ge=0)
+    k: int = Field(default=9000, ge=1, description="Buckets per round (the paper: 9,000).")
+    seed: Seed = Field(default=0, description="Seed of the k-means++ seeding.")
+    max_iter: int = Field(default=100, ge=1, description="Lloyd iterations per round at most.")
+    tol: float = Field(
+        default=1e-4,
+        ge=0,
+        description="Stop once the objective's relative change falls below this.",
+    )
+    merge_duplicates: bool = Field(
+        default=True,
+        description="Cluster identical feature vectors as one weighted point.",
+    )
+    n_groups: int | None = Field(
+        default=None,
+        ge=1,
+        description="Centre groups of the Yinyang pruning (1: Hamerly's; None: chosen from k).",
+    )
+    checkpoint_seconds: float = Field(
+        default=60.0, ge=0, description="Seconds between k-means checkpoints."
+    )
     # Pruning groups and checkpoints change speed and memory, never the assignments.
     execution_only: ClassVar[frozenset[str]] = frozenset({"n_groups", "checkpoint_seconds"})
 
@@ -69,7 +82,10 @@ class KMeansParams(StageParams):
 class HSDBucketParams(GameParams, KMeansParams):
     """Which rounds to bucket by HSD (default: every round after the first, before the last)."""
 
-    rounds: tuple[int, ...] | None = None
+    rounds: tuple[int, ...] | None = Field(
+        default=None,
+        description="Betting rounds to bucket, 0 the first (None: all between the first and last).",
+    )
 
 
 class OCHSBucketParams(GameParams, KMeansParams):

@@ -57,33 +57,74 @@ PUBLIC_THREADED_HANDS = 1_000
 class CFRParams(TreeGameParams):
     """Algorithm, iterations, seed and averaging of the solve."""
 
-    algorithm: Literal["cfr", "cfr+", "chance", "external", "public"] = "chance"
-    iterations: int | None = Field(default=100_000, ge=1)  # None: no cap (with `seconds`)
-    # A wall-time budget: stop at the first kernel call that ends at or past this many seconds
-    # of solving (the curve's clock: wall time summed over resumes and the parent, less the
-    # time spent evaluating curve points and writing checkpoints), or at `iterations`,
-    # whichever comes first. The stop
-    # depends on the machine, so the summary records the iteration reached; a recompute check
-    # replays the run to it (`replay_iterations`).
-    seconds: float | None = Field(default=None, gt=0)
-    replay_iterations: int | None = Field(default=None, ge=1)  # stop here, not by the clock
-    seed: Seed = 0
-    averaging: float | None = Field(default=None, ge=0)  # weight t**averaging; default below
-    # regret matching+ (regrets floored at 0): part of the full-walk algorithms' definition
-    # (cfr+ has it, cfr has not: filled in when not given), a choice for the sampled variants
-    plus: bool = False
-    evaluations: int = Field(default=8, ge=0)  # exploitability points, log-spaced
-    checkpoint_seconds: float = Field(default=120.0, ge=0)
-    # iterations per kernel call (progress and checkpoint granularity); default: 10 for public
-    # sampling (each iteration walks every hand on a board), else 1,000
-    batch: int | None = Field(default=None, ge=1)
-    # discounted CFR (public sampling): after iteration t positive regrets x t^a / (t^a + 1),
-    # negative ones x t^b / (t^b + 1); Brown & Sandholm's DCFR is a=1.5, b=0 with averaging=2
-    discount_alpha: float | None = None
-    discount_beta: float = 0.0
-    # public sampling: threads walking a board's hands at once (the same bits at any count);
-    # 0: the machine's cores on games of at least PUBLIC_THREADED_HANDS private hands, else 1
-    threads: int = Field(default=0, ge=0)
+    algorithm: Literal["cfr", "cfr+", "chance", "external", "public"] = Field(
+        default="chance",
+        description="cfr and cfr+ walk the whole game; chance and external sample one deal per"
+        " iteration (Monte Carlo CFR); public samples one board and walks every hand.",
+    )
+    iterations: int | None = Field(
+        default=100_000,
+        ge=1,
+        description="Iterations to run (None: no cap; then `seconds` ends the run).",
+    )
+    # The stop depends on the machine, so the summary records the iteration reached; a
+    # recompute check replays the run to it (`replay_iterations`).
+    seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="A wall-time budget in seconds: stop at the first kernel call ending at or"
+        " past it (solving time summed over resumes and the parent, less curve evaluations and"
+        " checkpoints) or at `iterations`, whichever comes first (None: no budget).",
+    )
+    replay_iterations: int | None = Field(
+        default=None,
+        ge=1,
+        description="Stop at this iteration, not by the clock: replays a timed run.",
+    )
+    seed: Seed = Field(default=0, description="Seed of the sampled deals or boards.")
+    averaging: float | None = Field(
+        default=None,
+        ge=0,
+        description="Strategy-sum weight exponent: iteration t weighs t**averaging"
+        " (None: 1 for cfr+, else 0).",
+    )
+    plus: bool = Field(
+        default=False,
+        description="Regret matching+ (regrets floored at 0): fixed by cfr+ (on) and cfr (off),"
+        " a choice for the sampled algorithms.",
+    )
+    evaluations: int = Field(
+        default=8,
+        ge=0,
+        description="Exploitability points of the learning curve, log-spaced (0: none).",
+    )
+    checkpoint_seconds: float = Field(
+        default=120.0, ge=0, description="Seconds between checkpoints of regrets and sums."
+    )
+    batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="Iterations per kernel call, the progress and checkpoint granularity"
+        " (None: 10 for public sampling, where each walks every hand on a board, else 1,000).",
+    )
+    discount_alpha: float | None = Field(
+        default=None,
+        description="Discounted CFR (public sampling only): after iteration t positive regrets"
+        " are scaled by t^a / (t^a + 1); Brown & Sandholm's DCFR: 1.5 with averaging 2"
+        " (None: no discount).",
+    )
+    discount_beta: float = Field(
+        default=0.0,
+        description="Discounted CFR: negative regrets are scaled by t^b / (t^b + 1)"
+        " (DCFR: 0); used with discount_alpha.",
+    )
+    threads: int = Field(
+        default=0,
+        ge=0,
+        description="Public sampling: threads walking a board's hands at once, the same bits at"
+        f" any count (0: every core on games of at least {PUBLIC_THREADED_HANDS:,} private"
+        " hands, else 1).",
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset(
         {"checkpoint_seconds", "batch", "replay_iterations", "threads"}
     )

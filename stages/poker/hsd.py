@@ -34,9 +34,16 @@ WORK_PER_CHUNK = 1 << 25
 class HSDParams(GameParams):
     """Which rounds (default: all before the last), how many bins, chunk size."""
 
-    rounds: tuple[int, ...] | None = None
-    bins: int = Field(default=50, ge=2, le=1000)
-    hands_per_chunk: int = Field(default=1 << 17, ge=1)
+    rounds: tuple[int, ...] | None = Field(
+        default=None,
+        description="Betting rounds to describe, 0 the first (None: every round before the last).",
+    )
+    bins: int = Field(
+        default=50, ge=2, le=1000, description="Hand-strength bins of each histogram (the HSD)."
+    )
+    hands_per_chunk: int = Field(
+        default=1 << 17, ge=1, description="Canonical hands one chunk task handles."
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"hands_per_chunk"})
 
 

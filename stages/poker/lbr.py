@@ -28,9 +28,9 @@ from gameforge.stages.resources import Footprint, nbytes
 class LBRParams(TreeGameParams):
     """Deals (each played from both seats), their seed, and threads (execution only)."""
 
-    deals: int = Field(default=2000, ge=2)
-    seed: Seed = 0
-    threads: int = Field(default=0, ge=0)  # 0: every core
+    deals: int = Field(default=2000, ge=2, description="Deals LBR plays, each from both seats.")
+    seed: Seed = Field(default=0, description="Seed of the deals.")
+    threads: int = Field(default=0, ge=0, description="Threads playing deals (0: every core).")
     execution_only: ClassVar[frozenset[str]] = frozenset({"threads"})
 
 

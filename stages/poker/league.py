@@ -32,10 +32,19 @@ from gameforge.stages.resources import Footprint, nbytes
 class LeagueParams(TreeGameParams):
     """The paper's duplicate structure (3,000 hands per set, 3,000 sets, 9 matches) and a seed."""
 
-    hands_per_set: int = Field(default=3000, ge=1)
-    sets: int = Field(default=2, ge=2)
-    matches: int = Field(default=1, ge=1)
-    seed: Seed = 0
+    hands_per_set: int = Field(default=3000, ge=1, description="Deals in a set (the paper: 3,000).")
+    sets: int = Field(
+        default=2,
+        ge=2,
+        description="Times each deal is played, seats swapped between consecutive sets (even;"
+        " the paper: 3,000).",
+    )
+    matches: int = Field(
+        default=1,
+        ge=1,
+        description="Blocks of fresh deals, each played in all sets (the paper: 9).",
+    )
+    seed: Seed = Field(default=0, description="Seed of the deals every pairing plays.")
 
 
 def player_label(view: StrategyView) -> str:

@@ -41,7 +41,9 @@ RESULT_CHUNK_ROWS = 1 << 19
 class OCHSParams(GameParams):
     """Which game, and how many canonical boards one chunk task handles."""
 
-    boards_per_chunk: int = Field(default=512, ge=1, le=1 << 20)
+    boards_per_chunk: int = Field(
+        default=512, ge=1, le=1 << 20, description="Canonical boards one chunk task handles."
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"boards_per_chunk"})
 
 

@@ -24,11 +24,20 @@ from gameforge.stages.resources import Footprint, nbytes
 class OpponentClusterParams(GameParams):
     """Number of clusters, restarts and seed; `weighted` counts each hand's card combinations."""
 
-    k: int = Field(default=8, ge=1)
-    restarts: int = Field(default=20, ge=1)
-    seed: Seed = 0
-    max_iter: int = Field(default=200, ge=1)
-    weighted: bool = False
+    k: int = Field(
+        default=8,
+        ge=1,
+        description="Opponent clusters of the first-round hands (the OCHS paper: 8).",
+    )
+    restarts: int = Field(
+        default=20, ge=1, description="k-means++ restarts; the lowest objective wins."
+    )
+    seed: Seed = Field(default=0, description="Seed of the first restart (restart i: seed + i).")
+    max_iter: int = Field(default=200, ge=1, description="Lloyd iterations per restart at most.")
+    weighted: bool = Field(
+        default=False,
+        description="Weight each hand class by its card combinations (off: every class counts 1).",
+    )
 
 
 def hand_name(cards: list[int], num_suits: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import computed_field, field_validator
+from pydantic import Field, computed_field, field_validator
 
 from gameforge.artifacts import Artifact
 from gameforge.engines.poker.acpc import GameDef
@@ -16,7 +16,10 @@ from gameforge.stages.base import StageError, StageParams
 class GameParams(StageParams):
     """Parameters of a stage that works on one ACPC game (a shipped name or a `.game` path)."""
 
-    game: str = "holdem.limit.2p.reverse_blinds"
+    game: str = Field(
+        default="holdem.limit.2p.reverse_blinds",
+        description="The ACPC game: a shipped game's name or the path of a `.game` file.",
+    )
 
     @field_validator("game")
     @classmethod

@@ -38,7 +38,9 @@ UNSET = np.iinfo(np.uint16).max
 class RiverHSParams(GameParams):
     """Which game, and how many canonical boards one chunk task handles."""
 
-    boards_per_chunk: int = Field(default=1024, ge=1, le=1 << 20)
+    boards_per_chunk: int = Field(
+        default=1024, ge=1, le=1 << 20, description="Canonical boards one chunk task handles."
+    )
     execution_only: ClassVar[frozenset[str]] = frozenset({"boards_per_chunk"})
 
 
