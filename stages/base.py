@@ -118,18 +118,28 @@ class StageContext(Generic[P_co]):
         make the progress bar's rate and ETA count work instead of chunks. Returns the number of
         chunks computed now.
         """
-        build = self.writer.build
-        done = done_chunks(build, array)
-        todo = [c for c in range(n_chunks) if c not in done]
-        if done:
-            self.log(f"resuming {array}: {len(done)} of {n_chunks} chunks already finished")
-        items = [(build, array, c, *args) for c in todo]
+        todo, before = self._chunks_to_run(array, n_chunks, weights)
+        items = [(self.writer.build, array, c, *args) for c in todo]
         work = None if weights is None else [weights[c] for c in todo]
-        before = len(done) if weights is None else sum(weights[c] for c in done)
         self.executor.map(
             fn, items, desc=desc or array, progress=self.progress, weights=work, done=before
         )
+        self._chunks_ran(array, n_chunks, todo)
         return len(todo)
+
+    def _chunks_to_run(
+        self, array: str, n_chunks: int, weights: Sequence[int] | None
+    ) -> tuple[list[int], int]:
+        """The chunks of `array` to run now (those not yet finished) and the work already done
+        (finished chunks, or their weights)."""
+        done = done_chunks(self.writer.build, array)
+        todo = [c for c in range(n_chunks) if c not in done]
+        if done:
+            self.log(f"resuming {array}: {len(done)} of {n_chunks} chunks already finished")
+        return todo, len(done) if weights is None else sum(weights[c] for c in done)
+
+    def _chunks_ran(self, array: str, n_chunks: int, ran: list[int]) -> None:
+        """Called once the chunks `ran` of `array` are written (nothing to do here)."""
 
     def run_batches(
         self,

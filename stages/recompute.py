@@ -114,39 +114,40 @@ class _SamplingContext(StageContext[StageParams]):
                 alike.append(name)
         return alike
 
-    def run_chunks(
-        self,
-        fn: Callable[..., Any],
-        array: str,
-        n_chunks: int,
-        args: Sequence[Any] = (),
-        desc: str = "",
-        weights: Sequence[int] | None = None,
-    ) -> int:
-        """Compute and compare a sample of the chunks; copy the rest from the stored array."""
+    def _samples(self, array: str) -> bool:
+        """Whether this check samples `array`'s chunks: a stored artifact recorded it chunked
+        as its scratch copy is (else it is scratch work, run whole)."""
         if self.stored is None or self.report is None:
-            return super().run_chunks(fn, array, n_chunks, args, desc, weights)
+            return False
         recorded = self.stored.meta.get("arrays", {}).get(array)
-        scratch = self.writer[array]
-        if recorded is None or list(recorded["chunks"]) != list(scratch.chunks):
-            # scratch work: all of it
-            return super().run_chunks(fn, array, n_chunks, args, desc, weights)
+        return recorded is not None and list(recorded["chunks"]) == list(self.writer[array].chunks)
+
+    def _chunks_to_run(
+        self, array: str, n_chunks: int, weights: Sequence[int] | None
+    ) -> tuple[list[int], int]:
+        """A seeded sample of the chunks, to compute and compare (see `_chunks_ran`)."""
+        if not self._samples(array):
+            return super()._chunks_to_run(array, n_chunks, weights)
+        assert self.report is not None
         rng = np.random.default_rng(self.seed + len(self.report.chunks))
         ids = sorted(int(c) for c in rng.choice(n_chunks, min(self.sample, n_chunks), False))
-        items = [(self.writer.build, array, c, *args) for c in ids]
-        work = None if weights is None else [weights[c] for c in ids]
-        self.executor.map(fn, items, desc=desc or array, progress=self.progress, weights=work)
+        return ids, 0
+
+    def _chunks_ran(self, array: str, n_chunks: int, ran: list[int]) -> None:
+        """Compare the sampled chunks; copy the rest from the stored array."""
+        if not self._samples(array):
+            return
+        assert self.stored is not None and self.report is not None
         # A chunk task may write rows of other arrays too (one chunk each, as Hearts' logs do):
         # every stored array chunked the same way along axis 0 is treated alike.
         for name in self._chunked_alike(array, n_chunks):
             stored, recomputed = self.stored[name], self.writer[name]
-            _compare_rows(self.report, name, stored, recomputed, ids)
+            _compare_rows(self.report, name, stored, recomputed, ran)
             step = int(recomputed.chunks[0])
-            for chunk in sorted(set(range(n_chunks)) - set(ids)):
+            for chunk in sorted(set(range(n_chunks)) - set(ran)):
                 rows = slice(chunk * step, (chunk + 1) * step)
                 recomputed[rows] = stored[rows]
-            self.report.chunks[name] = ids
-        return len(ids)
+            self.report.chunks[name] = ran
 
 
 def _first_difference(
