@@ -31,7 +31,7 @@ import os
 import socket
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,14 +148,7 @@ class ArtifactInfo:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
-        return {
-            "key": self.key,
-            "stage": self.stage,
-            "status": self.status,
-            "bytes": self.bytes,
-            "created": self.created,
-            "path": self.path,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
