@@ -7,6 +7,7 @@ import numpy as np
 from gameforge.flows.pipeline import run_plan
 from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import get_flow
+from tests.tiny_runs import TEST_RUNS
 
 quiet = lambda _m: None  # noqa: E731
 
@@ -16,14 +17,7 @@ def test_league_flow_sweeps_and_shares_upstream(store):
     request = RunRequest(
         flow="lhe-league",
         preset="tiny",
-        overrides=(
-            "opponent-clusters.k=4,6",
-            "hsd-buckets.k=20",
-            "ochs-buckets.k=20",
-            "cfr.iterations=5000",
-            "league.sets=4",
-            "league.hands_per_set=500",
-        ),
+        overrides=TEST_RUNS["lhe-league"].overrides,  # the tests' shared tiny run of it
     )
     results = run_plan(request, store, log=quiet)
     assert set(results) == {
