@@ -28,7 +28,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -47,6 +49,10 @@ from gameforge.engines.nlhe.net import (
 )
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.nlhe import NLHE_GAME, Samples
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.spiel_helpers import universal_poker  # noqa: E402  (the tests' OpenSpiel reference)
 
 RULES = nl.rules_of(load_game(NLHE_GAME))
 
@@ -70,23 +76,7 @@ def selfplay(deals: int) -> dict[str, float]:
     except ImportError:
         print("OpenSpiel not installed: no reference")
         return out
-    g = RULES.game
-    game = pyspiel.load_game(
-        "universal_poker",
-        {
-            "betting": "nolimit",
-            "bettingAbstraction": "fullgame",
-            "numPlayers": g.num_players,
-            "numRounds": g.num_rounds,
-            "stack": " ".join(map(str, g.stack)),
-            "blind": " ".join(map(str, g.blind)),
-            "firstPlayer": " ".join(str(p + 1) for p in g.first_player),
-            "numSuits": g.num_suits,
-            "numRanks": g.num_ranks,
-            "numHoleCards": g.num_hole_cards,
-            "numBoardCards": " ".join(map(str, g.num_board_cards)),
-        },
-    )
+    game = universal_poker(pyspiel, RULES.game)
     hands, dt = random_play(game, 3.0)
     out["openspiel"] = hands / dt
     print(

@@ -21,6 +21,7 @@ from gameforge.engines.poker.acpc import parse_game
 from gameforge.engines.poker.cards import parse_cards
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.engines.poker.shipped_games import load_game
+from tests.spiel_helpers import universal_poker
 
 FOLD, CALL, RAISE = nl.FOLD, nl.CALL, nl.RAISE
 GAMES = ("holdem.nolimit.2p.50bb", "holdem.nolimit.2p.20bb", "holdem.nolimit.2p.reverse_blinds")
@@ -597,24 +598,7 @@ def test_heuristic_self_play_hand_length_and_action_frequencies():
 
 def spiel_game(r: nl.Rules):
     """universal_poker with every raise-to size as its own action (action id = raise-to)."""
-    pyspiel = pytest.importorskip("pyspiel")
-    g = r.game
-    return pyspiel.load_game(
-        "universal_poker",
-        {
-            "betting": "nolimit",
-            "bettingAbstraction": "fullgame",
-            "numPlayers": g.num_players,
-            "numRounds": g.num_rounds,
-            "stack": " ".join(map(str, g.stack)),
-            "blind": " ".join(map(str, g.blind)),
-            "firstPlayer": " ".join(str(p + 1) for p in g.first_player),
-            "numSuits": g.num_suits,
-            "numRanks": g.num_ranks,
-            "numHoleCards": g.num_hole_cards,
-            "numBoardCards": " ".join(map(str, g.num_board_cards)),
-        },
-    )
+    return universal_poker(pytest.importorskip("pyspiel"), r.game)
 
 
 def compare_with_spiel(game, r: nl.Rules, cards, script) -> int:
