@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Generic, TypedDict, TypeVar, Unpack
 
 from gameforge.artifacts import Artifact
@@ -114,3 +115,66 @@ def get_stage(name: str) -> Stage:
     if name not in STAGES and name not in all_stages():
         raise StageError(f"unknown stage {name!r} (valid: {', '.join(sorted(STAGES))})")
     return STAGES[name]
+
+
+@dataclass(frozen=True)
+class InputRow:
+    """One declared input of a stage, as `gameforge stage show` lists it."""
+
+    name: str
+    upstream: tuple[str, ...]  # the stages that may feed it
+    optional: bool  # a run may leave it out
+    many: bool  # takes `name.0`, `name.1`, ...
+
+
+@dataclass(frozen=True)
+class ParamRow:
+    """One parameter of a stage, as `gameforge stage show` lists it."""
+
+    name: str
+    type: str  # the annotation as written: `int`, `int | None`, `Literal['cfr', 'cfr+']` ...
+    default: str  # the default's repr (a default factory's value), or "(required)"
+    execution_only: bool  # changes how the stage runs, not what it writes: not in the key
+    description: str
+
+
+def stage_inputs(declared: Stage) -> list[InputRow]:
+    """A stage's declared inputs, in declaration order."""
+    return [
+        InputRow(
+            name,
+            tuple(upstream.split("|")),
+            name in declared.optional_inputs,
+            name in declared.many_inputs,
+        )
+        for name, upstream in declared.inputs.items()
+    ]
+
+
+def stage_parameters(declared: Stage) -> list[ParamRow]:
+    """A stage's parameters, in the model's order: type, default, whether execution-only, and
+    what each means (the field's description)."""
+    model = declared.params_model
+    rows = []
+    for name, info in model.model_fields.items():
+        if info.is_required():
+            default = "(required)"
+        else:
+            default = repr(info.get_default(call_default_factory=True))
+        rows.append(
+            ParamRow(
+                name,
+                _type_name(info.annotation),
+                default,
+                name in model.execution_only,
+                info.description or "",
+            )
+        )
+    return rows
+
+
+def _type_name(annotation: Any) -> str:
+    """`int` for a class, else the annotation as written (`int | None`, `list[str]`)."""
+    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+        return annotation.__name__
+    return repr(annotation).replace("typing.", "")

@@ -1,10 +1,12 @@
-"""`gameforge stage ...`: run one stage with what it needs upstream, or list the stages."""
+"""`gameforge stage ...`: run one stage with what it needs upstream, list the stages, or show one
+stage's inputs and parameters."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -26,7 +28,7 @@ from gameforge.flows.cli.common import (
 from gameforge.flows.cli.run import run_request
 from gameforge.flows.request import RunRequest
 
-stage_app = typer.Typer(no_args_is_help=True, help="Run or list single stages.")
+stage_app = typer.Typer(no_args_is_help=True, help="Run, list or show single stages.")
 
 
 @stage_app.command("run")
@@ -101,6 +103,59 @@ def stage_list_cmd() -> None:
             stage.name, str(stage.version), inputs, escape(params), escape(stage.description)
         )
     console.print(table)
+
+
+@stage_app.command("show")
+def stage_show_cmd(
+    name: Annotated[str, typer.Argument(help="Stage name (see `gameforge stage list`).")],
+) -> None:
+    """Show one stage: its version, description, inputs, and every parameter with its type,
+    default, whether it is execution-only (not in the key) and what it means."""
+    from gameforge.stages.registry import get_stage, stage_inputs, stage_parameters
+
+    try:
+        shown = get_stage(name)
+    except user_errors() as exc:
+        fail(str(exc))
+    say(f"{shown.name}  version {shown.version}")
+    if shown.description:
+        say(shown.description)
+    say("")
+    say("inputs:" if shown.inputs else "inputs: none")
+    for entry in stage_inputs(shown):
+        marks = [m for m, on in (("optional", entry.optional), ("one or more", entry.many)) if on]
+        listed = f"{entry.name}.0, {entry.name}.1, ..." if entry.many else entry.name
+        suffix = f" ({', '.join(marks)})" if marks else ""
+        say(f"  {listed} <- {' | '.join(entry.upstream)}{suffix}")
+    say("")
+    params = stage_parameters(shown)
+    if not params:
+        say("parameters: none")
+        return
+    # every cell wraps (or folds a word longer than its column) instead of being cut
+    table = Table(
+        title="parameters (exec: execution-only, not in the key)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_lines=True,
+        pad_edge=False,
+    )
+    table.add_column("name", overflow="fold", no_wrap=True)
+    # type and default wrap early, so at 80 columns the description keeps most of the width
+    narrow = max(14, (console.width - 40) // 4)
+    table.add_column("type", overflow="fold", max_width=narrow)
+    table.add_column("default", overflow="fold", max_width=narrow)
+    table.add_column("exec", overflow="fold")
+    table.add_column("description", overflow="fold")
+    for row in params:
+        table.add_row(
+            escape(row.name),
+            escape(row.type),
+            escape(row.default),
+            "yes" if row.execution_only else "",
+            escape(row.description),
+        )
+    console.print(table, highlight=False)
 
 
 def _param_default(name: str, info: Any) -> str:
