@@ -16,7 +16,7 @@ from gameforge.engines.blokus.rollouts import RolloutTargets, _mean_rollouts, ro
 from gameforge.engines.blokus.selfplay import GameRecords, replay_planes, sample_batch
 from gameforge.stages.runner import run_stage
 from tests.blokus_helpers import engine_legal, outcome_of, score_of, step
-from tests.resume_helpers import killed_then_rerun
+from tests.resume_helpers import killed_run_resumes_alike
 
 torch.set_num_threads(1)
 QUIET = {"log": lambda m: None}
@@ -163,18 +163,13 @@ def test_rollouts_stage_resumes_and_feeds_training(tmp_path, monkeypatch):
     from gameforge.stages.blokus import load_records
 
     store = ArtifactStore(tmp_path / "store")
-    whole = run_stage("blokus-rollouts", ROLLOUTS, {}, store=store, **QUIET)
-    want = {n: a["checksum"] for n, a in store.open(whole.key).meta["arrays"].items()}
-    rec = load_records(store.open(whole.key))
+    again, calls = killed_run_resumes_alike(
+        monkeypatch, store, stage, "rollout_games", 2, "blokus-rollouts", ROLLOUTS
+    )
+    assert calls == 1
+    rec = load_records(store.open(again.key))
     assert rec.games == 4 and np.isfinite(rec.ply_value[:, 0]).sum() == 12
-    assert store.open(whole.key).meta["summary"]["positions"] == 12
-    store.remove(whole.key, force=True)
-    again, calls = killed_then_rerun(
-        monkeypatch, stage, "rollout_games", 2,
-        lambda: run_stage("blokus-rollouts", ROLLOUTS, {}, store=store, **QUIET),
-    )  # fmt: skip
-    assert again.key == whole.key and calls == 1
-    assert {n: a["checksum"] for n, a in store.open(again.key).meta["arrays"].items()} == want
+    assert store.open(again.key).meta["summary"]["positions"] == 12
     train = {"blocks": 1, "filters": 8, "policy_head": "conv", "steps": 3, "batch": 8,
              "legal_softmax": True, "device": "cpu"}  # fmt: skip
     tr = run_stage("blokus-train", train, {"games.0": again.key}, store=store, **QUIET)

@@ -50,7 +50,7 @@ from gameforge.engines.common.stats import wilson_interval
 from gameforge.stages.base import StageError
 from gameforge.stages.runner import run_stage
 from tests.blokus_helpers import engine_legal, one_winning_move_position, outcome_of, score_of, step
-from tests.resume_helpers import killed_then_rerun
+from tests.resume_helpers import checksums, killed_run_resumes_alike
 
 torch.set_num_threads(1)
 
@@ -608,10 +608,6 @@ TRAIN = {"blocks": 1, "filters": 8, "steps": 6, "batch": 8, "checkpoint_every": 
 EVAL = {"games": 1, "zero_sims": 2, "mcts_sims": 2, "parallel": 1, "threads": 1, "device": "cpu"}
 
 
-def _checksums(store: ArtifactStore, key: str) -> dict[str, str]:
-    return {n: a["checksum"] for n, a in store.open(key).meta["arrays"].items()}
-
-
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
     store = ArtifactStore(tmp_path_factory.mktemp("blokus") / "store")
@@ -653,11 +649,11 @@ def test_train_stage_continues_the_previous_network(chain):
     # determines the next generation: rebuilding the second from the first gives it bit for bit
     assert not [n for n in second.array_names() if not n.startswith("weights.")
                 and n not in ("losses", "steps_total")]  # fmt: skip
-    want = _checksums(store, tr2)
+    want = checksums(store, tr2)
     again = run_stage(
         "blokus-train", second.params, second.inputs, store=store, force=True, **QUIET
     )
-    assert again.key == tr2 and _checksums(store, tr2) == want
+    assert again.key == tr2 and checksums(store, tr2) == want
 
 
 def test_eval_stage_reports_every_network(chain):
@@ -760,7 +756,7 @@ def test_train_resumes_after_a_kill_to_the_same_weights(chain, monkeypatch):
     import gameforge.stages.blokus as stage
 
     store, sp, tr1, _tr2, _ev = chain
-    want = _checksums(store, tr1)
+    want = checksums(store, tr1)
     real = stage.train_step
     calls = []
 
@@ -779,7 +775,7 @@ def test_train_resumes_after_a_kill_to_the_same_weights(chain, monkeypatch):
     again = run_stage("blokus-train", TRAIN, {"games.0": sp}, store=store, log=logs.append)
     assert again.key == tr1 and store.open(tr1).meta["resumed"]
     assert any("resuming after step 4" in m for m in logs)
-    assert _checksums(store, tr1) == want
+    assert checksums(store, tr1) == want
 
 
 def test_selfplay_resumes_after_a_kill_to_the_same_games(chain, monkeypatch):
@@ -787,18 +783,12 @@ def test_selfplay_resumes_after_a_kill_to_the_same_games(chain, monkeypatch):
     checkpoint, plays only the rest, and commits the same records as an uninterrupted run."""
     import gameforge.stages.blokus as stage
 
-    store = chain[0]
     params = {**SELFPLAY, "games": 4, "parallel": 2}
-    whole = run_stage("blokus-selfplay", params, {}, store=store, **QUIET)
-    want = _checksums(store, whole.key)
-    store.remove(whole.key, force=True)
     # killed in the second batch: the first is checkpointed
-    again, calls = killed_then_rerun(
-        monkeypatch, stage, "self_play", 2,
-        lambda: run_stage("blokus-selfplay", params, {}, store=store, **QUIET),
-    )  # fmt: skip
-    assert again.key == whole.key and calls == 1
-    assert _checksums(store, again.key) == want
+    _, calls = killed_run_resumes_alike(
+        monkeypatch, chain[0], stage, "self_play", 2, "blokus-selfplay", params
+    )
+    assert calls == 1
 
 
 def test_train_refuses_a_previous_network_of_another_size(chain):
