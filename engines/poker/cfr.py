@@ -30,7 +30,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, BettingTree, build_tree
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.engines.poker.isomorphism import HandIndexer
-from gameforge.engines.poker.solver import SolverState, infoset_layout
+from gameforge.engines.poker.solver import SolverRows, infoset_layout
 
 MODE_UPDATE, MODE_BEST_RESPONSE, MODE_EVALUATE = 0, 1, 2
 MAX_TABLE = 50_000_000  # boards x hands: beyond this, enumerate boards by sampling instead
@@ -415,7 +415,7 @@ def _regret_matching(regret: np.ndarray, legal: np.ndarray, sigma: np.ndarray) -
 # ------------------------------------------------------------------------------- solver
 
 
-class FullWalkSolver:
+class FullWalkSolver(SolverRows):
     """CFR / CFR+ walking the whole game tree every iteration, on one game and card abstraction:
     regrets, strategy sums, iteration."""
 
@@ -442,28 +442,9 @@ class FullWalkSolver:
         self.iteration = 0
 
     @property
-    def offsets(self) -> np.ndarray:
-        """(R,) first information-set row of each round (`InfosetLayout`)."""
-        return self.layout.offsets
-
-    @property
-    def ndec(self) -> np.ndarray:
-        """(R,) decision nodes per round (`InfosetLayout`)."""
-        return self.layout.ndec
-
-    @property
     def deals_per_iteration(self) -> float:
         """Deals one iteration's regret updates sum over: every deal."""
         return self.cards.num_deals
-
-    def state(self) -> SolverState:
-        """Regrets, strategy sums and iterations (the live arrays)."""
-        return SolverState(self.regret, self.avg, self.iteration)
-
-    @property
-    def num_infosets(self) -> int:
-        """Information sets of the (abstract) game, both players."""
-        return int(self.regret.shape[0])
 
     def _root(self, trav: int, mode: int, sigma: np.ndarray, weight: float) -> np.ndarray:
         t, c = self.tree.arrays, self.cards

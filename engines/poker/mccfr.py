@@ -32,7 +32,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import DECISION, FOLD_END, BettingTree, TreeArrays, build_tree
 from gameforge.engines.poker.evaluator import EvalTables, get_tables, hand_value
 from gameforge.engines.poker.isomorphism import HandIndexer, index_hand
-from gameforge.engines.poker.solver import SolverState, infoset_layout
+from gameforge.engines.poker.solver import SolverRows, infoset_layout
 
 CHANCE_SAMPLING, EXTERNAL_SAMPLING = 0, 1
 VARIANTS = {"chance": CHANCE_SAMPLING, "external": EXTERNAL_SAMPLING}
@@ -414,7 +414,7 @@ def _run(
     return visited
 
 
-class SampledSolver:
+class SampledSolver(SolverRows):
     """Regrets, strategy sums and iteration count of a sampled CFR run on one abstraction."""
 
     def __init__(
@@ -449,25 +449,6 @@ class SampledSolver:
     def deals_per_iteration(self) -> int:
         """Deals one iteration's regret updates sum over (one: the sampled deal)."""
         return 1
-
-    @property
-    def num_infosets(self) -> int:
-        """Information sets of the abstract game, both players."""
-        return int(self.regret.shape[0])
-
-    @property
-    def offsets(self) -> np.ndarray:
-        """(R,) first information-set row of each round (`InfosetLayout`)."""
-        return self.layout.offsets
-
-    @property
-    def ndec(self) -> np.ndarray:
-        """(R,) decision nodes per round (`InfosetLayout`)."""
-        return self.layout.ndec
-
-    def state(self) -> SolverState:
-        """Regrets, strategy sums and iterations (the live arrays)."""
-        return SolverState(self.regret, self.avg, self.iteration)
 
     def restore(self, regret: np.ndarray, avg: np.ndarray, iteration: int) -> None:
         """Continue from saved regrets and strategy sums after `iteration` iterations (deals are

@@ -71,6 +71,35 @@ class SolverState(NamedTuple):
     iteration: int
 
 
+class SolverRows:
+    """What the solvers share about their tables: the rows' layout, the regrets and strategy
+    sums in them, the iterations run (set by each solver's constructor)."""
+
+    layout: InfosetLayout
+    regret: np.ndarray
+    avg: np.ndarray
+    iteration: int
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """(R,) first information-set row of each round (`InfosetLayout`)."""
+        return self.layout.offsets
+
+    @property
+    def ndec(self) -> np.ndarray:
+        """(R,) decision nodes per round (`InfosetLayout`)."""
+        return self.layout.ndec
+
+    @property
+    def num_infosets(self) -> int:
+        """Information sets of the (abstract) game, both players."""
+        return int(self.regret.shape[0])
+
+    def state(self) -> SolverState:
+        """Regrets, strategy sums and iterations (the live arrays)."""
+        return SolverState(self.regret, self.avg, self.iteration)
+
+
 class CfrSolver(Protocol):
     """A CFR solver as its driver sees it (`FullWalkSolver`, `SampledSolver`,
     `PublicSampledSolver`)."""
