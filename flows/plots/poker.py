@@ -45,16 +45,18 @@ def plot_river_hs(artifact: Artifact, out: Path, hand: str | None) -> str:
             xlabel="river hand strength: (wins + ties/2) / opponent hands",
             ylabel=f"canonical hands per bin (width {1 / bins:g})",
         )
-        legend_below(ax)
-        ax.set_title(
-            wrap_title(
-                f"river-hs: hand strength of {hs.size:,} canonical river hands "
-                f"(suit-isomorphism classes, unweighted), {artifact.params['game']}",
-                70,
-            ),
-            fontsize=10,
+        _legend_and_title(
+            ax,
+            f"river-hs: hand strength of {hs.size:,} canonical river hands "
+            f"(suit-isomorphism classes, unweighted), {artifact.params['game']}",
         )
     return f"HS histogram of {hs.size:,} hands (canonical river hands), mean HS {hs.mean():.3f}"
+
+
+def _legend_and_title(ax, title: str) -> None:  # type: ignore[no-untyped-def]
+    """A one-panel figure's legend below the axes and its title, wrapped at 70 characters."""
+    legend_below(ax)
+    ax.set_title(wrap_title(title, 70), fontsize=10)
 
 
 def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
@@ -95,15 +97,11 @@ def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
             xlabel=f"river hand strength (bins of width {1 / bins:g})",
             ylabel="share of board completions",
         )
-        legend_below(ax)
-        ax.set_title(
-            wrap_title(
-                f"hsd: HS distribution of {title_hand(cards, game)} in {_round_name(game, round_)}"
-                f" over {int(row.sum()):,} board completions, {bins} bins, "
-                f"{artifact.params['game']}",
-                70,
-            ),
-            fontsize=10,
+        _legend_and_title(
+            ax,
+            f"hsd: HS distribution of {title_hand(cards, game)} in {_round_name(game, round_)}"
+            f" over {int(row.sum()):,} board completions, {bins} bins, "
+            f"{artifact.params['game']}",
         )
     return f"HSD of {title_hand(cards, game)}: E[HS] {expected:.3f}"
 
@@ -193,14 +191,10 @@ def plot_ochs(artifact: Artifact, out: Path, hand: str | None) -> str:
             xlabel="opponent cluster (0 = weakest)",
             ylabel="HS against the cluster's hands\n(wins + ties/2) / hands",
         )
-        legend_below(ax)
-        ax.set_title(
-            wrap_title(
-                f"ochs: hand strength of {title_hand(cards, game)} against each of "
-                f"k={values.size} opponent clusters, {artifact.params['game']}",
-                70,
-            ),
-            fontsize=10,
+        _legend_and_title(
+            ax,
+            f"ochs: hand strength of {title_hand(cards, game)} against each of "
+            f"k={values.size} opponent clusters, {artifact.params['game']}",
         )
     return f"OCHS of {title_hand(cards, game)}: " + " ".join(f"{v:.3f}" for v in values)
 
