@@ -57,7 +57,13 @@ from gameforge.engines.blokus.game import (
     tables,
 )
 from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON, History, Tree, mcts_move, seeded_rng
-from gameforge.engines.blokus.selfplay import MatchParams, SearchParams, self_play, tree_capacity
+from gameforge.engines.blokus.selfplay import (
+    MatchParams,
+    MatchResult,
+    SearchParams,
+    self_play,
+    tree_capacity,
+)
 from gameforge.engines.blokus.zero import N_MOVES, N_PLANES, BlokusNet, Evaluator, ZeroConfig
 
 
@@ -218,7 +224,6 @@ def probe_search(args: argparse.Namespace) -> tuple[torch.nn.Module, SearchParam
 def probe(args: argparse.Namespace) -> None:
     """A network's win share against three MCTS-MAXN under the chosen search settings."""
     from gameforge.engines.blokus.selfplay import match
-    from gameforge.engines.common.stats import wilson_interval
 
     model, search = probe_search(args)
     t0 = time.perf_counter()
@@ -226,11 +231,18 @@ def probe(args: argparse.Namespace) -> None:
     result = match(tables(), Evaluator(model), args.games, parallel, search,
                    MatchParams(args.sims, 4, 1), args.seed)  # fmt: skip
     fpu = search.fpu_reduction
+    share, _ = _win_share(result)
+    print(f"{args.net} rollout_mix={args.mix} fpu={fpu} root={args.root}, {args.games} games: "
+          f"{share} ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+
+
+def _win_share(result: MatchResult) -> tuple[str, int]:
+    """`win share M (95% Wilson L-H)` of the network's seat in a match, and the games played."""
+    from gameforge.engines.common.stats import wilson_interval
+
     shares = np.asarray(result.win_share())
     low, high = wilson_interval(float(shares.sum()), len(shares))
-    print(f"{args.net} rollout_mix={args.mix} fpu={fpu} root={args.root}, {args.games} games: "
-          f"win share {shares.mean():.3f} (95% Wilson {low:.3f}-{high:.3f}) "
-          f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+    return f"win share {shares.mean():.3f} (95% Wilson {low:.3f}-{high:.3f})", len(shares)
 
 
 def target_spread(args: argparse.Namespace) -> None:
@@ -446,7 +458,6 @@ def bootstrap_probe(args: argparse.Namespace) -> None:
     """
     from gameforge.engines.blokus.rollouts import RolloutTargets, rollout_games
     from gameforge.engines.blokus.selfplay import make_optimiser, match, sample_batch, train_step
-    from gameforge.engines.common.stats import wilson_interval
 
     t = tables()
     t0 = time.perf_counter()
@@ -490,11 +501,10 @@ def bootstrap_probe(args: argparse.Namespace) -> None:
         search = SearchParams(args.sims, fpu_reduction=0.25, root_rule="gumbel")
         result = match(t, Evaluator(model.eval()), args.eval_games, args.eval_games, search,
                        MatchParams(args.sims, 4, 2), args.seed)  # fmt: skip
-        shares = np.asarray(result.win_share())
-        low, high = wilson_interval(float(shares.sum()), len(shares))
+        share, games = _win_share(result)
         print(f"{name} {args.blocks}x{args.filters} ({args.head} head), its own search alone: "
-              f"win share {shares.mean():.3f} (95% Wilson {low:.3f}-{high:.3f}) over "
-              f"{len(shares)} games ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+              f"{share} over {games} games ({time.perf_counter() - t0:.0f} s)",
+              flush=True)  # fmt: skip
 
 
 def flow_report(args: argparse.Namespace) -> None:
