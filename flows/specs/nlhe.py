@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gameforge.flows.specs.base import FlowSpec, Node
 
 # No-limit CNN players (the CNN paper): generation 1 learns from heuristic self-play, generation
@@ -30,30 +32,32 @@ def _nlhe_nodes() -> tuple[Node, ...]:
     return tuple(nodes)
 
 
+def _nlhe_preset(
+    name: str, first: int, later: int, train: dict[str, Any], league: int
+) -> dict[str, dict[str, Any]]:
+    """One preset: every generation's histories and training, then the league."""
+    compiled = {"compiled": True} if name in _COMPILED else {}
+    generations = range(1, NLHE_GENERATIONS + 1)
+    return {
+        **{
+            f"histories-{g}": {
+                "players": ["heuristic"],
+                "hands": first if g == 1 else later,
+                "seed": g,
+                **(compiled if g > 1 else {}),
+            }
+            for g in generations
+        },
+        **{f"train-{g}": dict(train) for g in generations},
+        "league": {"players": ["random", "heuristic"], "hands": league, **compiled},
+    }
+
+
 NLHE_CNN = FlowSpec(
     name="nlhe-cnn",
     description="No-limit hold'em CNN players: heuristic hands, 3 generations, league in BB/hand",
     nodes=_nlhe_nodes(),
-    presets={
-        name: {
-            **{
-                f"histories-{g}": {
-                    "players": ["heuristic"],
-                    "hands": first if g == 1 else later,
-                    "seed": g,
-                    **({"compiled": True} if name in _COMPILED and g > 1 else {}),
-                }
-                for g in range(1, NLHE_GENERATIONS + 1)
-            },
-            **{f"train-{g}": dict(train) for g in range(1, NLHE_GENERATIONS + 1)},
-            "league": {
-                "players": ["random", "heuristic"],
-                "hands": league,
-                **({"compiled": True} if name in _COMPILED else {}),
-            },
-        }
-        for name, (first, later, train, league) in _NLHE.items()
-    },
+    presets={name: _nlhe_preset(name, *values) for name, values in _NLHE.items()},
 )
 
 FLOWS = (NLHE_CNN,)
