@@ -59,11 +59,11 @@ RULES = nl.rules_of(load_game(NLHE_GAME))
 
 def selfplay(deals: int) -> dict[str, float]:
     """Heuristic self-play hands per second (1 and 2 threads) and OpenSpiel's random play."""
-    nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), 2000, seed=0)  # compile
+    nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), nl.Deals(2000, 0))  # compile
     out = {}
     for threads in (1, 2):
         t0 = time.perf_counter()
-        rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), deals, seed=1, n_threads=threads)
+        rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), nl.Deals(deals, 1), n_threads=threads)
         dt = time.perf_counter() - t0
         out[f"threads_{threads}"] = len(rec.payoff) / dt
         out["actions_per_hand"] = float(rec.counts.mean())
@@ -91,11 +91,11 @@ def cnn(deals: int) -> dict[str, float]:
     torch.manual_seed(0)
     model = PokerCNN(NetConfig()).eval()
     player = CnnPlayer(model, compiled=True)  # as the small and paper presets score
-    nl.play(RULES, (player, nl.HEURISTIC), 20, seed=0)  # compile and warm up
+    nl.play(RULES, (player, nl.HEURISTIC), nl.Deals(20, 0))  # compile and warm up
     player.decisions = player.scored = player.remembered = 0
     player.forget()
     t0 = time.perf_counter()
-    nl.play(RULES, (player, nl.HEURISTIC), deals, seed=2, batch_deals=deals)
+    nl.play(RULES, (player, nl.HEURISTIC), nl.Deals(deals, 2), batch_deals=deals)
     dt = time.perf_counter() - t0
     out = {
         "decisions_per_s": player.decisions / dt,
@@ -171,7 +171,7 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
           f"per batch")  # fmt: skip
 
     checked = _Checked(CnnPlayer(model, remember=False))
-    nl.play(RULES, (checked, nl.HEURISTIC), 400, seed=7, batch_deals=200)
+    nl.play(RULES, (checked, nl.HEURISTIC), nl.Deals(400, 7), batch_deals=200)
     streets = ", ".join(
         f"{n:,} decisions {e:.1e}" for n, e in zip(checked.decisions, checked.err, strict=True)
     )
@@ -188,7 +188,7 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
         "this, compiled, bfloat16": CnnPlayer(model, compiled=True, precision="bfloat16"),
     }
     for p in players.values():
-        nl.play(RULES, (p, nl.HEURISTIC), 20, seed=0)  # compile and warm up
+        nl.play(RULES, (p, nl.HEURISTIC), nl.Deals(20, 0))  # compile and warm up
         p.decisions = p.scored = 0
         if isinstance(p, CnnPlayer):
             p.remembered = p.rescored = 0
@@ -196,7 +196,9 @@ def scoring(deals: int, reference: str, store_root: str, key: str) -> None:
     seconds, records = {}, {}
     for name, p in players.items():
         t0 = time.perf_counter()
-        records[name] = nl.play(RULES, (p, nl.HEURISTIC), deals, seed=2, batch_deals=batch_deals)
+        records[name] = nl.play(
+            RULES, (p, nl.HEURISTIC), nl.Deals(deals, 2), batch_deals=batch_deals
+        )
         seconds[name] = time.perf_counter() - t0
     ref = players["reference"]
     for name, p in players.items():
@@ -290,7 +292,7 @@ def _recorded_decisions(player: CnnPlayer, deals: int) -> list[Decision]:
             decisions.append((states, row, pattern, batch.state[tables, nl.ROUND].copy()))
             return player.choose(batch, tables)
 
-    nl.play(RULES, (_Recorder(), nl.HEURISTIC), deals, seed=11, batch_deals=min(deals, 300))
+    nl.play(RULES, (_Recorder(), nl.HEURISTIC), nl.Deals(deals, 11), batch_deals=min(deals, 300))
     return decisions
 
 
@@ -403,7 +405,7 @@ def quantized(deals: int, store_root: str, key: str) -> None:
 def train(samples: int, device: str) -> dict[str, float]:
     """Training samples per second for one epoch of the paper's network."""
     rec_deals = samples // 12 + 1
-    rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), rec_deals, seed=3, n_threads=2)
+    rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), nl.Deals(rec_deals, 3), n_threads=2)
 
     class _Hist:  # what Samples reads from a histories artifact
         params = {"game": NLHE_GAME}
@@ -509,11 +511,11 @@ def ceiling(deals: int) -> None:
     """A lower bound of the `paper` preset's wall time here: its multiply-adds at the speed of a
     large matrix product, every preflop decision taken as free (remembered), nothing else
     counted (no encoding, no play, no overhead)."""
-    rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), 20_000, seed=1, n_threads=2)
+    rec = nl.play(RULES, (nl.HEURISTIC, nl.HEURISTIC), nl.Deals(20_000, 1), n_threads=2)
     actions_per_hand = float(rec.counts.mean())
     torch.manual_seed(0)
     player = _StreetTally(PokerCNN(NetConfig()).eval())
-    nl.play(RULES, (player, nl.HEURISTIC), deals, seed=2, batch_deals=deals)
+    nl.play(RULES, (player, nl.HEURISTIC), nl.Deals(deals, 2), batch_deals=deals)
     later = player.decisions_by_round[1:].sum()
     preflop_share = player.decisions_by_round[0] / player.decisions_by_round.sum()
     per_later = player.candidates_by_round[1:].sum() / later

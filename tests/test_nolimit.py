@@ -509,7 +509,7 @@ def check_records(r: nl.Rules, rec: nl.HandRecords, duplicate: bool) -> None:
 def test_random_play_replays_legally_and_pays_the_cards(seed, game, pairing, duplicate):
     r = rules(game)
     players = tuple(RandomExternal(seed) if p is None else p for p in PAIRINGS[pairing])
-    rec = nl.play(r, players, 150, seed, duplicate=duplicate, batch_deals=64)
+    rec = nl.play(r, players, nl.Deals(150, seed), duplicate=duplicate, batch_deals=64)
     check_records(r, rec, duplicate)
 
 
@@ -518,9 +518,9 @@ def test_random_play_replays_legally_and_pays_the_cards(seed, game, pairing, dup
 def test_results_depend_only_on_seed_and_deal(seed, game):
     r = rules(game)
     players = (nl.HEURISTIC, nl.RANDOM)
-    whole = nl.play(r, players, 60, seed, batch_deals=60)
-    split = nl.play(r, players, 60, seed, batch_deals=7, n_threads=2)
-    tail = nl.play(r, players, 25, seed, first_deal=35, batch_deals=4)
+    whole = nl.play(r, players, nl.Deals(60, seed), batch_deals=60)
+    split = nl.play(r, players, nl.Deals(60, seed), batch_deals=7, n_threads=2)
+    tail = nl.play(r, players, nl.Deals(25, seed, first=35), batch_deals=4)
     for field in ("cards", "seat_player", "counts", "actions", "payoff"):
         assert np.array_equal(getattr(whole, field), getattr(split, field)), field
     # Deals 35..59 are rows 70..119 of the whole run.
@@ -543,7 +543,7 @@ def test_external_player_acts_on_its_own_seats_in_duplicate_play():
             seen.extend(zip(rows.tolist(), actor.tolist(), strict=True))
             return super().choose(batch, tables)
 
-    rec = nl.play(r, (Recorder(3), nl.HEURISTIC), 30, 11)
+    rec = nl.play(r, (Recorder(3), nl.HEURISTIC), nl.Deals(30, 11))
     check_records(r, rec, duplicate=True)
     assert {t % 2 for t, _ in seen} == {0, 1}
     assert all(seat == t % 2 for t, seat in seen)
@@ -572,7 +572,7 @@ def test_duplicate_rows_share_cards_and_swap_seats():
 
 def test_heuristic_self_play_hand_length_and_action_frequencies():
     r = rules(GAMES[0])
-    rec = nl.play(r, (nl.HEURISTIC, nl.HEURISTIC), 20_000, 2024)
+    rec = nl.play(r, (nl.HEURISTIC, nl.HEURISTIC), nl.Deals(20_000, 2024))
     # The paper reports about 7 actions per hand for its heuristic self-play.
     assert 5.5 < rec.counts.mean() < 8
     # Both plays of a duplicate deal are played (different decision streams, same cards).
@@ -654,7 +654,7 @@ def test_random_hands_match_openspiel(game_name):
     game = spiel_game(r)
     hands = 0
     for pairing in ((nl.RANDOM, nl.RANDOM), (nl.HEURISTIC, nl.RANDOM)):
-        rec = nl.play(r, pairing, 300, 77, duplicate=False)
+        rec = nl.play(r, pairing, nl.Deals(300, 77), duplicate=False)
         for cards, acts, payoff in zip(rec.cards, split_hands(rec), rec.payoff.tolist()):
             script = [(k, after) for _rnd, _seat, k, after in acts.tolist()]
             assert compare_with_spiel(game, r, cards.astype(np.int64), script) == payoff
