@@ -291,15 +291,8 @@ def _selfplay_footprint(params: SelfPlayParams, upstream: Upstream) -> Footprint
     )
 
 
-@stage(
-    "blokus-selfplay",
-    5,
-    SelfPlayParams,
-    inputs={"net": "blokus-train"},
-    optional={"net"},
-    labels=("seed", "games"),
-    footprint=_selfplay_footprint,
-)
+@stage("blokus-selfplay", 5, SelfPlayParams, inputs={"net": "blokus-train"}, optional={"net"},
+       labels=("seed", "games"), footprint=_selfplay_footprint)  # fmt: skip
 def run_selfplay(ctx: StageContext[SelfPlayParams]) -> dict[str, Any]:
     """BlokusZero self-play games (batched MAXN PUCT search) as compact records.
 
@@ -516,16 +509,10 @@ def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
     )
 
 
-@stage(
-    "blokus-train",
-    3,
-    TrainParams,
-    inputs={"games": "blokus-selfplay|blokus-rollouts", "previous": "blokus-train"},
-    optional={"previous"},
-    many={"games"},
-    labels=("seed", "steps"),
-    footprint=_train_footprint,
-)
+@stage("blokus-train", 3, TrainParams,
+       inputs={"games": "blokus-selfplay|blokus-rollouts", "previous": "blokus-train"},
+       optional={"previous"}, many={"games"}, labels=("seed", "steps"),
+       footprint=_train_footprint)  # fmt: skip
 def run_train(ctx: StageContext[TrainParams]) -> dict[str, Any]:
     """Train BlokusZero on the newest self-play games (SGD, momentum, decay).
 
@@ -730,15 +717,8 @@ def _eval_footprint(params: EvalParams, upstream: Upstream) -> Footprint:
     )
 
 
-@stage(
-    "blokus-eval",
-    6,
-    EvalParams,
-    inputs={"net": "blokus-train"},
-    many={"net"},
-    labels=("seed", "games"),
-    footprint=_eval_footprint,
-)
+@stage("blokus-eval", 6, EvalParams, inputs={"net": "blokus-train"}, many={"net"},
+       labels=("seed", "games"), footprint=_eval_footprint)  # fmt: skip
 def run_eval(ctx: StageContext[EvalParams]) -> dict[str, Any]:
     """BlokusZero networks vs three MCTS-MAXN: win rates with 95% Wilson intervals.
 
@@ -825,14 +805,8 @@ def _curve_footprint(params: CurveParams, upstream: Upstream) -> Footprint:
     )
 
 
-@stage(
-    "blokus-curve",
-    2,
-    CurveParams,
-    inputs={"evals": "blokus-eval"},
-    many={"evals"},
-    footprint=_curve_footprint,
-)
+@stage("blokus-curve", 2, CurveParams, inputs={"evals": "blokus-eval"}, many={"evals"},
+       footprint=_curve_footprint)  # fmt: skip
 def run_curve(ctx: StageContext[CurveParams]) -> dict[str, Any]:
     """BlokusZero's learning curve: win rate by training step from blokus-eval runs.
 

@@ -300,14 +300,8 @@ def _svr_footprint(params: SvrParams, upstream: dict[str, dict]) -> Footprint:
     return Footprint(peak, stored)
 
 
-@stage(
-    "hearts-svr",
-    2,
-    SvrParams,
-    inputs={"logs": "hearts-logs"},
-    labels=("per_label",),
-    footprint=_svr_footprint,
-)
+@stage("hearts-svr", 2, SvrParams, inputs={"logs": "hearts-logs"}, labels=("per_label",),
+       footprint=_svr_footprint)  # fmt: skip
 def run_svr(ctx: StageContext[SvrParams]) -> dict[str, Any]:
     """One nu-SVR per (trick, seat in trick) predicting the risk of taking Q♠.
 
@@ -498,15 +492,8 @@ def _falcon_footprint(params: FalconStageParams, upstream: dict[str, dict]) -> F
     return Footprint(peak, stored)
 
 
-@stage(
-    "hearts-falcon",
-    1,
-    FalconStageParams,
-    inputs={"svr": "hearts-svr"},
-    optional={"svr"},
-    labels=("actions", "svr", "seed"),
-    footprint=_falcon_footprint,
-)
+@stage("hearts-falcon", 1, FalconStageParams, inputs={"svr": "hearts-svr"}, optional={"svr"},
+       labels=("actions", "svr", "seed"), footprint=_falcon_footprint)  # fmt: skip
 def run_falcon(ctx: StageContext[FalconStageParams]) -> dict[str, Any]:
     """A FALCON Hearts learner against rule-based agents, with snapshots.
 
@@ -750,15 +737,8 @@ def _eval_footprint(params: EvalParams, upstream: dict[str, dict]) -> Footprint:
     return Footprint(peak, stored)
 
 
-@stage(
-    "hearts-eval",
-    2,
-    EvalParams,
-    inputs={"learners": "hearts-falcon"},
-    many={"learners"},
-    labels=("games",),
-    footprint=_eval_footprint,
-)
+@stage("hearts-eval", 2, EvalParams, inputs={"learners": "hearts-falcon"}, many={"learners"},
+       labels=("games",), footprint=_eval_footprint)  # fmt: skip
 def run_eval(ctx: StageContext[EvalParams]) -> dict[str, Any]:
     """Penalty ratios of learner snapshots vs rule-based and Monte Carlo agents.
 

@@ -339,17 +339,9 @@ def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> 
     return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
 
 
-@stage(
-    "nlhe-histories",
-    2,
-    HistoriesParams,
-    inputs={"cnn": "nlhe-train"},
-    optional={"cnn"},
-    many={"cnn"},
-    check_inputs=same_game,
-    labels=("hands", "seed"),
-    footprint=_histories_footprint,
-)
+@stage("nlhe-histories", 2, HistoriesParams, inputs={"cnn": "nlhe-train"}, optional={"cnn"},
+       many={"cnn"}, check_inputs=same_game, labels=("hands", "seed"),
+       footprint=_histories_footprint)  # fmt: skip
 def run_histories(ctx: StageContext[HistoriesParams]) -> dict[str, Any]:
     """No-limit hand histories between built-in and CNN players (action records).
 
@@ -839,17 +831,9 @@ def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footpr
     return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
 
 
-@stage(
-    "nlhe-league",
-    3,
-    LeagueParams,
-    inputs={"cnn": "nlhe-train"},
-    optional={"cnn"},
-    many={"cnn"},
-    check_inputs=same_game,
-    labels=("hands",),
-    footprint=_league_footprint,
-)
+@stage("nlhe-league", 3, LeagueParams, inputs={"cnn": "nlhe-train"}, optional={"cnn"},
+       many={"cnn"}, check_inputs=same_game, labels=("hands",),
+       footprint=_league_footprint)  # fmt: skip
 def run_league(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     """Duplicate round robin of no-limit players in big blinds per hand.
 

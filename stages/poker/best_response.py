@@ -131,14 +131,8 @@ def _footprint(params: BestResponseParams, upstream: dict[str, dict]) -> Footpri
     )  # fmt: skip
 
 
-@stage(
-    "best-response",
-    3,
-    BestResponseParams,
-    inputs={"strategy": "cfr"},
-    check_inputs=same_game,
-    footprint=_footprint,
-)
+@stage("best-response", 3, BestResponseParams, inputs={"strategy": "cfr"},
+       check_inputs=same_game, footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[BestResponseParams]) -> dict[str, Any]:
     """Exact best response in the real game against a cfr strategy; its exploitability.
 

@@ -229,15 +229,8 @@ def _hsd_footprint(params: HSDBucketParams, upstream: dict[str, dict]) -> Footpr
     return Footprint(peak=peak, stored=stored)
 
 
-@stage(
-    "hsd-buckets",
-    2,
-    HSDBucketParams,
-    inputs={"hsd": "hsd"},
-    check_inputs=same_game,
-    labels=("k",),
-    footprint=_hsd_footprint,
-)
+@stage("hsd-buckets", 2, HSDBucketParams, inputs={"hsd": "hsd"}, check_inputs=same_game,
+       labels=("k",), footprint=_hsd_footprint)  # fmt: skip
 def run_hsd_buckets(ctx: StageContext[HSDBucketParams]) -> dict:
     """EMD k-means buckets of the middle rounds (flop, turn) by HSD.
 
@@ -282,15 +275,8 @@ def _ochs_footprint(params: OCHSBucketParams, upstream: dict[str, dict]) -> Foot
     )
 
 
-@stage(
-    "ochs-buckets",
-    2,
-    OCHSBucketParams,
-    inputs={"ochs": "ochs"},
-    check_inputs=same_game,
-    labels=("k",),
-    footprint=_ochs_footprint,
-)
+@stage("ochs-buckets", 2, OCHSBucketParams, inputs={"ochs": "ochs"}, check_inputs=same_game,
+       labels=("k",), footprint=_ochs_footprint)  # fmt: skip
 def run_ochs_buckets(ctx: StageContext[OCHSBucketParams]) -> dict:
     """L2 k-means buckets of the last round (river) by OCHS.
 

@@ -155,15 +155,8 @@ def _footprint(params: HSDParams, upstream: dict[str, dict]) -> Footprint:
     return Footprint(peak=peak, stored=stored)
 
 
-@stage(
-    "hsd",
-    1,
-    HSDParams,
-    inputs={"river_hs": "river-hs"},
-    check_inputs=same_game,
-    labels=("bins",),
-    footprint=_footprint,
-)
+@stage("hsd", 1, HSDParams, inputs={"river_hs": "river-hs"}, check_inputs=same_game,
+       labels=("bins",), footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[HSDParams]) -> dict:
     """HS histograms over all board completions, per canonical hand and round.
 

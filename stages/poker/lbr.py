@@ -44,15 +44,8 @@ def _footprint(params: LBRParams, upstream: dict[str, dict]) -> Footprint:
     )  # fmt: skip
 
 
-@stage(
-    "lbr",
-    2,
-    LBRParams,
-    inputs={"strategy": "cfr"},
-    check_inputs=same_game,
-    labels=("deals", "seed"),
-    footprint=_footprint,
-)
+@stage("lbr", 2, LBRParams, inputs={"strategy": "cfr"}, check_inputs=same_game,
+       labels=("deals", "seed"), footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[LBRParams]) -> dict[str, Any]:
     """Local best response against a cfr strategy: a lower bound of its exploitability.
 

@@ -74,16 +74,8 @@ def _footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
     return Footprint(peak=peak, stored={"tables": nbytes((len(players), len(players), 3), 8)})
 
 
-@stage(
-    "league",
-    2,
-    LeagueParams,
-    inputs={"players": "cfr"},
-    many={"players"},
-    check_inputs=same_game,
-    labels=("hands_per_set", "sets"),
-    footprint=_footprint,
-)
+@stage("league", 2, LeagueParams, inputs={"players": "cfr"}, many={"players"},
+       check_inputs=same_game, labels=("hands_per_set", "sets"), footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     """Duplicate round robin between solved strategies (mbb/g, 95% intervals).
 

@@ -91,14 +91,8 @@ def _footprint(params: OCHSParams, upstream: dict[str, dict]) -> Footprint:
     )
 
 
-@stage(
-    "ochs",
-    1,
-    OCHSParams,
-    inputs={"opponent_clusters": "opponent-clusters"},
-    check_inputs=same_game,
-    footprint=_footprint,
-)
+@stage("ochs", 1, OCHSParams, inputs={"opponent_clusters": "opponent-clusters"},
+       check_inputs=same_game, footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[OCHSParams]) -> dict:
     """Last-round HS against each opponent cluster, per canonical hand.
 

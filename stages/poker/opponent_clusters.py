@@ -71,15 +71,8 @@ def _footprint(params: OpponentClusterParams, upstream: dict[str, dict]) -> Foot
     )
 
 
-@stage(
-    "opponent-clusters",
-    1,
-    OpponentClusterParams,
-    inputs={"hsd": "hsd"},
-    check_inputs=same_game,
-    labels=("k",),
-    footprint=_footprint,
-)
+@stage("opponent-clusters", 1, OpponentClusterParams, inputs={"hsd": "hsd"},
+       check_inputs=same_game, labels=("k",), footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[OpponentClusterParams]) -> dict:
     """First-round hands clustered by HSD with EMD k-means, weakest cluster first.
 

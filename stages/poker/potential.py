@@ -208,15 +208,8 @@ def _footprint(params: PotentialParams, upstream: dict[str, dict]) -> Footprint:
     )  # fmt: skip
 
 
-@stage(
-    "potential-buckets",
-    3,
-    PotentialParams,
-    inputs={"ochs_buckets": "ochs-buckets"},
-    check_inputs=same_game,
-    labels=("k", "first_round"),
-    footprint=_footprint,
-)
+@stage("potential-buckets", 3, PotentialParams, inputs={"ochs_buckets": "ochs-buckets"},
+       check_inputs=same_game, labels=("k", "first_round"), footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[PotentialParams]) -> dict:
     """Potential-aware EMD k-means buckets of the middle rounds (G&S 2014).
 
