@@ -9,6 +9,7 @@ Bin arithmetic is integer-exact: bin = min(count * bins // denominator, bins - 1
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
@@ -78,29 +79,36 @@ def _hsd(
     return bad
 
 
-def hsd_counts(  # noqa: PLR0913  a thin wrapper: its parameters are the `_hsd` kernel's
+@dataclass(frozen=True)
+class RiverTable:
+    """The river HS lookup: the (hole, unordered board) indexer's tables `blob` and last round
+    `round_`, the exact counts ``2*wins + ties`` it indexes, and their `denominator` (2 *
+    opponent hands)."""
+
+    blob: np.ndarray
+    round_: int
+    hs_counts: np.ndarray
+    denominator: int
+
+
+def hsd_counts(
     hands: np.ndarray,
     num_hole: int,
     deck_size: int,
     num_missing: int,
-    river_blob: np.ndarray,
-    river_round: int,
-    hs_counts: np.ndarray,
-    denominator: int,
+    river: RiverTable,
     bins: int,
     dtype: np.dtype,
 ) -> np.ndarray:
     """HSD counts (n, bins) of hands (rows: hole cards then the board seen so far).
 
-    `river_blob`/`river_round` are the tables and last round of the (hole, unordered board)
-    indexer that `hs_counts` follows; `denominator` is 2 * opponent hands.
+    Each completion's HS is looked up in `river`.
     """
     hands = np.ascontiguousarray(hands, dtype=np.int8)
     combos = completions(deck_size - hands.shape[1], num_missing)
     out = np.empty((hands.shape[0], bins), dtype=dtype)
-    bad = _hsd(
-        hands, num_hole, deck_size, combos, river_blob, river_round, hs_counts, denominator, out
-    )
+    bad = _hsd(hands, num_hole, deck_size, combos, river.blob, river.round_, river.hs_counts,
+               river.denominator, out)  # fmt: skip
     if bad:
         raise ValueError(f"{bad} completed hands could not be indexed")
     return out

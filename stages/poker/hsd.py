@@ -18,7 +18,7 @@ from pydantic import Field
 
 from gameforge.artifacts import Build, write_chunk
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.hsd import hsd_counts
+from gameforge.engines.poker.hsd import RiverTable, hsd_counts
 from gameforge.engines.poker.isomorphism import HandIndexer
 from gameforge.stages.base import StageContext, StageError
 from gameforge.stages.poker.params import GameParams, same_game
@@ -129,10 +129,7 @@ def compute_chunk(build: Build, array: str, chunk_id: int, task: RoundChunks) ->
         game.num_hole_cards,
         game.deck_size,
         missing,
-        river.tables.blob,
-        river.rounds - 1,
-        cached_array(hs_path),
-        denominator,
+        RiverTable(river.tables.blob, river.rounds - 1, cached_array(hs_path), denominator),
         bins,
         count_dtype(max_count),
     )
