@@ -47,7 +47,14 @@ from gameforge.engines.blokus.game import (
     place,
     utility,
 )
-from gameforge.engines.blokus.mcts import History, Tree, mcts_move, seeded_rng
+from gameforge.engines.blokus.mcts import (
+    PAPER_SETTINGS,
+    History,
+    SearchSettings,
+    Tree,
+    mcts_move,
+    seeded_rng,
+)
 from tests.blokus_helpers import (
     T,
     engine_legal,
@@ -668,10 +675,12 @@ def test_random_game_flow(seed):
 # MCTS-MAXN.
 
 
-def mcts(s: np.ndarray, sims: int, seed: int, game: int = 0, **kwargs) -> int:
+def mcts(
+    s: np.ndarray, sims: int, seed: int, game: int = 0, settings: SearchSettings = PAPER_SETTINGS
+) -> int:
     t = T()
     tree, history = Tree(200_000, t.n), History(t.n)
-    return mcts_move(s, t, tree, history, sims, seeded_rng(seed, game), **kwargs)
+    return mcts_move(s, t, tree, history, sims, seeded_rng(seed, game), settings)
 
 
 @pytest.mark.parametrize("seed,plies", [(30, 0), (31, 13), (32, 41)])
@@ -722,7 +731,7 @@ def test_mcts_finds_the_winning_move(seed, w_history):
     history term off (W = 0), where only the mover's own tree rewards can steer it: the losing
     move makes colour 1 the sole winner, so a search reading another colour's rewards fails."""
     s, win, _ = one_winning_move_position()
-    assert mcts(s, 30, seed, w_history=w_history) == win
+    assert mcts(s, 30, seed, settings=SearchSettings(w_history=w_history)) == win
 
 
 def play_vs_random(seed: int, sims: int) -> np.ndarray:

@@ -18,6 +18,8 @@ Paper parameters: C = 0.2, W = 5, epsilon = 0.05.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
@@ -297,25 +299,36 @@ def seeded_rng(seed: int, game: int) -> np.ndarray:
     return np.array([mix(np.uint64(key))], np.uint64)
 
 
-def mcts_move(  # noqa: PLR0913  a thin wrapper: its parameters are the `search` kernel's
+@dataclass(frozen=True)
+class SearchSettings:
+    """MCTS-MAXN's constants: the UCT exploration C, the history weight W and the rollouts'
+    random-placement share epsilon (defaults: the paper's)."""
+
+    c_uct: float = 0.2
+    w_history: float = 5.0
+    epsilon: float = ROLLOUT_EPSILON
+
+
+PAPER_SETTINGS = SearchSettings()
+
+
+def mcts_move(
     state: np.ndarray,
     t: Tables,
     tree: Tree,
     history: History,
     sims: int,
     rng: np.ndarray,
-    c_uct: float = 0.2,
-    w_history: float = 5.0,
-    epsilon: float = 0.05,
+    settings: SearchSettings = PAPER_SETTINGS,
 ) -> int:
     """MCTS-MAXN's placement for the colour to move in `state`."""
     return int(
         search(
             state,
             sims,
-            c_uct,
-            w_history,
-            epsilon,
+            settings.c_uct,
+            settings.w_history,
+            settings.epsilon,
             t,
             tree.move,
             tree.visits,
