@@ -8,6 +8,7 @@ import pytest
 import gameforge.engines.poker.potential as potential
 from gameforge.engines.common.kmeans import KMeansOptions
 from gameforge.engines.poker.potential import (
+    Assignment,
     PotentialState,
     _distances_to,
     approx_emd,
@@ -247,7 +248,7 @@ def test_best_centres_match_a_brute_force_choice():
     centroids = to_histograms(points[rng.choice(len(points), k, replace=False)], k_next)
     labels, dist = assign(points, centroids, ground, order)
     got, kind = best_centres(
-        points, weights, labels, dist, centroids, ground, order, 2, n_candidates
+        points, weights, Assignment(labels, dist), centroids, ground, order, 2, n_candidates
     )
     hist = to_histograms(points, k_next)
 

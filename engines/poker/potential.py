@@ -406,11 +406,19 @@ def _best_centres(
                 kind[j] = 2
 
 
-def best_centres(  # noqa: PLR0913  the Python half of `_best_centres`: the kernel's arrays
+@dataclass(frozen=True)
+class Assignment:
+    """An assignment step's result: each point's cluster `labels` and its greedy EMD `dist` to
+    that cluster's centroid (what `assign` returns)."""
+
+    labels: np.ndarray
+    dist: np.ndarray
+
+
+def best_centres(
     points: np.ndarray,
     weights: np.ndarray,
-    labels: np.ndarray,
-    dist: np.ndarray,
+    assignment: Assignment,
     centroids: np.ndarray,
     ground: np.ndarray,
     order: np.ndarray,
@@ -419,7 +427,8 @@ def best_centres(  # noqa: PLR0913  the Python half of `_best_centres`: the kern
 ) -> tuple[np.ndarray, np.ndarray]:
     """The centroid step that never raises the objective: (new centroids, per-cluster choice
     0 = kept, 1 = mean, 2 = a member), each cluster's centre the best of its current one (cost
-    from this assignment's distances `dist`), its mean and its members nearest that mean."""
+    from the `assignment`'s distances), its mean and its members nearest that mean."""
+    labels, dist = assignment.labels, assignment.dist
     k, nb = centroids.shape
     w = weights
     old_cost = np.bincount(labels, weights=dist if w.shape[0] == 0 else dist * w, minlength=k)
@@ -682,7 +691,9 @@ def kmeans_step(
     labels, dist = assign(points, state.centroids, ground, order, n_threads, embedding, stats)
     w = np.empty(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     objective = float(dist.sum() if weights is None else (dist * w).sum())
-    centroids, _ = best_centres(points, w, labels, dist, state.centroids, ground, order, n_threads)
+    centroids, _ = best_centres(
+        points, w, Assignment(labels, dist), state.centroids, ground, order, n_threads
+    )
     empty = np.bincount(labels, minlength=k) == 0  # an empty cluster keeps its centre
     changed = int(np.count_nonzero(labels != state.labels))
     skipped = 1.0 - stats[0] / float(points.shape[0] * k)
