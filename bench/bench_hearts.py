@@ -23,7 +23,12 @@ from numba import njit
 from gameforge.engines.hearts.agents import KIND_NAMES, MONTE_CARLO
 from gameforge.engines.hearts.falcon import FalconParams
 from gameforge.engines.hearts.game import RULE_BASED, Options
-from gameforge.engines.hearts.learner import action_mask, make_learner, svr_predict
+from gameforge.engines.hearts.learner import (
+    LearnerSettings,
+    action_mask,
+    make_learner,
+    svr_predict,
+)
 from gameforge.engines.hearts.play import NO_LOG, NO_QS, falcon_games, play_games
 from gameforge.stages.hearts import DIM, N_NETWORKS, svr_arrays
 
@@ -60,8 +65,8 @@ def learning_curve(games: int, readout: str, opponent: int = RULE_BASED) -> None
         points = np.zeros((n, 4), np.int64)
         seats = np.zeros(n, np.int64)
         eps = 0.05 if learning else 0.0
-        learner = make_learner(weights, nodes, params, action_mask(False), learning, eps, 0,
-                               READOUTS[readout], False, 0.0, *model)  # fmt: skip
+        settings = LearnerSettings(learning, eps, readout=READOUTS[readout])
+        learner = make_learner(weights, nodes, params, action_mask(False), settings, *model)
         falcon_games(7, first, opp, OPTS, 200, learner, points, seats)
         return float(points[np.arange(n), seats].mean() / 26)
 
@@ -174,9 +179,8 @@ def main() -> None:
             model[6] = np.ones((N_NETWORKS, 27))
         n = 5000 if not svr else 500
         t0 = time.perf_counter()
-        learner = make_learner(
-            weights, nodes, params, action_mask(False), True, 0.05, 1, 0, svr, 0.0, *model
-        )
+        settings = LearnerSettings(True, 0.05, reward_mode=1, svr_on=svr)
+        learner = make_learner(weights, nodes, params, action_mask(False), settings, *model)
         falcon_games(
             3, 0, RULE_BASED, OPTS, 0, learner, np.zeros((n, 4), np.int64), np.zeros(n, np.int64)
         )

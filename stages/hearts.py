@@ -24,7 +24,13 @@ from gameforge.engines.hearts.actions import N_ACTIONS, N_PERCEPTION, card_featu
 from gameforge.engines.hearts.agents import MONTE_CARLO
 from gameforge.engines.hearts.falcon import FalconParams
 from gameforge.engines.hearts.game import RULE_BASED, Options
-from gameforge.engines.hearts.learner import N_FEATURES, N_NETWORKS, action_mask, make_learner
+from gameforge.engines.hearts.learner import (
+    N_FEATURES,
+    N_NETWORKS,
+    LearnerSettings,
+    action_mask,
+    make_learner,
+)
 from gameforge.engines.hearts.play import LOG_WIDTH, falcon_games, play_games
 from gameforge.engines.hearts.svr import SvrModel, check_rows, fit, pack, predict
 from gameforge.stages.base import Seed, StageContext, StageError, StageParams, numbered
@@ -510,6 +516,9 @@ def run_falcon(ctx: StageContext[FalconStageParams]) -> dict[str, Any]:
     mask = action_mask(p.actions == "previous")
     model = svr_arrays(svr if p.svr else None)
     reward_mode = 0 if p.reward == "trick" else 1
+    settings = LearnerSettings(
+        True, p.epsilon, reward_mode, READOUTS[p.readout], p.svr, p.threshold
+    )
     opts = p.options()
     done = 0
     ratios = []
@@ -526,8 +535,7 @@ def run_falcon(ctx: StageContext[FalconStageParams]) -> dict[str, Any]:
             n = min(c - done, 1000)
             points = np.zeros((n, 4), np.int64)
             seats = np.zeros(n, np.int64)
-            learner = make_learner(weights, nodes, params, mask, True, p.epsilon, reward_mode,
-                                   READOUTS[p.readout], p.svr, p.threshold, *model)  # fmt: skip
+            learner = make_learner(weights, nodes, params, mask, settings, *model)
             falcon_games(p.seed, done, RULE_BASED, opts, 0, learner, points, seats)
             ratios.extend((points[np.arange(n), seats] / 26.0).tolist())
             done += n
@@ -639,8 +647,8 @@ def evaluate(
     model = svr_arrays(None)
     points = np.zeros((games.count, 4), np.int64)
     seats = np.zeros(games.count, np.int64)
-    learner = make_learner(weights.copy(), nodes.copy(), params, mask, False, 0.0, 1,
-                           READOUTS[lp.get("readout", "motor")], False, 0.0, *model)  # fmt: skip
+    settings = LearnerSettings(reward_mode=1, readout=READOUTS[lp.get("readout", "motor")])
+    learner = make_learner(weights.copy(), nodes.copy(), params, mask, settings, *model)
     falcon_games(games.seed, games.first, opponent, opts, sims, learner, points, seats)
     return points, seats
 

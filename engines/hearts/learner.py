@@ -20,6 +20,7 @@ each action's reward; `hearts.falcon.action_values`). The games themselves are p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -109,25 +110,35 @@ class Learner(NamedTuple):
     hi: np.ndarray
 
 
-def make_learner(  # noqa: PLR0913  its parameters are Learner's fields, the kernels' argument
+@dataclass(frozen=True)
+class LearnerSettings:
+    """How a learner plays and learns: learning on or off, its exploration share, reward mode,
+    readout, and whether SVR guidance is on with which DegSQ threshold (defaults: none of it)."""
+
+    learning: bool = False
+    epsilon: float = 0.0  # share of random valid actions while learning
+    reward_mode: int = 0  # 0 trick, 1 rest of game
+    readout: int = 0  # 0 reactive (motor template), 1 TD-FALCON value
+    svr_on: bool = False
+    threshold: float = 0.0  # the SVR's DegSQ threshold
+
+
+def make_learner(
     weights: np.ndarray,
     nodes: np.ndarray,
     params: np.ndarray,
     mask: np.ndarray,
-    learning: bool,
-    epsilon: float,
-    reward_mode: int,
-    readout: int,
-    svr_on: bool,
-    threshold: float,
+    settings: LearnerSettings,
     *model: np.ndarray,
 ) -> Learner:
     """A Learner with its scalars cast to the types the game loop is compiled for; `model` is
     (support vectors row-wise, dual, sv_start, intercept, gamma, lo, hi) as hearts-svr stores it."""
     support, *rest = model
+    st = settings
     return Learner(
-        weights, nodes, params, mask, bool(learning), float(epsilon), int(reward_mode),
-        int(readout), bool(svr_on), float(threshold), np.ascontiguousarray(support.T), *rest,
+        weights, nodes, params, mask, bool(st.learning), float(st.epsilon), int(st.reward_mode),
+        int(st.readout), bool(st.svr_on), float(st.threshold), np.ascontiguousarray(support.T),
+        *rest,
     )  # fmt: skip
 
 
@@ -137,7 +148,7 @@ def no_learner() -> Learner:
     scale = np.zeros((N_NETWORKS, N_FEATURES))
     return make_learner(
         np.ones((N_NETWORKS, 1, 2 * N_PERCEPTION + N_ACTIONS + 2)), np.zeros(N_NETWORKS, np.int64),
-        np.zeros(10), np.zeros(N_ACTIONS, np.bool_), False, 0.0, 0, 0, False, 0.0,
+        np.zeros(10), np.zeros(N_ACTIONS, np.bool_), LearnerSettings(),
         z2, np.zeros(0), np.zeros(N_NETWORKS + 1, np.int64), np.zeros(N_NETWORKS),
         np.zeros(N_NETWORKS), scale, scale,
     )  # fmt: skip
