@@ -59,16 +59,16 @@ def node_hand_updates(br) -> float:
 
 
 def against_enumerated() -> None:
-    """The streamed best response beside the enumerated one (`engines.poker.cfr.Solver`), same
-    partly solved strategy, both seats, median of 5 after a warm-up."""
+    """The streamed best response beside the enumerated one (`engines.poker.cfr.FullWalkSolver`),
+    same partly solved strategy, both seats, median of 5 after a warm-up."""
     from gameforge.engines.poker.best_response import BestResponse, solve_small
-    from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+    from gameforge.engines.poker.cfr import FullWalkSolver
     from gameforge.engines.poker.mccfr import lossless_tables
     from gameforge.engines.poker.shipped_games import load_game
 
     for name in ("leduc.limit.2p", "holdem5.flop.limit.2p"):
         game = load_game(name)
-        solver = Solver(game, plus=True)
+        solver = FullWalkSolver(game, plus=True)
         solver.iterate(5)
         strategy = solver.average_strategy()
         tables = lossless_tables(game)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 from _shared import build_upstream, elapsed_log, reference_module
 
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import FullWalkSolver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver
 from gameforge.engines.poker.shipped_games import load_game
@@ -40,9 +40,9 @@ def leduc(iterations: int) -> None:
         ("CFR", False, pyspiel.CFRSolver),
         ("CFR+", True, pyspiel.CFRPlusSolver),
     ):
-        ours = Solver(ours_game, plus=plus)
+        ours = FullWalkSolver(ours_game, plus=plus)
         ours.iterate(1)  # compile outside the clock
-        ours = Solver(ours_game, plus=plus)
+        ours = FullWalkSolver(ours_game, plus=plus)
         ref = ref_cls(game)
         t_ours = t_ref = 0.0
         rows = []
@@ -79,7 +79,7 @@ SAMPLING_VARIANTS = (
 
 def _sampling_solver(game, kind: str, options: dict):  # type: ignore[no-untyped-def]
     if kind == "full":
-        return Solver(game, plus=True)
+        return FullWalkSolver(game, plus=True)
     if kind == "public":
         return PublicSampledSolver(game, **options)
     return SampledSolver(game, variant=kind, **options)
@@ -89,7 +89,7 @@ def sampling(seconds: float, game_name: str, plot: str | None) -> None:
     """Exploitability after equal wall time: full CFR+, chance, external and public sampling
     (a table at log-spaced times; with `plot`, the curves in one PNG)."""
     game = load_game(game_name)
-    exact = Solver(game)
+    exact = FullWalkSolver(game)
     budgets = [float(b) for b in np.geomspace(seconds / 32, seconds, 6)]
     print(f"{game_name}: exploitability (chips) after the same wall time; {os.cpu_count()} cores\n")
     print(

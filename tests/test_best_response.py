@@ -18,8 +18,7 @@ from gameforge.engines.poker.best_response import (
     suit_permutations,
 )
 from gameforge.engines.poker.betting import DECISION, FOLD
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
-from gameforge.engines.poker.cfr import build_cards
+from gameforge.engines.poker.cfr import FullWalkSolver, build_cards
 from gameforge.engines.poker.mccfr import deal_tables, lossless_tables
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.poker.hsd import round_indexer
@@ -30,7 +29,7 @@ FLOP = "holdem5.flop.limit.2p"
 
 
 def _engine(
-    game, solver: Solver, strategy: np.ndarray, tables, precision: str = "float64"
+    game, solver: FullWalkSolver, strategy: np.ndarray, tables, precision: str = "float64"
 ) -> BestResponse:
     return BestResponse(
         game, solver.tree, strategy, solver.offsets, solver.ndec, tables.lookup,
@@ -43,7 +42,7 @@ def test_streamed_best_response_equals_the_enumerated_one_lossless(name):
     """Both seats' best-response values match the whole-tree enumeration to 1e-9, for uniform
     play and for a partly solved strategy, and the per-board shares add up to them."""
     game = load_game(name)
-    solver = Solver(game, plus=True)
+    solver = FullWalkSolver(game, plus=True)
     tables = lossless_tables(game)
     for strategy in (solver.sigma.copy(), None):
         if strategy is None:
@@ -70,7 +69,7 @@ def test_streamed_best_response_equals_the_enumerated_one_abstract():
         return index if round_ == 0 else table[index].astype(np.int64)
 
     cards = build_cards(game, bucketer, tables.num_buckets)
-    solver = Solver(game, cards)
+    solver = FullWalkSolver(game, cards)
     solver.iterate(5)
     strategy = solver.average_strategy()
     result = solve_small(_engine(game, solver, strategy, tables))
@@ -100,7 +99,7 @@ def test_later_rounds_walked_by_suit_orbit_equal_the_enumerated_one():
     """Turn and river dealt one orbit at a time (then summed back over the permutations that fix
     the board so far): both seats equal the whole-tree enumeration to 1e-9."""
     game = parse_game(THREE_BOARDS, "three-boards")
-    solver = Solver(game, plus=True)
+    solver = FullWalkSolver(game, plus=True)
     solver.iterate(3)
     strategy = solver.average_strategy()
     result = solve_small(_engine(game, solver, strategy, lossless_tables(game)))
@@ -108,7 +107,7 @@ def test_later_rounds_walked_by_suit_orbit_equal_the_enumerated_one():
     assert result.values == pytest.approx(expected, abs=1e-9)
 
 
-def _fold_some_hands(solver: Solver, strategy: np.ndarray, seed: int) -> np.ndarray:
+def _fold_some_hands(solver: FullWalkSolver, strategy: np.ndarray, seed: int) -> np.ndarray:
     """The strategy with a random 40% of the buckets folding wherever fold is legal (the first
     to act folds them at once): hands without reach in some seats of the last round's entries
     and not in others."""
@@ -130,7 +129,7 @@ def test_hands_without_reach_are_skipped_exactly(name, precision):
     """Hands with no reach in a seat (every lane 0) skip that seat's walk and sums; the values
     still equal the enumerated best response (1e-9, float32 within 1e-5 relative)."""
     game = parse_game(THREE_BOARDS, name) if name == "three-boards" else load_game(name)
-    solver = Solver(game, plus=True)
+    solver = FullWalkSolver(game, plus=True)
     solver.iterate(3)
     strategy = _fold_some_hands(solver, solver.average_strategy(), seed=5)
     result = solve_small(_engine(game, solver, strategy, lossless_tables(game), precision))
@@ -143,7 +142,7 @@ def test_float32_sums_stay_within_their_rounding():
     """The last round's sums in float32: both seats within 1e-5 relative of the enumerated
     best response (float32 rounds at 6e-8; the sums run over a few hundred hands)."""
     game = parse_game(THREE_BOARDS, "three-boards")
-    solver = Solver(game, plus=True)
+    solver = FullWalkSolver(game, plus=True)
     solver.iterate(3)
     strategy = solver.average_strategy()
     tables = lossless_tables(game)
@@ -190,7 +189,7 @@ def test_walked_boards_count_the_orbits_of_later_deals():
     under each canonical flop equal the orbits of every (turn, river) deal under the suit
     permutations that fix the flop, counted by brute force."""
     game = parse_game(THREE_BOARDS, "three-boards")
-    solver = Solver(game)
+    solver = FullWalkSolver(game)
     br = _engine(game, solver, solver.sigma.copy(), lossless_tables(game))
     perms, every = br.perms, np.arange(br.perms.shape[0])
     expected = []
@@ -224,7 +223,7 @@ def test_always_fold_loses_exactly_its_blinds():
     these blinds, whatever the deck.
     """
     game = load_game(FLOP)
-    solver = Solver(game)
+    solver = FullWalkSolver(game)
     strategy = np.zeros_like(solver.sigma)
     strategy[:, 1] = 1.0
     tree, nbk = solver.tree, solver.cards.num_buckets
@@ -268,7 +267,7 @@ def test_stage_resumes_bit_identical_and_lbr_stays_below(store, tmp_path):
 
     art = store.open(resumed.key)
     stored = np.asarray(store.open(solve)["average_strategy"][:], dtype=np.float64)
-    solver = Solver(load_game(FLOP))
+    solver = FullWalkSolver(load_game(FLOP))
     expected = [solver.best_response_value(p, stored) for p in (0, 1)]
     assert np.asarray(art["values"][:]) == pytest.approx(expected, abs=1e-9)
     summary = art.meta["summary"]

@@ -13,12 +13,12 @@ from gameforge.engines.poker.card_blind import (
     card_blind_policy,
     round_plans,
 )
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import FullWalkSolver
 from gameforge.engines.poker.shipped_games import load_game
 from tests.test_best_response import THREE_BOARDS
 
 
-def _solver_strategy(solver: Solver, probs: np.ndarray) -> np.ndarray:
+def _solver_strategy(solver: FullWalkSolver, probs: np.ndarray) -> np.ndarray:
     """The card-blind probabilities in the solver's layout: every bucket alike."""
     tree, nbk = solver.tree, solver.cards.num_buckets
     out = np.zeros_like(solver.sigma)
@@ -33,7 +33,7 @@ def _solver_strategy(solver: Solver, probs: np.ndarray) -> np.ndarray:
 def test_counting_equals_the_enumerated_best_response(policy):
     """On a four-round 12-card deck, both seats' values equal the whole-tree enumeration."""
     game = parse_game(THREE_BOARDS, "three-boards")
-    solver = Solver(game)
+    solver = FullWalkSolver(game)
     probs = card_blind_policy(solver.tree, policy)
     result = card_blind_best_response(game, probs, solver.tree, threads=1)
     strategy = _solver_strategy(solver, probs)

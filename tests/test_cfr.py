@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from gameforge.engines.poker.betting import CALL, FOLD, RAISE, build_tree
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
-from gameforge.engines.poker.cfr import build_cards
+from gameforge.engines.poker.cfr import FullWalkSolver, build_cards
 from gameforge.engines.poker.shipped_games import load_game
 
 HOLDEM = "holdem.limit.2p.reverse_blinds"
@@ -51,7 +50,7 @@ def test_betting_rules_of_limit_holdem():
 def test_kuhn_converges_to_the_game_value():
     """CFR on Kuhn poker: first player's value -1/18, exploitability below 1e-3 chips."""
     for plus in (False, True):
-        solver = Solver(load_game("kuhn.limit.2p"), plus=plus)
+        solver = FullWalkSolver(load_game("kuhn.limit.2p"), plus=plus)
         solver.iterate(2000)
         assert solver.value(0) == pytest.approx(-1 / 18, abs=2e-3)
         assert solver.exploitability() < 1e-3
@@ -63,7 +62,7 @@ def test_kuhn_converges_to_the_game_value():
 )
 def test_leduc_exploitability_matches_openspiel(plus, reference):
     """Leduc exploitability after 1/10/100/1000 iterations equals OpenSpiel's C++ solvers'."""
-    solver = Solver(load_game("leduc.limit.2p"), plus=plus)
+    solver = FullWalkSolver(load_game("leduc.limit.2p"), plus=plus)
     for iterations, expected in reference.items():
         solver.iterate(iterations - solver.iteration)
         got = solver.exploitability()
@@ -80,7 +79,7 @@ def test_leduc_matches_live_openspiel_and_best_response_bounds_value():
     pyspiel = pytest.importorskip("pyspiel")
     game = pyspiel.load_game("leduc_poker")
     reference = pyspiel.CFRSolver(game)
-    solver = Solver(load_game("leduc.limit.2p"))
+    solver = FullWalkSolver(load_game("leduc.limit.2p"))
     for iteration in range(1, 31):
         reference.evaluate_and_update_policy()
         solver.iterate(1)
@@ -101,8 +100,8 @@ def test_imperfect_recall_abstraction_solves_and_is_measured_in_the_real_game():
             return ranks[:, 0]
         return (ranks[:, 0] == ranks[:, 1]).astype(np.int64)  # forget the private card
 
-    abstract = Solver(game, build_cards(game, coarse, np.array([3, 2])))
-    lossless = Solver(game)
+    abstract = FullWalkSolver(game, build_cards(game, coarse, np.array([3, 2])))
+    lossless = FullWalkSolver(game)
     abstract.iterate(300)
     lossless.iterate(300)
     assert abstract.num_infosets == 6 * 3 + 30 * 2
@@ -164,7 +163,7 @@ def test_two_hole_card_removal_matches_openspiel_universal_poker():
 
     game = pyspiel.universal_poker.load_universal_poker_from_acpc_gamedef(TWO_HOLE)
     uniform = policy.UniformRandomPolicy(game)
-    solver = Solver(parse_game(TWO_HOLE))
+    solver = FullWalkSolver(parse_game(TWO_HOLE))
     value = expected_game_score.policy_value(game.new_initial_state(), [uniform, uniform])[0]
     assert solver.value(0, solver.sigma) == pytest.approx(value, abs=1e-12)
     expected = exploitability.exploitability(game, uniform)
@@ -193,7 +192,7 @@ def test_short_deck_flop_holdem_exact_best_response():
     from gameforge.engines.poker.mccfr import SampledSolver
 
     game = load_game("holdem5.flop.limit.2p")
-    exact = Solver(game)
+    exact = FullWalkSolver(game)
     uniform = exact.exploitability(exact.sigma)
     sampled = SampledSolver(game, variant="chance")
     sampled.iterate(500_000)

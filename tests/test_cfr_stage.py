@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gameforge.artifacts import ArtifactStore, StoreError
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import FullWalkSolver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.shipped_games import load_game
 from gameforge.stages.base import StageError
@@ -94,7 +94,7 @@ def test_extending_a_run_equals_running_longer(store):
 def test_sampling_variants_are_seeded_and_converge_on_leduc():
     """MCCFR: a seed fixes the run; both variants get Leduc below 0.15 chips in 200k deals."""
     game = load_game(LEDUC)
-    exact = Solver(game)
+    exact = FullWalkSolver(game)
     for variant in ("chance", "external"):
         a = SampledSolver(game, variant=variant, seed=3)
         b = SampledSolver(game, variant=variant, seed=3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gameforge.engines.common.parallel import Parallel
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import FullWalkSolver
 from gameforge.engines.poker.lbr import local_best_response
 from gameforge.engines.poker.mccfr import SampledSolver, lossless_tables
 from gameforge.engines.poker.shipped_games import load_game
@@ -17,7 +17,7 @@ def test_lbr_is_below_the_exact_best_response_and_ranks_strategies():
     """On short-deck flop hold'em LBR wins against uniform play but never more than a true best
     response does (3 standard errors), and wins less against a CFR strategy than uniform play."""
     game = load_game(FLOP)
-    exact = Solver(game)
+    exact = FullWalkSolver(game)
     tables = lossless_tables(game)
     uniform = exact.sigma
     trained = SampledSolver(game, variant="chance")

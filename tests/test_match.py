@@ -9,7 +9,7 @@ import pytest
 
 from gameforge.engines.common.parallel import Parallel
 from gameforge.engines.poker.betting import DECISION, FOLD_END, build_tree
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import FullWalkSolver
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.engines.poker.match import Agent, play_match, summarize
 from gameforge.engines.poker.mccfr import lossless_tables
@@ -76,7 +76,7 @@ def test_strategy_self_play_is_zero_and_runs_are_reproducible():
     """A CFR strategy against itself scores 0 within its interval; seeds fix the result and
     the split over workers does not change it."""
     game = load_game("leduc.limit.2p")
-    solver = Solver(game, plus=True)
+    solver = FullWalkSolver(game, plus=True)
     solver.iterate(200)
     agent = Agent(
         "strategy",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gameforge.engines.poker.betting import DECISION
-from gameforge.engines.poker.cfr import FullWalkSolver as Solver
+from gameforge.engines.poker.cfr import FullWalkSolver
 from gameforge.engines.poker.mccfr import SampledSolver
 from gameforge.engines.poker.pcs import PublicSampledSolver, private_hands
 from gameforge.engines.poker.shipped_games import load_game
@@ -21,7 +21,7 @@ def test_without_board_cards_an_iteration_is_one_of_full_cfr(plus, linear):
     does with alternating updates, so 60 iterations give its regrets and strategy sums (CFR,
     and CFR+ with linear averaging) up to the order of the sums."""
     game = load_game("kuhn.limit.2p")
-    full = Solver(game, plus=plus, linear=linear)
+    full = FullWalkSolver(game, plus=plus, linear=linear)
     public = PublicSampledSolver(game, gamma=1.0 if linear else 0.0, plus=plus, seed=5)
     full.iterate(60)
     public.iterate(60)
@@ -48,7 +48,7 @@ def test_the_updates_of_every_board_sum_to_a_full_cfr_iteration(game_name):
     on each possible board, summed over the boards, are full-traversal CFR's first update of
     player 0 exactly. Leduc has one hole card, the flop game two (with a board of three)."""
     game = load_game(game_name)
-    full = Solver(game)
+    full = FullWalkSolver(game)
     full.iterate(1)
     board_cards = game.board_cards_through(game.num_rounds - 1)
     summed_regret = np.zeros_like(full.regret)
@@ -94,7 +94,7 @@ def test_flop_holdem_converges_faster_than_chance_sampling_at_equal_time():
     each on this 2-core machine) and end at least 2x less exploitable (seeded: 0.598 against
     1.396 chips; the gap widens with time, bench/BENCHMARKS.md)."""
     game = load_game("holdem5.flop.limit.2p")
-    exact = Solver(game)
+    exact = FullWalkSolver(game)
     public = PublicSampledSolver(game, seed=1, plus=True, gamma=2.0)
     public.iterate(2000)
     chance = SampledSolver(game, variant="chance", seed=1)
@@ -119,7 +119,7 @@ def test_discounted_cfr_discounts_every_regret_after_each_iteration():
         stepped.regret[:] = stepped.regret * keep
     np.testing.assert_allclose(dcfr.regret, stepped.regret, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(dcfr.avg, stepped.avg, rtol=1e-12, atol=1e-15)
-    exact = Solver(game)
+    exact = FullWalkSolver(game)
     plain = PublicSampledSolver(game, seed=3)
     plain.iterate(300)
     dcfr.iterate(300 - dcfr.iteration)

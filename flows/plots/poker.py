@@ -285,7 +285,8 @@ _ALGORITHMS = {
     "external": "external-sampling MCCFR",
     "public": "public chance sampling",
 }
-# The conventions of the two numbers (stages/poker/cfr.py: `Solver.exploitability`, `regret_bound`).
+# The conventions of the two numbers (`FullWalkSolver.exploitability`, stages/poker/cfr.py's
+# `regret_bound`).
 _CONVENTIONS = (
     "exploitability: mean over the two seats of the best response's gain (OpenSpiel's); "
     "positive regret / T: mean over the two players of the summed positive counterfactual "
