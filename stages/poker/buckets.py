@@ -52,8 +52,8 @@ CENTROID_RULES: dict[str, tuple[Centroid, str]] = {
 }
 
 
-class KMeansParams(StageParams):
-    """k-means settings shared by both bucketing stages."""
+class LloydParams(StageParams):
+    """The k-means settings of every bucketing stage (these two and potential-buckets)."""
 
     k: int = Field(default=9000, ge=1, description="Buckets per round (the paper: 9,000).")
     seed: Seed = Field(default=0, description="Seed of the k-means++ seeding.")
@@ -67,13 +67,18 @@ class KMeansParams(StageParams):
         default=True,
         description="Cluster identical feature vectors as one weighted point.",
     )
+    checkpoint_seconds: float = Field(
+        default=60.0, ge=0, description="Seconds between k-means checkpoints."
+    )
+
+
+class KMeansParams(LloydParams):
+    """k-means settings shared by both bucketing stages."""
+
     n_groups: int | None = Field(
         default=None,
         ge=1,
         description="Centre groups of the Yinyang pruning (1: Hamerly's; None: chosen from k).",
-    )
-    checkpoint_seconds: float = Field(
-        default=60.0, ge=0, description="Seconds between k-means checkpoints."
     )
     # Pruning groups and checkpoints change speed and memory, never the assignments.
     execution_only: ClassVar[frozenset[str]] = frozenset({"n_groups", "checkpoint_seconds"})

@@ -42,8 +42,13 @@ from gameforge.engines.poker.potential import (
     potential_kmeans,
     to_histograms,
 )
-from gameforge.stages.base import Seed, StageContext, StageError
-from gameforge.stages.poker.buckets import bucket_dtype, iteration_checkpoints, merge_rows
+from gameforge.stages.base import StageContext, StageError
+from gameforge.stages.poker.buckets import (
+    LloydParams,
+    bucket_dtype,
+    iteration_checkpoints,
+    merge_rows,
+)
 from gameforge.stages.poker.hsd import cached_array, chunk_hands, round_indexer
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.poker.river_hs import hand_indexer
@@ -56,33 +61,18 @@ CENTROID_RULE = "best of the current centre, the members' mean and the members n
 EMD_CHECK_PAIRS = 200  # hands per round whose greedy EMD to their centroid is checked exactly
 
 
-class PotentialParams(GameParams):
+class PotentialParams(GameParams, LloydParams):
     """k per round, the first round to bucket (down from the second-to-last), k-means knobs."""
 
-    k: int = Field(default=9000, ge=1, description="Buckets per round (the paper: 9,000).")
     first_round: int = Field(
         default=1,
         ge=1,
         description="The earliest round to bucket (rounds from the second-to-last down to it).",
     )
-    seed: Seed = Field(default=0, description="Seed of the k-means++ seeding.")
-    max_iter: int = Field(default=100, ge=1, description="Lloyd iterations per round at most.")
-    tol: float = Field(
-        default=1e-4,
-        ge=0,
-        description="Stop once the objective's relative change falls below this.",
-    )
-    merge_duplicates: bool = Field(
-        default=True,
-        description="Cluster identical feature vectors as one weighted point.",
-    )
     hands_per_chunk: int = Field(
         default=1 << 16,
         ge=1,
         description="Canonical hands one feature chunk task handles at most.",
-    )
-    checkpoint_seconds: float = Field(
-        default=60.0, ge=0, description="Seconds between k-means checkpoints."
     )
     execution_only: ClassVar[frozenset[str]] = frozenset({"hands_per_chunk", "checkpoint_seconds"})
 
