@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -141,8 +142,10 @@ def stage_show_cmd(
         pad_edge=False,
     )
     table.add_column("name", overflow="fold", no_wrap=True)
+    # the terminal's width now (the shared console fixes COLUMNS when it is created)
+    view = Console(highlight=False)
     # type and default wrap early, so at 80 columns the description keeps most of the width
-    narrow = max(14, (console.width - 40) // 4)
+    narrow = max(14, (view.width - 40) // 4)
     table.add_column("type", overflow="fold", max_width=narrow)
     table.add_column("default", overflow="fold", max_width=narrow)
     table.add_column("exec", overflow="fold")
@@ -155,7 +158,7 @@ def stage_show_cmd(
             "yes" if row.execution_only else "",
             escape(row.description),
         )
-    console.print(table, highlight=False)
+    view.print(table)
 
 
 def _param_default(name: str, info: Any) -> str:
