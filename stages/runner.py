@@ -160,17 +160,22 @@ def stage_key(name: str, params: StageParams, inputs: dict[str, str]) -> str:
     return artifact_key(stage.name, stage.version, params.key_params(), inputs)
 
 
-def _open_inputs(stage: Stage, inputs: dict[str, str], store: ArtifactStore) -> dict[str, Artifact]:
-    """The given inputs opened, after checking they are the stage's, all there, trusted and
-    from the stages it accepts."""
-    name = stage.name
+def _check_input_names(stage: Stage, inputs: dict[str, str]) -> None:
+    """Refuse inputs the stage does not declare, and declared ones left out (before the store
+    is opened, so a bad call fails the same wherever the store is)."""
     unknown = sorted(n for n in inputs if stage.declared(n) is None)
     if unknown:
-        raise StageError(f"stage {name}: unknown inputs {', '.join(unknown)}")
+        raise StageError(f"stage {stage.name}: unknown inputs {', '.join(unknown)}")
     given = {stage.declared(n) for n in inputs}
     missing = sorted(set(stage.inputs) - stage.optional_inputs - given)
     if missing:
-        raise StageError(f"stage {name}: missing inputs {', '.join(missing)}")
+        raise StageError(f"stage {stage.name}: missing inputs {', '.join(missing)}")
+
+
+def _open_inputs(stage: Stage, inputs: dict[str, str], store: ArtifactStore) -> dict[str, Artifact]:
+    """The given inputs opened, after checking they are trusted and from the stages the stage
+    accepts."""
+    name = stage.name
     opened = {input_name: store.open(key) for input_name, key in inputs.items()}
     for artifact in opened.values():
         store.require_trusted(artifact.key, artifact.meta)
@@ -211,8 +216,10 @@ def run_stage(
     progress = options.get("progress")
     force = options.get("force", False)
     checked = params if isinstance(params, StageParams) else stage.make_params(params)
+    given = dict(inputs or {})
+    _check_input_names(stage, given)
     store = options.get("store") or ArtifactStore()
-    opened = _open_inputs(stage, dict(inputs or {}), store)
+    opened = _open_inputs(stage, given, store)
     inputs = {input_name: artifact.key for input_name, artifact in opened.items()}  # full keys
     if stage.check_inputs is not None:
         try:
