@@ -27,5 +27,7 @@ class Game:
     stages: Mapping[str, tuple[str, ...]]
     flows: str  # module whose `FLOWS` tuple holds the game's flows, in `stage run`'s search order
     plots: str  # module whose `PLOTTERS` maps the game's stages to their figures
+    # module whose `READERS` maps the game's stages to their headline results
+    findings: str = ""
     # flow name -> its reduced run for the tests' shared tiny store (tests/tiny_runs.py)
     test_runs: Mapping[str, TestRun] = field(default_factory=dict)

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gameforge.stages.base import StageError
 from gameforge.stages.registry import get_stage
-
-if TYPE_CHECKING:
-    from gameforge.flows.findings import Finding, FlowResults
 
 
 @dataclass(frozen=True)
@@ -45,8 +41,9 @@ class FlowSpec:
     # (stage, parameter) whose preset value is a list: that stage and everything downstream of
     # it run once per value; a stage with a many-input (a league) gathers all the variants.
     sweep: tuple[str, str] | None = None
-    # the flow's headline results, read from its artifacts when it ends (gameforge.flows.findings)
-    findings: Callable[[FlowResults], list[Finding]] | None = None
+    # the nodes whose results are the flow's findings, printed when it ends
+    # (gameforge.flows.findings reads them from the artifacts' summaries)
+    findings: tuple[str, ...] = ()
 
     def swept_stages(self) -> set[str]:
         """Stages that run once per sweep value (the swept one and its regular dependents)."""
