@@ -259,6 +259,31 @@ def compare_runs(
     return rows
 
 
+def parameter_differences(store: ArtifactStore, a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
+    """Rows (node, field, a, b) of what two runs asked for differently: the run's flow, preset
+    and overrides, then each node's parameters as its artifacts record them (a node only one
+    run built shows its key against '(not run)')."""
+    rows: list[dict[str, Any]] = []
+    for name in ("flow", "preset", "overrides"):
+        x, y = getattr(a, name), getattr(b, name)
+        if x != y:
+            rows.append({"node": "(run)", "field": name, "a": x, "b": y})
+    for node in list(dict.fromkeys([*a.nodes, *b.nodes])):
+        keys = [run.nodes.get(node, {}).get("key") for run in (a, b)]
+        if keys[0] == keys[1]:
+            continue  # the same artifact: the same parameters
+        if None in keys or not all(store.exists(k) for k in keys if k):
+            shown = [k or "(not run)" for k in keys]
+            rows.append({"node": node, "field": "key", "a": shown[0], "b": shown[1]})
+            continue
+        params = [store.open(k).params for k in keys if k]
+        for name in list(dict.fromkeys([*params[0], *params[1]])):
+            x, y = params[0].get(name), params[1].get(name)
+            if x != y:
+                rows.append({"node": node, "field": name, "a": x, "b": y})
+    return rows
+
+
 def resume_command(command: str) -> str:
     """A recorded command without its `--force` options: the same run, resuming what it built.
 

@@ -117,6 +117,7 @@ def _prefect_flow(name: str) -> Any:
         out = {
             s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()
         }
+        _publish_findings(name, request.preset, out, store, log)
         if ledger is not None and record is not None:
             ledger.finish(record, "completed", nodes=out)
         return out
@@ -125,6 +126,23 @@ def _prefect_flow(name: str) -> Any:
     # (`--param preset=tiny` merges into its defaults); the flow rebuilds the request from them.
     gameforge_flow.__signature__ = flow_signature()  # type: ignore[attr-defined]
     return flow(name=name, persist_result=False, validate_parameters=False)(gameforge_flow)
+
+
+def _publish_findings(
+    flow: str, preset: str, out: dict[str, dict], store: Any, log: Callable[[str], None]
+) -> None:
+    """The run's findings as its Prefect markdown artifact; a finding that cannot be read is
+    logged in one line and never fails a run whose artifacts are all built."""
+    from gameforge.flows.findings import findings_markdown, run_findings
+    from gameforge.flows.prefect_report import publish_findings
+
+    title = f"findings of {flow} [{preset}]"
+    try:
+        findings = run_findings(flow, {label: r["key"] for label, r in out.items()}, store)
+        if findings:
+            publish_findings(flow, title, findings_markdown(title, findings))
+    except Exception as exc:  # the findings report the work; they are not part of it
+        log(f"findings not published: {type(exc).__name__}: {exc}")
 
 
 def run_flow(

@@ -176,3 +176,12 @@ def publish_stage(
         create_table_artifact(
             table=table, key=artifact_key(flow, label, "table"), description=f"{label}: result"
         )
+
+
+def publish_findings(flow: str, title: str, markdown: str) -> None:
+    """Publish a run's findings as the flow run's markdown artifact (`<flow>-findings`)."""
+    from prefect.artifacts import create_markdown_artifact
+
+    create_markdown_artifact(
+        markdown=markdown, key=artifact_key(flow, "findings"), description=title
+    )

@@ -15,6 +15,7 @@ GAME = Game(
     },
     flows="gameforge.flows.specs.blokus",
     plots="gameforge.flows.plots.blokus",
+    findings="gameforge.flows.findings.blokus",
     test_runs={
         # minutes on two cores in full: two of its ten iterations (the tests then draw the
         # learning curve of what was built)

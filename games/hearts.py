@@ -9,6 +9,7 @@ GAME = Game(
     },
     flows="gameforge.flows.specs.hearts",
     plots="gameforge.flows.plots.hearts",
+    findings="gameforge.flows.findings.hearts",
     test_runs={
         "hearts-falcon": TestRun(
             (

@@ -7,6 +7,7 @@ GAME = Game(
     stages={"gameforge.stages.nlhe": ("nlhe-histories", "nlhe-train", "nlhe-league")},
     flows="gameforge.flows.specs.nlhe",
     plots="gameforge.flows.plots.nlhe",
+    findings="gameforge.flows.findings.nlhe",
     test_runs={
         # minutes on two cores in full: stops after generation 1 (the tests then play the
         # league on what was built)

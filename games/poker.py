@@ -19,6 +19,7 @@ GAME = Game(
     },
     flows="gameforge.flows.specs.poker",
     plots="gameforge.flows.plots.poker",
+    findings="gameforge.flows.findings.poker",
     test_runs={
         # lhe-abstraction and lhe-solve are subsets of lhe-league's nodes
         "lhe-league": TestRun(

@@ -42,10 +42,16 @@ def test_two_runs_are_listed_compared_and_the_older_collected(tmp_path):
         assert set(record["nodes"]) == {"toy-squares", "toy-double"}
         assert all(artifacts.exists(n["key"]) and n["cached"] is False
                    for n in record["nodes"].values())  # fmt: skip
-    rows = json.loads(cli("runs", "compare", "last~1", "last", "--store", store, "--json").stdout)
-    chunks = next(r for r in rows if r["field"] == "chunks_computed_now")
+    compared = json.loads(
+        cli("runs", "compare", "last~1", "last", "--store", store, "--json").stdout
+    )
+    chunks = next(r for r in compared["values"] if r["field"] == "chunks_computed_now")
     assert (chunks["a"], chunks["b"], chunks["change"]) == (30, 40, "+10")
-    assert any(r["field"] == "overrides" for r in rows)
+    asked = {(r["node"], r["field"]): (r["a"], r["b"]) for r in compared["parameters"]}
+    assert asked[("toy-squares", "n")] == (3000, 4000)
+    assert ("(run)", "overrides") in asked
+    shown = cli("runs", "compare", "last~1", "last", "--store", store).stdout
+    assert "asked for differently" in shown and "chunks_computed_now" in shown
     shown = cli("runs", "show", listed[0]["run_id"][:22], "--store", store).stdout
     assert "toy-squares.n=3000" in shown and listed[0]["nodes"]["toy-double"]["key"] in shown
 

@@ -198,14 +198,29 @@ def run_request(request: RunRequest, dry_run: bool = False, verbose: bool = Fals
 
 
 def _print_results(request: RunRequest, results: dict[str, dict], seconds: float) -> None:
-    """The table a run ends with: each node's key, cached or computed, and its seconds."""
+    """How a run ends: each node's key, cached or computed, and its seconds; then its findings,
+    the headline results read from its artifacts, last."""
+    from gameforge.artifacts.store import ArtifactStore
+    from gameforge.flows.cli.runs import print_findings
+    from gameforge.flows.findings import run_findings
+
     table = Table(title=f"{request.flow} \\[{request.preset}] in {seconds:.1f} s")
     for column in ("stage", "key", "status", "seconds"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for stage, result in results.items():
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
+    keys = {label: result["key"] for label, result in results.items()}
+    findings = run_findings(request.flow, keys, ArtifactStore(request.store_root))
+    if request.flow in _flow_names():
+        print_findings(f"findings of {request.flow} [{request.preset}]", findings)
+
+
+def _flow_names() -> set[str]:
+    from gameforge.flows.specs import FLOWS
+
+    return set(FLOWS)
 
 
 def _say_stopped(what: str) -> None:

@@ -38,29 +38,20 @@ class Finding:
 Reader = Callable[[str, "Artifact"], list[Finding]]
 
 
-def readers_of(games: Iterable[Game]) -> dict[str, Reader]:
-    """The finding readers of these games' stages by stage name (a stage read twice is an
-    error)."""
-    merged: dict[str, Reader] = {}
+def readers_of(game: Game) -> dict[str, Reader]:
+    """A game's finding readers by stage name (none where it declares no findings module)."""
+    if not game.findings:
+        return {}
+    return dict(importlib.import_module(game.findings).READERS)
+
+
+def reader_for(stage: str, games: Iterable[Game] = GAMES) -> Reader | None:
+    """The reader of `stage`'s results, loading only the module of the game that declares the
+    stage (so a poker run's findings never import the Hearts engine)."""
     for game in games:
-        if not game.findings:
-            continue
-        for stage, reader in importlib.import_module(game.findings).READERS.items():
-            if stage in merged:
-                raise RuntimeError(f"two finding readers for stage {stage!r}")
-            merged[stage] = reader
-    return merged
-
-
-_READERS: dict[str, Reader] | None = None
-
-
-def readers() -> dict[str, Reader]:
-    """Every shipped game's readers, loaded on first use."""
-    global _READERS
-    if _READERS is None:
-        _READERS = readers_of(GAMES)
-    return _READERS
+        if any(stage in stages for stages in game.stages.values()):
+            return readers_of(game).get(stage)
+    return None
 
 
 def node_of(label: str) -> str:
@@ -71,14 +62,13 @@ def node_of(label: str) -> str:
 def flow_findings(spec: FlowSpec, keys: Mapping[str, str], store: ArtifactStore) -> list[Finding]:
     """The findings of a run of `spec` whose node labels built `keys`, in the flow's order of
     `findings`; a node the run did not build, or whose artifact is gone, gives no row."""
-    table = readers()
     rows: list[Finding] = []
     for node in spec.findings:
         for label, key in keys.items():
             if node_of(label) != node or not store.exists(key):
                 continue
             artifact = store.open(key)
-            reader = table.get(artifact.stage)
+            reader = reader_for(artifact.stage)
             if reader is not None:
                 rows += reader(label, artifact)
     return rows
@@ -98,3 +88,37 @@ def findings_markdown(title: str, findings: list[Finding]) -> str:
 def summary_of(artifact: Artifact) -> dict[str, Any]:
     """The artifact's summary (empty where it has none)."""
     return dict(artifact.meta.get("summary") or {})
+
+
+def head_to_head_findings(label: str, artifact: Artifact) -> list[Finding]:
+    """A league's ranking at 95% (tiers, and the pairs left undecided), then each pairing's
+    mean with its 95% interval."""
+    from gameforge.stages.reporting import ranking_line
+
+    summary = summary_of(artifact)
+    rows = [Finding(f"{label}: ranking", ranking_line(summary), artifact.key)]
+    for line in [*summary.get("decided", []), *summary.get("undecided", [])]:
+        pair, _, result = line.partition(": ")
+        rows.append(Finding(f"{label}: {pair}", result, artifact.key))
+    return rows
+
+
+def run_findings(flow: str, keys: Mapping[str, str], store: ArtifactStore) -> list[Finding]:
+    """The findings of a run of the flow called `flow` (none for a single-stage run)."""
+    from gameforge.flows.specs import FLOWS
+
+    spec = FLOWS.get(flow)
+    return [] if spec is None else flow_findings(spec, keys, store)
+
+
+def compare_findings(a: list[Finding], b: list[Finding]) -> list[dict[str, str]]:
+    """Rows (what, a, b) of two runs' findings matched by what they measure: those whose values
+    differ, and those only one run has."""
+    first = {f.what: f.value for f in a}
+    second = {f.what: f.value for f in b}
+    rows = []
+    for what in list(dict.fromkeys([*first, *second])):
+        x, y = first.get(what, "(none)"), second.get(what, "(none)")
+        if x != y:
+            rows.append({"what": what, "a": x, "b": y})
+    return rows

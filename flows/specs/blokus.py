@@ -89,6 +89,7 @@ BLOKUS_ZERO = FlowSpec(
     name="blokus-zero",
     description="Blokus: BlokusZero self-play and training (10 iterations), eval vs MCTS-MAXN",
     nodes=_blokus_nodes(),
+    findings=("eval-1", f"eval-{BLOKUS_ITERATIONS}"),
     presets={name: _blokus_preset(values) for name, values in _BLOKUS.items()},
 )
 
@@ -167,6 +168,7 @@ BLOKUS_BOOTSTRAP = FlowSpec(
     description="Blokus on a CPU: a network from rollout-policy games, then self-play; "
     "evaluated searching alone beside an untrained control",
     nodes=_bootstrap_nodes(),
+    findings=("eval-0", f"eval-{BOOTSTRAP_ITERATIONS}"),
     presets={name: _bootstrap_preset(values) for name, values in _BOOTSTRAP.items()},
 )
 

@@ -41,6 +41,7 @@ HEARTS_FALCON = FlowSpec(
     name="hearts-falcon",
     description="Hearts: MC logs, nu-SVR risk models, FALCON learners (4 variants x 5), eval",
     nodes=_hearts_nodes(),
+    findings=("eval",),
     presets={
         name: {
             "logs": {"games": logs},

@@ -57,6 +57,7 @@ NLHE_CNN = FlowSpec(
     name="nlhe-cnn",
     description="No-limit hold'em CNN players: heuristic hands, 3 generations, league in BB/hand",
     nodes=_nlhe_nodes(),
+    findings=("league",),
     presets={name: _nlhe_preset(name, *values) for name, values in _NLHE.items()},
 )
 

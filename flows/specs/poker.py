@@ -19,6 +19,7 @@ LHE_ABSTRACTION = FlowSpec(
         Node("hsd-buckets", inputs={"hsd": "hsd"}),
         Node("ochs-buckets", inputs={"ochs": "ochs"}),
     ),
+    findings=("hsd-buckets", "ochs-buckets"),
     presets={
         "tiny": {
             "river-hs": {"game": _SHORT, "boards_per_chunk": 256},
@@ -58,6 +59,7 @@ LHE_ABSTRACTION_PA = FlowSpec(
         *LHE_ABSTRACTION.nodes,
         Node("potential-buckets", inputs={"ochs_buckets": "ochs-buckets"}),
     ),
+    findings=("hsd-buckets", "ochs-buckets", "potential-buckets"),
     presets={
         name: {
             **stages,
@@ -84,6 +86,7 @@ LHE_SOLVE = FlowSpec(
         # Hold'em, minutes on the short decks).
         Node("best-response", inputs={"strategy": "cfr"}, optional=True),
     ),
+    findings=("cfr", "best-response"),
     presets={
         name: {
             **stages,
@@ -99,6 +102,7 @@ SOLVE_LOSSLESS = FlowSpec(
     name="solve-lossless",
     description="CFR on a small game without card abstraction (Kuhn, Leduc, short-deck hold'em)",
     nodes=(Node("cfr"),),
+    findings=("cfr",),
     presets={
         "tiny": {"cfr": {"game": "kuhn.limit.2p", "algorithm": "cfr+", "iterations": 1000}},
         "small": {"cfr": {"game": "leduc.limit.2p", "algorithm": "cfr+", "iterations": 1000}},
@@ -150,6 +154,7 @@ LHE_LEAGUE = FlowSpec(
         *LHE_SOLVE.nodes,
         Node("league", inputs={"players": "cfr"}),
     ),
+    findings=("league", "best-response"),
     presets=_LEAGUE_PRESETS,
     sweep=("opponent-clusters", "k"),
 )

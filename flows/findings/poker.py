@@ -1,0 +1,99 @@
+"""Limit poker's headline results: buckets per round, exploitability, the league's ranking."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gameforge.artifacts import Artifact
+from gameforge.flows.findings import Finding, Reader, head_to_head_findings, summary_of
+
+ROUND_NAMES = ("preflop", "flop", "turn", "river")
+
+
+def _round_name(round_index: str) -> str:
+    index = int(round_index)
+    return ROUND_NAMES[index] if index < len(ROUND_NAMES) else f"round {index}"
+
+
+def _number(x: float) -> str:
+    """A k-means objective: whole numbers with separators when large, else 4 digits."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def bucket_findings(label: str, artifact: Artifact) -> list[Finding]:
+    """Buckets per round: k, the hands bucketed, the k-means objective and its iterations."""
+    summary = summary_of(artifact)
+    parts = []
+    for round_index, r in sorted((summary.get("rounds") or {}).items()):
+        buckets = min(int(summary.get("k", 0)), int(r.get("distinct_features", r["hands"])))
+        parts.append(
+            f"{_round_name(round_index)} {buckets:,} buckets of {r['hands']:,} hands, "
+            f"objective {_number(r['objective'])} after {r['iterations']} iterations"
+        )
+    return [Finding(f"{label}: buckets", "; ".join(parts) or "no rounds", artifact.key)]
+
+
+def _solve_text(summary: dict[str, Any]) -> str:
+    seconds = summary.get("seconds")
+    took = f" in {seconds:,.1f} s" if isinstance(seconds, int | float) else ""
+    return f"{summary.get('iterations', 0):,} {summary.get('algorithm', '')} iterations{took}"
+
+
+def cfr_findings(label: str, artifact: Artifact) -> list[Finding]:
+    """A solve: its exact exploitability where the stage measured one, iterations and time."""
+    summary = summary_of(artifact)
+    solve = _solve_text(summary)
+    exploitability = summary.get("exploitability_mbb_per_game")
+    if exploitability is not None:
+        where = "" if summary.get("abstraction") == "lossless" else ", in the abstract game"
+        value = f"{exploitability:,.3f} mbb/g (exact best response{where}) after {solve}"
+        return [Finding(f"{label}: exploitability", value, artifact.key)]
+    value = (
+        f"{solve}, {summary.get('infosets', 0):,} information sets; exploitability in the real "
+        "game: run with `--with best-response`"
+    )
+    return [Finding(f"{label}: solve", value, artifact.key)]
+
+
+def best_response_findings(label: str, artifact: Artifact) -> list[Finding]:
+    """A strategy's exact exploitability in the real game (no interval: it is not sampled)."""
+    summary = summary_of(artifact)
+    value = (
+        f"{summary['exploitability_mbb_per_game']:,.1f} mbb/g (exact best response in the real "
+        f"game, {summary.get('precision', 'float64')}) of {summary.get('strategy', '?')}"
+    )
+    return [Finding(f"{label}: exploitability", value, artifact.key)]
+
+
+def lbr_findings(label: str, artifact: Artifact) -> list[Finding]:
+    """Local best response: a sampled lower bound on exploitability, with its 95% interval."""
+    summary = summary_of(artifact)
+    value = (
+        f"at least {summary['lbr_mbb_per_game']:,.1f} ± "
+        f"{summary['half_width_95_mbb_per_game']:,.1f} mbb/g (LBR lower bound, 95%, "
+        f"{summary['deals']:,} deals)"
+    )
+    return [Finding(f"{label}: exploitability", value, artifact.key)]
+
+
+def league_findings(label: str, artifact: Artifact) -> list[Finding]:
+    """A duplicate league: its ranking at 95%, each pairing with its interval, and the
+    opponent-cluster claim where the players are C6, C8, ..."""
+    summary = summary_of(artifact)
+    rows = head_to_head_findings(label, artifact)
+    claim = summary.get("more_clusters_rank_higher")
+    if isinstance(claim, dict):
+        value = f"{claim['holds']}: {claim['statement']}"
+        rows.append(Finding(f"{label}: more clusters rank higher", value, artifact.key))
+    return rows
+
+
+READERS: dict[str, Reader] = {
+    "hsd-buckets": bucket_findings,
+    "ochs-buckets": bucket_findings,
+    "potential-buckets": bucket_findings,
+    "cfr": cfr_findings,
+    "best-response": best_response_findings,
+    "lbr": lbr_findings,
+    "league": league_findings,
+}
