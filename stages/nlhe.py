@@ -595,7 +595,6 @@ class Samples:
 
     def batch(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Planes and targets of sample ids."""
-        r = self.rules
         x = np.empty((len(ids), N_PLANES, SIZE, SIZE), np.float32)
         encode_samples(
             x,
@@ -604,13 +603,7 @@ class Samples:
             self.starts,
             self.cards,
             self.actions,
-            r.game.num_hole_cards,
-            r.game.num_suits,
-            r.board_through,
-            r.first,
-            r.blind,
-            r.small_blind,
-            self.canonical,
+            self.rules.encoding(self.canonical),
         )
         return x, self.target[ids]
 

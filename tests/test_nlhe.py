@@ -82,9 +82,7 @@ def test_state_planes_of_a_hand_built_flop_decision():
     cards, history, state = _scripted_flop_state()
     assert state[nl.ROUND] == 1 and state[nl.ACTOR] == 0 and state[nl.N_ACTS] == 4
     out = np.zeros((33, 17, 17), np.float32)
-    encode_state(
-        out, cards, 2, 4, 0, history, 4, 1, RULES.board_through, RULES.first, RULES.blind, 50, False
-    )
+    encode_state(out, cards, 0, history, 4, 1, RULES.encoding(False))
     # ranks: 2=0 .. A=12; suits c d h s = 0..3
     assert _cells(out[0]) == [(12, 3)]  # As
     assert _cells(out[1]) == [(11, 1)]  # Kd
@@ -113,8 +111,7 @@ def test_canonical_suits_make_isomorphic_hands_encode_identically():
         cards = np.array(parse_cards(text), dtype=np.int64)
         out = np.zeros((33, 17, 17), np.float32)
         history = np.zeros((4, 4), np.int32)
-        bt, first, blind = RULES.board_through, RULES.first, RULES.blind
-        encode_state(out, cards, 2, 4, 0, history, 0, 3, bt, first, blind, 50, canonical)
+        encode_state(out, cards, 0, history, 0, 3, RULES.encoding(canonical))
         return out
 
     a = "AhKh" + "2c3c" + "Qh7d2s9h3d"
@@ -133,8 +130,8 @@ def test_recorded_samples_encode_with_their_own_action_as_candidate():
     out = np.zeros((len(ids), 33, 17, 17), np.float32)
     cards = rec.cards.astype(np.int64)
     r = RULES
-    args = (2, 4, r.board_through, r.first, r.blind, 50, False)
-    encode_samples(out, ids, hand, starts, cards, rec.actions, *args)
+    enc = r.encoding(False)
+    encode_samples(out, ids, hand, starts, cards, rec.actions, enc)
     for j in range(0, len(ids), 7):
         h, k = hand[j], j - starts[hand[j]]
         seat, kind, after = rec.actions[j, 1], rec.actions[j, 2], rec.actions[j, 3]
@@ -142,7 +139,7 @@ def test_recorded_samples_encode_with_their_own_action_as_candidate():
         before = mine[-1][3] if mine else r.blind[seat]
         ref = np.zeros((33, 17, 17), np.float32)
         acts = rec.actions[starts[h] : j + 1]
-        encode_state(ref, cards[h], 2, 4, seat, acts, k, rec.actions[j, 0], *args[2:])
+        encode_state(ref, cards[h], seat, acts, k, rec.actions[j, 0], enc)
         encode_candidate(ref, kind, after - before, 50)
         assert np.array_equal(out[j], ref)
 
@@ -181,12 +178,10 @@ def test_split_first_convolution_scores_equal_full_planes():
         seat = batch.state[t, nl.ACTOR]
         spent = batch.state[t, nl.SPENT + seat]
         chips = 0 if kind[c] == nl.FOLD else raise_to[c] - spent
-        bt, first, blind = r.board_through, r.first, r.blind
         n_acts, rnd = batch.state[t, nl.N_ACTS], batch.state[t, nl.ROUND]
         encode_state(
-            full[c], batch.cards[t], 2, 4, seat, batch.history[t], n_acts, rnd, bt, first, blind,
-            50, False,
-        )  # fmt: skip
+            full[c], batch.cards[t], seat, batch.history[t], n_acts, rnd, r.encoding(False)
+        )
         encode_candidate(full[c], kind[c], chips, 50)
     with torch.no_grad():
         direct = model(torch.from_numpy(full)).numpy()

@@ -47,8 +47,8 @@ HISTORY = 5
 
 
 class StateEncoding(NamedTuple):
-    """The game's constants that `encode_state` takes, and whether suits are canonical, as one
-    argument for kernels that encode many states (`Rules.encoding` builds it)."""
+    """The game's constants that `encode_state` needs, and whether suits are canonical, as the
+    one argument every encoding kernel takes (`Rules.encoding` builds it)."""
 
     num_hole: int
     num_suits: int
@@ -121,23 +121,18 @@ def suit_relabelling(
 def encode_state(
     out: np.ndarray,
     cards: np.ndarray,
-    num_hole: int,
-    num_suits: int,
     seat: int,
     actions: np.ndarray,
     k: int,
     rnd: int,
-    board_through: np.ndarray,
-    first: np.ndarray,
-    blind: np.ndarray,
-    small_blind: int,
-    canonical: bool,
+    enc: StateEncoding,
 ) -> None:
     """Planes 0-30 for `seat` to act in round `rnd` after the first k of `actions`.
 
     `cards` is the table's row (seat 0 hole, seat 1 hole, board); `actions` rows are
     `(round, seat, type, spent_after)`. `out` must be zero on entry.
     """
+    num_hole, num_suits, board_through, first, blind, small_blind, canonical = enc
     n_board = board_through[rnd]
     suit_map = suit_relabelling(cards, num_hole, seat, n_board, num_suits, canonical)
     for c in range(num_hole):
@@ -197,15 +192,10 @@ def encode_samples(
     hand_start: np.ndarray,
     cards: np.ndarray,
     actions: np.ndarray,
-    num_hole: int,
-    num_suits: int,
-    board_through: np.ndarray,
-    first: np.ndarray,
-    blind: np.ndarray,
-    small_blind: int,
-    canonical: bool,
+    enc: StateEncoding,
 ) -> None:
     """Encode recorded actions `sample` (global action indices) with themselves as candidates."""
+    blind, small_blind = enc.blind, enc.small_blind
     out[:] = 0.0
     for b in range(sample.shape[0]):
         j = sample[b]
@@ -214,10 +204,7 @@ def encode_samples(
         k = j - base
         seat = actions[j, 1]
         acts = actions[base : j + 1]
-        encode_state(
-            out[b], cards[h], num_hole, num_suits, seat, acts, k, actions[j, 0], board_through,
-            first, blind, small_blind, canonical,
-        )  # fmt: skip
+        encode_state(out[b], cards[h], seat, acts, k, actions[j, 0], enc)
         before = blind[seat]
         for a in range(k - 1, -1, -1):
             if acts[a, 1] == seat:

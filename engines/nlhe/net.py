@@ -234,14 +234,12 @@ def encode_tables(
     enc: StateEncoding,
 ) -> None:
     """State planes (0-30; the candidate planes stay zero) of the player to act on each table."""
-    num_hole, num_suits, board_through, first, blind, small_blind, canonical = enc
     out[:] = 0.0
     for j in range(tables.shape[0]):
         t = tables[j]
         encode_state(
-            out[j], cards[t], num_hole, num_suits, state[t, ACTOR], history[t], state[t, N_ACTS],
-            state[t, ROUND], board_through, first, blind, small_blind, canonical,
-        )  # fmt: skip
+            out[j], cards[t], state[t, ACTOR], history[t], state[t, N_ACTS], state[t, ROUND], enc
+        )
 
 
 N_PATTERNS = 3 * (THERMO_CELLS + 1)  # (action type, thermometer count) of a candidate
