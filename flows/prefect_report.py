@@ -14,7 +14,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gameforge.stages.progress import LogProgress, NullProgress, Progress, ProgressTask
+from gameforge.stages.progress import (
+    LogProgress,
+    NullProgress,
+    Progress,
+    ProgressTask,
+    end_early,
+)
 from gameforge.stages.reporting import inline, summary_lines
 
 # Seconds between two updates of a progress artifact: each is one call to the Prefect API.
@@ -110,6 +116,11 @@ class _TeeTask:
         for bar in self.bars:
             bar.close()
         self.publish(self._fraction())
+
+    def end_early(self, why: str) -> None:
+        for bar in self.bars:
+            end_early(bar, why, self.total - self.done)
+        self.publish(100.0)  # complete: the work ended early, it did not stop
 
 
 class PrefectProgress:

@@ -20,6 +20,20 @@ class ProgressTask(Protocol):
         """Show a short status next to the bar (a running loss)."""
 
 
+def end_early(bar: ProgressTask, why: str, left: int) -> None:
+    """Close a bar whose work ended `left` items short of its total for a reason that is not a
+    failure (k-means converged at iteration 15 of at most 100): it ends where the work ended,
+    saying why, neither filled to the total nor marked stopped. A bar without `end_early` (a
+    sink written before it existed) gets the reason as a note and is filled, then closed."""
+    ending = getattr(bar, "end_early", None)
+    if ending is not None:
+        ending(why)
+        return
+    bar.note(f"({why})")
+    bar.advance(left)
+    bar.close()
+
+
 class Progress(Protocol):
     """Starts progress bars."""
 
@@ -37,6 +51,9 @@ class _NullTask:
         pass
 
     def note(self, text: str) -> None:
+        pass
+
+    def end_early(self, why: str) -> None:
         pass
 
 
@@ -69,13 +86,17 @@ class _LogTask:
                 self.first, self.done_at_first = now, self.done
 
     def _pace(self, now: float) -> str:
-        """Elapsed time, the rate since the first line (start-up such as JIT compiling then
-        weighs only on the first line; chunks that finish in bursts average out) and the
-        remaining time it implies."""
+        """Elapsed time, then, from the second line on, the rate since the first line and the
+        remaining time it implies. The first line has neither: its rate would hold the start-up
+        (JIT compiling a solver: "0.08/s, ETA 12781 s" for work done in a minute); chunks that
+        finish in bursts average out over the longer window."""
         elapsed = now - self.t0
-        window = now - (self.t0 if self.first is None else self.first)
+        if self.first is None:
+            return f"{elapsed:.0f} s"
+        window = now - self.first
         rate = (self.done - self.done_at_first) / window if window > 0 else 0.0
-        eta = f", ETA {(self.total - self.done) / rate:.0f} s" if rate > 0 else ""
+        left = self.total - self.done
+        eta = f", ETA {left / rate:.0f} s" if rate > 0 and left > 0 else ""
         return f"{elapsed:.0f} s, {rate:,.2f}/s{eta}"
 
     def close(self) -> None:
@@ -84,6 +105,15 @@ class _LogTask:
         how = "done" if self.done >= self.total else "stopped"
         elapsed = time.monotonic() - self.t0
         self.log(f"{self.desc}: {self.done:,}/{self.total:,} {how} after {elapsed:.1f} s{extra}")
+
+    def end_early(self, why: str) -> None:
+        """The work ended at `done`, short of the total, and is complete: the line says so."""
+        extra = f" {self.text}" if self.text else ""
+        elapsed = time.monotonic() - self.t0
+        self.log(
+            f"{self.desc}: {self.done:,} (of at most {self.total:,}) done after {elapsed:.1f} s, "
+            f"{why}{extra}"
+        )
 
     def note(self, text: str) -> None:
         self.text = text

@@ -173,6 +173,12 @@ class RichProgress:
             def note(self, text: str) -> None:
                 bars.update(task_id, description=f"{desc} {text}")
 
+            def end_early(self, why: str) -> None:
+                # the bar ends full where the work ended: its total becomes what was done
+                done = next(t.completed for t in bars.tasks if t.id == task_id)
+                bars.update(task_id, total=done, description=f"{desc} ({why})")
+                bars.refresh()
+
         return _Bar()
 
     def echo(self, message: str) -> None:

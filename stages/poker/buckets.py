@@ -41,6 +41,7 @@ from gameforge.stages.poker.sizes import (
     completions,
     last_round_hands,
 )
+from gameforge.stages.progress import end_early
 from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, nbytes
 
@@ -170,8 +171,8 @@ def iteration_checkpoints(
     iterations" of `params.max_iter` (resumed at `init`'s iteration).
 
     The callback advances the bar and checkpoints `name` every `params.checkpoint_seconds`.
-    `finish` closes the bar; k-means that stopped before `max_iter` has converged, so it fills
-    the bar (noting "(converged at N)") instead of leaving it short with its clock running.
+    `finish` closes the bar; k-means that stopped before `max_iter` has converged, so its bar
+    ends there, done (`end_early`: "converged at N"), neither filled to `max_iter` nor stopped.
     """
     if init is not None:
         ctx.log(f"{name}: resuming {desc} at iteration {init.iteration}")
@@ -188,10 +189,10 @@ def iteration_checkpoints(
             last_save = time.monotonic()
 
     def finish(iterations: int) -> None:
-        if iterations < params.max_iter:
-            bar.note(f"(converged at {iterations})")
-            bar.advance(params.max_iter - iterations)
-        bar.close()
+        if iterations < params.max_iter:  # converged: the bar ends where the work ended
+            end_early(bar, f"converged at {iterations}", params.max_iter - iterations)
+        else:
+            bar.close()
 
     return checkpoint, finish
 

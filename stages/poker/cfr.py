@@ -562,7 +562,9 @@ def _evaluate(solve: _Solve, iteration: int) -> None:
     bound = regret_bound(solver.state().regret, iteration) / solver.deals_per_iteration
     curve["regret_bound"].append(bound)
     latest = ("exploitability", value) if exact is not None else ("regret/T", bound)
-    solve.bar.note(f"({latest[0]} {latest[1] / big_blind(solve.params) * 1000.0:,.1f} mbb/g)")
+    # the iteration it was measured at: curve points double apart, so a value can stand for long
+    mbb = latest[1] / big_blind(solve.params) * 1000.0
+    solve.bar.note(f"({latest[0]} {mbb:,.1f} mbb/g at iteration {iteration:,})")
     curve["seconds"].append(at)
     solve.clock.off_since(started)
 
