@@ -51,13 +51,18 @@ class RunRequest(BaseModel):
         default=False, description="Run even if the estimated memory or disk does not fit."
     )
 
-    def resolve(self) -> ResolvedRun:
+    def resolve(self, strict: bool = False) -> ResolvedRun:
         """The flow, its parameters and its stored inputs; a bad name or value raises StageError
-        (before anything runs)."""
+        (before anything runs). `strict` (the command line) also refuses a bare `--set` that
+        several stages share (`FlowSpec.resolve`)."""
         from gameforge.flows.specs import get_flow, stored_inputs
 
         spec = get_flow(self.flow)
-        params = spec.resolve(self.preset, list(self.overrides))
+        spec.check_names(self.force, "--force")
+        spec.check_names(self.only or (), "--only")
+        wanted = set(spec.default_nodes() if self.only is None else self.only)
+        running = [n.name for n in spec.nodes if n.name in wanted or n.stage in wanted]
+        params = spec.resolve(self.preset, list(self.overrides), strict=strict, running=running)
         return ResolvedRun(spec, params, stored_inputs(spec, list(self.stored_inputs)))
 
     def flow_parameters(self) -> dict[str, Any]:

@@ -258,7 +258,7 @@ def test_an_unwritable_store_is_refused_in_one_line_before_work(tmp_path, monkey
 def test_a_store_under_a_file_is_refused_in_one_line(tmp_path):
     (tmp_path / "file").write_text("")
     line = refused(["run", "solve-lossless", "--preset", "tiny"], tmp_path / "file" / "s")
-    assert line.startswith("error: Not a directory: ") and "choose another --store" in line
+    assert line.startswith("error: --store ") and "/file is a file, not a folder" in line
 
 
 # The toy flow with its chunk writes failing as on a full disk from the third chunk on.

@@ -86,7 +86,7 @@ def test_bad_input_gets_one_line_and_touches_nothing(tmp_path):
         (("run", "lhe-abstraction", "--set", "river-hs.bogus=1"), "unknown parameter bogus"),
         (("run", "lhe-abstraction", "--set", "game=nothing"), "unknown game 'nothing'"),
         (("game", "info", "nothing"), "unknown game 'nothing'"),
-        (("artifacts", "show", "river-hs-0000"), "no artifact"),
+        (("artifacts", "show", "river-hs-0000"), "no such folder"),  # a reader needs the store
     ]
     for args, message in cases:
         result = gameforge(*args, store=store)

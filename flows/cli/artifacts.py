@@ -19,6 +19,7 @@ from gameforge.flows.cli.common import (
     PlainProgress,
     RichProgress,
     StoreOpt,
+    WriteStoreOpt,
     console,
     describe_failure,
     err_console,
@@ -295,7 +296,7 @@ def artifacts_export(
 @artifacts_app.command("import")
 def artifacts_import(
     files: Annotated[list[Path], typer.Argument(help="Files written by `artifacts export`.")],
-    store: StoreOpt = "store",
+    store: WriteStoreOpt = "store",
     trust: Annotated[
         bool,
         typer.Option(

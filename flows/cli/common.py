@@ -18,12 +18,58 @@ err_console = Console(stderr=True)
 # a kernel cannot be joined). Left False under tests that call the app in-process.
 END_PROCESS = False
 
+
+def check_store(store: str, writing: bool = False) -> str:
+    """Refuse, in one line, a store path that is a file, or (unless `writing`) is missing."""
+    from pathlib import Path
+
+    from gameforge.artifacts.files import is_remote
+
+    if is_remote(store):
+        return store  # an object store's prefix exists once written to
+    path = Path(store.removeprefix("file://")).expanduser()
+    if path.is_dir():
+        return store
+    if path.exists():
+        fail(f"--store {store}: a file, not a store folder (give the folder holding the store)")
+    if not writing:
+        fail(
+            f"--store {store}: no such folder (a store is made by `gameforge run`; "
+            "--store or GAMEFORGE_STORE names it)"
+        )
+    for parent in path.absolute().parents:  # the folder is made later: what holds it must be one
+        if parent.exists():
+            if not parent.is_dir():
+                fail(f"--store {store}: {parent} is a file, not a folder")
+            break
+    return store
+
+
+def _reading_store(store: str) -> str:
+    return check_store(store)
+
+
+def _writing_store(store: str) -> str:
+    return check_store(store, writing=True)
+
+
 StoreOpt = Annotated[
     str,
     typer.Option(
         "--store",
         envvar="GAMEFORGE_STORE",
+        callback=_reading_store,
         help="Artifact store: a folder, or an object store, s3://bucket/prefix.",
+    ),
+]
+# a command that writes (run, stage run, import, serve) makes a missing store folder
+WriteStoreOpt = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        envvar="GAMEFORGE_STORE",
+        callback=_writing_store,
+        help="Artifact store: a folder (made if missing), or an object store, s3://bucket/prefix.",
     ),
 ]
 KeyArg = Annotated[str, typer.Argument(help="Artifact key (a unique prefix will do).")]

@@ -23,8 +23,8 @@ from gameforge.flows.cli.common import (
     RepairOpt,
     RichProgress,
     SetOpt,
-    StoreOpt,
     VerboseOpt,
+    WriteStoreOpt,
     console,
     describe_failure,
     err_console,
@@ -103,7 +103,7 @@ def run_request(request: RunRequest, dry_run: bool = False, verbose: bool = Fals
             from gameforge.flows.runtime import STARTUP_TIMEOUT, import_run_libraries
             from gameforge.stages.runner import failed_at
 
-            stored = request.resolve().stored  # bad input is refused before the store is touched
+            stored = request.resolve(strict=True).stored  # refused before the store is touched
             artifacts = ArtifactStore(store)
             steps = plan_run(request, artifacts)
             if not request.force_resources:
@@ -320,7 +320,7 @@ def _print_plan(request: RunRequest) -> None:
 
     store = request.store_root
     try:
-        request.resolve()  # bad input is refused before the store is touched
+        request.resolve(strict=True)  # bad input is refused before the store is touched
         steps = plan_run(request, ArtifactStore(store))
     except user_errors() as exc:
         fail(str(exc))
@@ -389,7 +389,7 @@ def run_cmd(
     flow: Annotated[str, typer.Argument(help="Flow name (see `gameforge flows`).")],
     preset: PresetOpt = "small",
     overrides: SetOpt = None,
-    store: StoreOpt = "store",
+    store: WriteStoreOpt = "store",
     dask_address: DaskOpt = None,
     force: Annotated[
         list[str] | None, typer.Option("--force", help="Recompute this stage (repeatable).")

@@ -9,13 +9,13 @@ from typing import Annotated
 
 import typer
 
-from gameforge.flows.cli.common import DaskOpt, StoreOpt, console, fail, say
+from gameforge.flows.cli.common import DaskOpt, WriteStoreOpt, console, fail, say
 
 server_app = typer.Typer(no_args_is_help=True, help="A long-lived local Prefect server.")
 
 
 def serve_cmd(
-    store: StoreOpt = "store",
+    store: WriteStoreOpt = "store",
     dask_address: DaskOpt = None,
     preset: Annotated[
         str, typer.Option("--preset", "-p", help="The preset a run uses unless it says another.")

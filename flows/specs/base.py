@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from gameforge.stages.base import StageError
 from gameforge.stages.registry import get_stage
+
+# Parameters that mean one thing in every stage taking them, so that a bare `--set NAME=V` sets
+# them all on purpose in any flow: the game (and the Hearts rules), the device, and the Blokus
+# search and value settings the README sets for a whole run. Any other name that several stages
+# of a flow take (k, seed, games ...) must name its stage, unless the flow lists it in `options`.
+FLOW_WIDE = frozenset(
+    {
+        "game",
+        "device",
+        "passing",
+        "moon",
+        "two_clubs_leads",
+        "must_break_hearts",
+        "no_points_first_trick",
+        "value_margin",
+        "fpu_reduction",
+        "rollout_mix",
+        "root_rule",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +65,24 @@ class FlowSpec:
     # the nodes whose results are the flow's findings, printed when it ends
     # (gameforge.flows.findings reads them from the artifacts' summaries)
     findings: tuple[str, ...] = ()
+    # flow-level options: parameters that a bare `--set NAME=V` sets in every stage taking them
+    # on purpose (beyond FLOW_WIDE); other names several stages share must name their stage
+    options: tuple[str, ...] = ()
+
+    def names(self) -> list[str]:
+        """Every node name of the flow, then each stage name that is not also a node's."""
+        nodes = [n.name for n in self.nodes]
+        return nodes + sorted({n.stage for n in self.nodes} - set(nodes))
+
+    def check_names(self, names: Collection[str], option: str) -> None:
+        """Refuse (StageError) a name in `names` that is neither a node nor a stage of the flow."""
+        known = self.names()
+        for name in names:
+            if name not in known:
+                raise StageError(
+                    f"{option} {name!r}: flow {self.name} has no node or stage {name!r}"
+                    f"{_close(name, known)} (valid: {', '.join(known)})"
+                )
 
     def swept_stages(self) -> set[str]:
         """Stages that run once per sweep value (the swept one and its regular dependents)."""
@@ -71,11 +110,12 @@ class FlowSpec:
     def default_nodes(self, extra: list[str] | None = None) -> list[str]:
         """Nodes a plain run runs (all but the optional ones), plus the optional `extra`."""
         asked = set(extra or [])
-        unknown = sorted(asked - {n.name for n in self.nodes} - {n.stage for n in self.nodes})
+        unknown = sorted(asked - set(self.names()))
         if unknown:
-            optional = ", ".join(n.name for n in self.nodes if n.optional) or "none"
-            raise ValueError(
-                f"flow {self.name} has no node {unknown[0]!r} (optional nodes: {optional})"
+            optional = [n.name for n in self.nodes if n.optional]
+            raise StageError(
+                f"--with {unknown[0]!r}: flow {self.name} has no node {unknown[0]!r}"
+                f"{_close(unknown[0], optional)} (optional nodes: {', '.join(optional) or 'none'})"
             )
         return [n.name for n in self.nodes if not n.optional or n.name in asked or n.stage in asked]
 
@@ -87,11 +127,20 @@ class FlowSpec:
                 wanted.update(node.inputs.values())
         return [n.name for n in self.nodes if n.name in wanted]
 
-    def resolve(self, preset: str, overrides: list[str] | None = None) -> dict[str, dict]:
+    def resolve(
+        self,
+        preset: str,
+        overrides: list[str] | None = None,
+        *,
+        strict: bool = False,
+        running: Collection[str] | None = None,
+    ) -> dict[str, dict]:
         """Parameters per stage for a preset with `--set` overrides applied.
 
         An override is `node.param=value` (a node name, or a stage name for every node of that
-        stage) or `param=value` (every node whose stage has `param`).
+        stage) or `param=value` (every node whose stage has `param`). `strict` (the command
+        line) refuses a bare `param=value` that several stages of the `running` nodes (default:
+        all) take, unless it is a flow-level option (`FLOW_WIDE`, `options`).
         """
         if preset not in self.presets:
             valid = ", ".join(self.presets)
@@ -107,18 +156,42 @@ class FlowSpec:
             targets = [n for n in params if dot and prefix in (n, stage_of[n])]
             if targets:
                 for node in targets:
-                    _check_param(stage_of[node], pname)
+                    _check_param(stage_of[node], pname, item)
                     params[node][pname] = value
                 continue
+            if dot:
+                raise StageError(
+                    f"bad --set {item!r}: flow {self.name} has no node or stage {prefix!r}"
+                    f"{_close(prefix, self.names())} (valid: {', '.join(self.names())})"
+                )
             takers = [n for n in params if pname_in(stage_of[n], name)]
             if not takers:
-                raise StageError(f"bad --set {item!r}: no stage of flow {self.name} has {name!r}")
+                known = sorted({p for s in set(stage_of.values()) for p in _fields(s)})
+                raise StageError(
+                    f"bad --set {item!r}: no stage of flow {self.name} has {name!r}"
+                    f"{_close(name, known)} (parameters: {', '.join(known)})"
+                )
+            if strict:
+                self._check_bare(item, name, takers if running is None else
+                                 [n for n in takers if n in running])  # fmt: skip
             for node in takers:
                 params[node][name] = value
         for node, values in params.items():
             for variant in sweep_values(self, values, node):
                 get_stage(stage_of[node]).make_params(variant)  # fail now, before any flow starts
         return params
+
+    def _check_bare(self, item: str, name: str, takers: list[str]) -> None:
+        """Refuse a bare override that would change `name` in several stages by surprise."""
+        stages = list(dict.fromkeys(self.node(n).stage for n in takers))
+        if len(stages) < 2 or name in FLOW_WIDE or name in self.options:
+            return
+        value = item.partition("=")[2]
+        raise StageError(
+            f"bad --set {item!r}: {len(stages)} stages of flow {self.name} take {name} "
+            f"({', '.join(stages)}); name the one meant: --set STAGE.{name}={value}, e.g. "
+            f"--set {stages[0]}.{name}={value}"
+        )
 
 
 def stored_inputs(spec: FlowSpec, items: list[str]) -> dict[str, dict[str, str]]:
@@ -181,10 +254,27 @@ def pname_in(stage: str, name: str) -> bool:
     return name in get_stage(stage).params_model.model_fields
 
 
-def _check_param(stage: str, name: str) -> None:
+def _fields(stage: str) -> list[str]:
+    """The parameter names of `stage`."""
+    return list(get_stage(stage).params_model.model_fields)
+
+
+def _close(name: str, choices: Collection[str]) -> str:
+    """`; did you mean 'x'?` for the nearest of `choices` to a mistyped `name`, else ''."""
+    import difflib
+
+    near = difflib.get_close_matches(name, list(choices), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _check_param(stage: str, name: str, item: str = "") -> None:
     if not pname_in(stage, name):
-        valid = ", ".join(sorted(get_stage(stage).params_model.model_fields))
-        raise StageError(f"stage {stage}: unknown parameter {name} (valid: {valid})")
+        valid = sorted(_fields(stage))
+        where = f"bad --set {item!r}: " if item else ""
+        raise StageError(
+            f"{where}stage {stage}: unknown parameter {name}{_close(name, valid)} "
+            f"(valid: {', '.join(valid)})"
+        )
 
 
 def parse_value(raw: str) -> Any:
