@@ -14,26 +14,12 @@ import argparse
 import os
 import time
 
-import numpy as np
 from _shared import random_play
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.engines.common.parallel import Parallel
-from gameforge.engines.poker.match import Agent, play_match, summarize
+from gameforge.engines.poker.match import play_match, summarize
 from gameforge.stages.poker.strategy import StrategyView
-
-
-def agent(view: StrategyView, name: str) -> Agent:
-    """A strategy agent from a cfr artifact."""
-    tables = view.abstraction.deal_tables() if view.abstraction is not None else None
-    return Agent(
-        "strategy",
-        name=name,
-        strategy=np.asarray(view.average[:]),
-        offsets=view.offsets,
-        ndec=view.ndec,
-        tables=tables,
-    )
 
 
 def openspiel_hands_per_second(game_text: str, seconds: float = 3.0) -> float:
@@ -57,7 +43,7 @@ def main() -> None:
     store = ArtifactStore(args.store)
     va = StrategyView(store, store.open(args.a))
     vb = StrategyView(store, store.open(args.b or args.a))
-    a, b = agent(va, va.artifact.key), agent(vb, vb.artifact.key)
+    a, b = va.agent(va.artifact.key), vb.agent(vb.artifact.key)
     game = va.game
     play_match(game, a, b, hands_per_set=1000, sets=2)  # compile outside the clock
     rows = []

@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.common.parallel import Parallel
-from gameforge.engines.poker.match import Agent, play_match, summarize
+from gameforge.engines.poker.match import play_match, summarize
 from gameforge.stages.base import Seed, StageContext, StageError, numbered
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
@@ -92,19 +92,7 @@ def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     labels = [player_label(v) for v in views]
     if len(set(labels)) < len(labels):
         labels = [f"{label}#{i}" for i, label in enumerate(labels)]
-    agents = []
-    for view, label in zip(views, labels):
-        tables = view.abstraction.deal_tables() if view.abstraction is not None else None
-        agents.append(
-            Agent(
-                "strategy",
-                name=label,
-                strategy=np.asarray(view.average[:]),
-                offsets=view.offsets,
-                ndec=view.ndec,
-                tables=tables,
-            )
-        )
+    agents = [view.agent(label) for view, label in zip(views, labels)]
     n = len(agents)
     mbb = np.zeros((n, n))
     ci = np.zeros((n, n))

@@ -12,6 +12,7 @@ from gameforge.artifacts import Artifact, ArtifactStore
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.betting import ACTIONS, DECISION, build_tree
 from gameforge.engines.poker.cfr import lossless_bucketer
+from gameforge.engines.poker.match import Agent
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import GameParams
@@ -67,6 +68,18 @@ class StrategyView:
             self._lossless, _ = lossless_bucketer(self.game)
             self.describe = "lossless (canonical hands)"
         self.average = artifact["average_strategy"]
+
+    def agent(self, name: str) -> Agent:
+        """This strategy as a match player named `name`."""
+        tables = self.abstraction.deal_tables() if self.abstraction is not None else None
+        return Agent(
+            "strategy",
+            name=name,
+            strategy=np.asarray(self.average[:]),
+            offsets=self.offsets,
+            ndec=self.ndec,
+            tables=tables,
+        )
 
     def bucket(self, round_: int, cards: list[int]) -> int:
         """The bucket of a player's cards (hole then board) in a round."""
