@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gameforge.flows.cli.common import StoreOpt, console, fail, say, user_errors
+from gameforge.flows.cli.common import StoreOpt, fail, say, user_errors
 
 
 def artifacts_plot(
@@ -18,7 +18,11 @@ def artifacts_plot(
     store: StoreOpt = "store",
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="PNG path (default KEY.png); with --all a folder (gallery)."),
+        typer.Option(
+            "--out",
+            help="A FILE.png, or a folder (made if missing) that gets KEY.png; default: the "
+            "store's plots/ folder. With --all the gallery's folder (default the same).",
+        ),
     ] = None,
     hand: Annotated[
         str | None,
@@ -36,6 +40,7 @@ def artifacts_plot(
     """Write a PNG figure of an artifact, or with --all every figure of the store and a page."""
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.plots import plot
+    from gameforge.flows.plots.output import figure_path, gallery_folder
 
     if key is None and not all_:
         fail("give an artifact KEY, or --all for every figure of the store")
@@ -44,16 +49,22 @@ def artifacts_plot(
     if all_:
         if hand is not None:
             fail("--hand picks one artifact's hand: give it with KEY, not with --all")
-        _plot_gallery(ArtifactStore(store), out or Path("gallery"))
+        try:
+            opened = ArtifactStore(store)
+            folder = gallery_folder(opened, out)
+        except user_errors() as exc:
+            fail(str(exc))
+        _plot_gallery(opened, folder)
         return
     assert key is not None
     try:
-        artifact = ArtifactStore(store).open(key)
-        target = out or Path(f"{artifact.key}.png")
+        opened = ArtifactStore(store)
+        artifact = opened.open(key)
+        target = figure_path(opened, artifact.key, out, hand)
         description = plot(artifact, target, hand)
-    except user_errors() + (ValueError,) as exc:
+    except user_errors() + (ValueError, OSError) as exc:
         fail(str(exc))
-    console.print(f"wrote {target}: {description}", markup=False, highlight=False)
+    say(f"wrote {target}: {description}")
 
 
 def _plot_gallery(store: Any, out: Path) -> None:

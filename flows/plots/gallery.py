@@ -1,18 +1,23 @@
 """A store's gallery (`gameforge artifacts plot --all --out DIR`): every figure, one HTML page.
 
 `write_gallery` draws the figure of every complete artifact whose stage has a plot into
-`DIR/KEY.png` and writes `DIR/index.html`: per artifact its key, stage and version, its
-parameters, its inputs as links to their entries (so a run's lineage can be followed in a
-browser), what uses it, the plot's one-line description and the figure. Artifacts without a
-plot get a short entry, so every input link lands somewhere. A plot that fails is listed with
-its error; the rest of the gallery is still written. Every link in the page is relative: the
-folder can be moved, archived or served as it is.
+`DIR/KEY.png` and writes `DIR/index.html`. The page opens with its navigation: the store's runs,
+newest first, each listing its artifacts by game, then every artifact by game and stage. Each
+link says what the figure is: its stage and the parameters that tell it from its siblings
+(`hearts-falcon · actions previous · seed 2`, as `artifacts ls` labels them), never a bare key.
+Then per artifact its title, key, stage and version, its parameters, its inputs as links to
+their entries (so a run's lineage can be followed in a browser), what uses it, the plot's
+one-line description and the figure. Artifacts without a plot get a short entry, so every input
+link lands somewhere. A plot that fails is listed with its error; the rest of the gallery is
+still written. Every link in the page is relative: the folder can be moved, archived or served
+as it is.
 """
 
 from __future__ import annotations
 
 import html
 import multiprocessing
+import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +44,8 @@ class GalleryEntry:
     params: dict[str, Any]
     inputs: dict[str, str]
     used_by: list[str] = field(default_factory=list)
+    game: str = ""
+    labels: dict[str, Any] = field(default_factory=dict)  # what tells it from its siblings
     image: str | None = None  # the PNG's file name in the gallery folder
     description: str | None = None
     error: str | None = None
@@ -47,6 +54,50 @@ class GalleryEntry:
     def has_plot(self) -> bool:
         """True when the stage has a plot (drawn, or failed)."""
         return self.image is not None or self.error is not None
+
+    @property
+    def title(self) -> str:
+        """What the figure is, in words: `stage · label · label` (the game is said apart)."""
+        return " · ".join([self.stage, *(label_text(n, v) for n, v in self.labels.items())])
+
+
+@dataclass
+class GalleryRun:
+    """One recorded run of the store, as the page's navigation lists it."""
+
+    run_id: str
+    flow: str
+    preset: str | None
+    status: str
+    started: str
+    keys: list[str]  # the run's artifacts that are in the gallery, in node order
+
+    @property
+    def heading(self) -> str:
+        """`flow · preset tiny · completed · 2026-11-29 00:02 UTC`."""
+        parts = [self.flow]
+        if self.preset:
+            parts.append(f"preset {self.preset}")
+        parts += [self.status, self.started[:16].replace("T", " ") + " UTC"]
+        return " · ".join(parts)
+
+
+# Parameters that read best with the count first ("400 episodes", not "episodes 400").
+COUNTS = frozenset(
+    {"episodes", "games", "iterations", "steps", "deals", "hands", "epochs", "restarts", "trials"}
+)
+
+
+def label_text(name: str, value: Any) -> str:
+    """One distinguishing parameter in words: `seed 2`, `400 episodes`, `k=8`, `svr`/`no svr`."""
+    if isinstance(value, bool):
+        return name if value else f"no {name}"
+    text = _value_text(value)
+    if isinstance(value, int):
+        text = f"{value:,}"
+        if name in COUNTS:
+            return f"{text} {name}"
+    return f"{name}={text}" if len(name) == 1 else f"{name} {text}"  # k=8 as papers write it
 
 
 def lineage_order(artifacts: dict[str, Artifact]) -> list[str]:
@@ -129,6 +180,7 @@ def write_gallery(
     jobs = [(key, out_dir / f"{key}.png") for key in order if artifacts[key].stage in PLOTTERS]
     for _key, png in jobs:
         png.unlink(missing_ok=True)  # never show a figure left by an earlier gallery
+    described = _described(store, list(artifacts))
     results = _drawn(store, jobs, workers or 1)
     entries = []
     for key in order:
@@ -140,6 +192,8 @@ def write_gallery(
             params={k: v for k, v in artifact.params.items() if k not in HIDDEN_PARAMS},
             inputs=artifact.inputs,
             used_by=sorted(used_by[key]),
+            game=described[key]["game"] or "",
+            labels=described[key]["labels"],
         )
         if artifact.stage in PLOTTERS:
             entry.description, entry.error = next(results)
@@ -148,8 +202,32 @@ def write_gallery(
         entries.append(entry)
         if on_entry is not None:
             on_entry(entry)
-    (out_dir / INDEX).write_text(index_html(entries), encoding="utf-8")
+    (out_dir / INDEX).write_text(index_html(entries, gallery_runs(store, artifacts)), "utf-8")
     return entries
+
+
+def _described(store: ArtifactStore, keys: list[str]) -> dict[str, dict[str, Any]]:
+    """Per key its game and the labels that tell it from its stage's siblings (as `artifacts
+    ls` shows them)."""
+    from gameforge.flows.listing import describe
+
+    infos = [info for info in store.entries() if info.key in set(keys)]
+    return {info.key: found for info, found in zip(infos, describe(store, infos), strict=True)}
+
+
+def gallery_runs(store: ArtifactStore, present: dict[str, Any]) -> list[GalleryRun]:
+    """The store's recorded runs that name an artifact of the gallery, newest first."""
+    from gameforge.artifacts.runs import RunLedger
+
+    runs = []
+    for record in reversed(RunLedger(store).all()):
+        keys = [key for key in dict.fromkeys(record.artifact_keys()) if key in present]
+        if keys:
+            runs.append(
+                GalleryRun(record.run_id, record.flow, record.preset, record.shown_status(),
+                           record.started, keys)
+            )  # fmt: skip
+    return runs
 
 
 def _value_text(value: Any) -> str:
@@ -159,12 +237,69 @@ def _value_text(value: Any) -> str:
     return str(value)
 
 
-def _anchor(key: str) -> str:
-    """A same-page link to an artifact's entry."""
-    return f'<a href="#{quote(key)}"><code>{html.escape(key)}</code></a>'
+def _named_link(entry: GalleryEntry) -> str:
+    """A same-page link to an entry that says what it is (stage and labels), the key beside it
+    in small type (still there to copy)."""
+    e = html.escape
+    mark = "" if entry.has_plot else " (no figure)"
+    return (
+        f'<a href="#{quote(entry.key)}">{e(entry.title)}</a>{mark} '
+        f"<small><code>{e(entry.key)}</code></small>"
+    )
 
 
-def _entry_html(entry: GalleryEntry, present: set[str]) -> str:
+def _by_game(entries: list[GalleryEntry]) -> dict[str, list[GalleryEntry]]:
+    """Entries grouped by game, in first-seen order."""
+    groups: dict[str, list[GalleryEntry]] = {}
+    for entry in entries:
+        groups.setdefault(entry.game or "(no game)", []).append(entry)
+    return groups
+
+
+def _games_list(entries: list[GalleryEntry]) -> str:
+    """Nested lists: each game, then its entries' links."""
+    items = []
+    for game, group in _by_game(entries).items():
+        links = "".join(f"<li>{_named_link(entry)}</li>" for entry in group)
+        items.append(f"<li><b>{html.escape(game)}</b><ul>{links}</ul></li>")
+    return f"<ul>{''.join(items)}</ul>"
+
+
+def _stage_then_title(entries: list[GalleryEntry]) -> list[GalleryEntry]:
+    """Entries with each stage's in page (lineage) order of the stages, and within a stage by
+    title, numbers compared as numbers (seed 2 before seed 10)."""
+    first: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        first.setdefault(entry.stage, i)
+
+    def natural(text: str) -> list[Any]:
+        return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+                for part in re.split(r"(\d+)", text)]  # fmt: skip
+
+    return sorted(entries, key=lambda x: (first[x.stage], natural(x.title)))
+
+
+def navigation_html(entries: list[GalleryEntry], runs: list[GalleryRun]) -> str:
+    """The page's navigation: runs (newest open), each by game; then every artifact by game."""
+    e = html.escape
+    by_key = {entry.key: entry for entry in entries}
+    parts = ["<nav>"]
+    if runs:
+        parts.append("<h2>Runs</h2>")
+        for i, run in enumerate(runs):
+            listed = [by_key[key] for key in run.keys]
+            parts.append(
+                f"<details{' open' if i == 0 else ''}><summary><b>{e(run.heading)}</b> "
+                f"<small>run <code>{e(run.run_id)}</code>, {len(listed)} artifacts</small>"
+                f"</summary>{_games_list(listed)}</details>"
+            )
+    parts.append("<h2>By game</h2>")
+    parts.append(_games_list(_stage_then_title(entries)))
+    parts.append("</nav>")
+    return "\n".join(parts)
+
+
+def _entry_html(entry: GalleryEntry, present: dict[str, GalleryEntry]) -> str:
     """One artifact's section: title, lineage, description and figure (or its error)."""
     e = html.escape
     params = " ".join(
@@ -172,18 +307,23 @@ def _entry_html(entry: GalleryEntry, present: set[str]) -> str:
     )
     inputs = []
     for name, key in entry.inputs.items():
-        target = _anchor(key) if key in present else f"<code>{e(key)}</code> (not in this store)"
+        target = (
+            _named_link(present[key]) if key in present
+            else f"<code>{e(key)}</code> (not in this store)"
+        )  # fmt: skip
         inputs.append(f"<li>{e(name)}: {target}</li>")
     rows = [f"<dt>parameters</dt><dd>{params or '(none)'}</dd>"]
     rows.append(f"<dt>inputs</dt><dd><ul>{''.join(inputs)}</ul></dd>" if inputs else
                 "<dt>inputs</dt><dd>(none)</dd>")  # fmt: skip
     if entry.used_by:
-        users = " ".join(_anchor(key) for key in entry.used_by)
-        rows.append(f"<dt>used by</dt><dd>{users}</dd>")
+        users = "".join(f"<li>{_named_link(present[key])}</li>" for key in entry.used_by)
+        rows.append(f"<dt>used by</dt><dd><ul>{users}</ul></dd>")
+    game = f"{entry.game} · " if entry.game else ""
     parts = [
         f'<section class="artifact" id="{e(entry.key)}">',
-        f'<h2><a href="#{quote(entry.key)}">{e(entry.key)}</a></h2>',
-        f'<p class="stage">stage <b>{e(entry.stage)}</b>, version {entry.version}</p>',
+        f'<h2><a href="#{quote(entry.key)}">{e(game + entry.title)}</a></h2>',
+        f'<p class="stage"><code>{e(entry.key)}</code> stage <b>{e(entry.stage)}</b>, '
+        f"version {entry.version}</p>",
         f"<dl>{''.join(rows)}</dl>",
     ]
     if entry.description is not None:
@@ -232,24 +372,21 @@ img { max-width: 100%; border: 1px solid #ddd; }
 .description { font-style: italic; }
 .error { color: #b00020; font-weight: bold; }
 nav li { margin: 0.1em 0; }
+nav details { margin: 0.3em 0; }
+nav summary { cursor: pointer; }
+small code { color: #777; }
 </style>
 """
 
 
-def index_html(entries: list[GalleryEntry]) -> str:
-    """The gallery page of `entries` (HTML escaped, relative links only)."""
+def index_html(entries: list[GalleryEntry], runs: list[GalleryRun] | None = None) -> str:
+    """The gallery page of `entries`, navigated by `runs` and game (HTML escaped, relative
+    links only)."""
     e = html.escape
-    present = {entry.key for entry in entries}
+    present = {entry.key: entry for entry in entries}
     plotted = [entry for entry in entries if entry.has_plot]
     failed = [entry for entry in plotted if entry.error is not None]
     plain = [entry for entry in entries if not entry.has_plot]
-    by_stage: dict[str, list[GalleryEntry]] = {}
-    for entry in entries:
-        by_stage.setdefault(entry.stage, []).append(entry)
-    toc = "".join(
-        f"<li><b>{e(stage)}</b>: {' '.join(_anchor(x.key) for x in group)}</li>"
-        for stage, group in by_stage.items()
-    )
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     counts = (
         f"{len(plotted) - len(failed)} figures, {len(failed)} failed, "
@@ -267,9 +404,9 @@ def index_html(entries: list[GalleryEntry]) -> str:
     ]
     if failed:
         body.append(
-            '<p class="error">failed: ' + " ".join(_anchor(entry.key) for entry in failed) + "</p>"
+            '<p class="error">failed: ' + " ".join(_named_link(entry) for entry in failed) + "</p>"
         )
-    body.append(f"<nav><ul>{toc}</ul></nav>")
+    body.append(navigation_html(entries, runs or []))
     body.extend(_entry_html(entry, present) for entry in plotted)
     if plain:
         body.append("<h2>Artifacts of stages without a figure</h2>")
