@@ -13,13 +13,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from gameforge.artifacts import Artifact, ArtifactStore, Build, write_chunk
+from gameforge.engines.common.rng import Numbered
 from gameforge.engines.hearts.actions import N_ACTIONS, N_PERCEPTION, card_features
 from gameforge.engines.hearts.agents import MONTE_CARLO
 from gameforge.engines.hearts.falcon import FalconParams
@@ -622,13 +622,7 @@ class EvalParams(RuleParams):
     seed: Seed = Field(default=10_000_019, description="Seed of the evaluation games.")
 
 
-@dataclass(frozen=True)
-class Games:
-    """Games first..first + count - 1 of `seed` (every game depends on its number only)."""
-
-    count: int
-    seed: int
-    first: int = 0
+Games = Numbered  # games first..first + count - 1 of a seed (a game depends on its number only)
 
 
 def evaluate(

@@ -6,6 +6,8 @@ a stream is seeded from (seed, index) with `mix`, never from a shared global gen
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
@@ -31,3 +33,13 @@ def uniform(state: np.ndarray) -> float:
 def stream_seed(seed: int, index: int) -> np.uint64:
     """The starting state of stream `index` of a seeded family (a deal, a game)."""
     return mix(np.uint64(seed) * GOLDEN_GAMMA + np.uint64(index))
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """Items first..first + count - 1 of `seed`'s family of streams (deals, games): each
+    depends on its number only, so any split of a run into blocks plays the same items."""
+
+    count: int
+    seed: int
+    first: int = 0

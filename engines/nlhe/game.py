@@ -33,7 +33,7 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
-from gameforge.engines.common.rng import mix, stream_seed, uniform
+from gameforge.engines.common.rng import Numbered, mix, stream_seed, uniform
 from gameforge.engines.nlhe.encoding import StateEncoding
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.evaluator import get_tables, hand_value
@@ -708,13 +708,7 @@ def _play_batch(
     return _finished(batch)
 
 
-@dataclass(frozen=True)
-class Deals:
-    """Deals first..first + count - 1 of `seed`'s stream (a deal depends on its number only)."""
-
-    count: int
-    seed: int
-    first: int = 0
+Deals = Numbered  # deals first..first + count - 1 of a seed (a deal depends on its number only)
 
 
 def play(
