@@ -152,6 +152,17 @@ def test_cfr_time_axis_starts_after_the_start_up(plot_store, tmp_path):
     assert "start-up" in time_axes.get_xlabel()
 
 
+def test_cfr_figures_define_exploitability_only_where_they_draw_it(plot_store, tmp_path):
+    """The footnote defines exploitability only on a figure with an exploitability series or
+    point (a chance-sampled abstract solve has neither: it defines only regret / T)."""
+    for key in keys_by_stage(plot_store)["cfr"]:
+        _, (fig,) = render(plot_store.open(key), tmp_path / "cfr.png")
+        (legend,) = fig.legends
+        drawn = any("exploitability" in text.get_text() for text in legend.get_texts())
+        assert ("exploitability:" in legend.get_title().get_text()) == drawn, key
+        assert "positive regret / T:" in legend.get_title().get_text(), key
+
+
 def gameforge(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """The command line, as a user runs it."""
     env = dict(os.environ, NO_COLOR="1", COLUMNS="200")

@@ -201,8 +201,10 @@ def plot_blokus_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
                 if versus["separated"]
                 else "\nintervals overlap the untrained control's"
             )
+        # wins are fractional (a top score shared by k counts 1/k): "won 0.5 of 1 game"
         axes[0, 0].set_title(f"win rate of {len(rows)} network{'s' if len(rows) > 1 else ''} "
-                             f"({wins:g} wins in {games:,} games){verdict}")  # fmt: skip
+                             f"(won {wins:g} of {games:,} game{'s' if games != 1 else ''})"
+                             f"{verdict}")  # fmt: skip
         _policy_mass_axes(axes[0, 1], policy)
         _policy_spread_axes(axes[1, 0], policy)
         boards = _last_array(artifact, f"boards_{last}", 400)
@@ -248,6 +250,17 @@ def _train_chain(artifact: Artifact) -> list[Artifact]:
     return chain
 
 
+def _lr_text(p: dict[str, Any], first: int, last: int) -> str:
+    """The learning rates this artifact's global steps `first`..`last` (0-based) trained with:
+    one rate where `lr_late` equals `lr` or the drop is outside them, else both and where."""
+    lr, late, drop = float(p["lr"]), float(p["lr_late"]), int(p["lr_drop_step"])
+    if lr == late or drop <= first:
+        return f"lr {late:g}"
+    if drop > last:
+        return f"lr {lr:g} ({late:g} from global step {drop:,}: not reached)"
+    return f"lr {lr:g}, then {late:g} from global step {drop:,}"
+
+
 def plot_blokus_train(artifact: Artifact, out: Path, hand: str | None) -> str:
     """Value and policy loss per training step, with the earlier networks this one continues
     (running mean where there are enough steps)."""
@@ -269,8 +282,8 @@ def plot_blokus_train(artifact: Artifact, out: Path, hand: str | None) -> str:
         options.append(f"value weight {p['value_weight']}")
     title = stage_title(
         artifact,
-        f"net {p['blocks']}x{p['filters']}, {p['steps']:,} steps of batch {p['batch']}, lr "
-        f"{p['lr']:g} (then {p['lr_late']:g} from step {p['lr_drop_step']:,}), buffer "
+        f"net {p['blocks']}x{p['filters']}, {p['steps']:,} steps of batch {p['batch']}, "
+        f"{_lr_text(p, int(own[0]) - 1, int(own[-1]) - 1)}, buffer "
         f"{s.get('buffer_games', '?')} games" + (f", {', '.join(options)}" if options else ""),
     )
     with figure(out, ncols=2, figsize=(13, 5), sharex=True, layout="constrained") as (fig, axes):
@@ -356,13 +369,17 @@ def plot_blokus_rollouts(artifact: Artifact, out: Path, hand: str | None) -> str
 def _outcome_axes(ax, outcome: np.ndarray) -> None:  # type: ignore[no-untyped-def]
     """Sole, shared and lost top scores by colour, stacked."""
     games = len(outcome)
-    kinds = ((1, "sole top score", "#2f9a3f"), (0, "shared top score", "#e8c31a"),
-             (-1, "below the top", "#bbbbbb"))  # fmt: skip
+    # shades of grey: the x axis is the players' colours, so no outcome may wear one of them
+    kinds = ((1, "sole top score", "#333333", ""), (0, "shared top score", "#8f8f8f", "//"),
+             (-1, "below the top", "#e4e4e4", ""))  # fmt: skip
     bottom = np.zeros(4)
-    for value, label, colour in kinds:
+    for value, label, colour, hatch in kinds:
         count = (outcome == value).sum(axis=0)
-        ax.bar(range(4), count, bottom=bottom, color=colour, label=label, edgecolor="white")
+        ax.bar(range(4), count, bottom=bottom, color=colour, label=label, hatch=hatch,
+               edgecolor="#555555", linewidth=0.6)  # fmt: skip
         bottom += count
+    for tick, colour in zip(ax.get_xticklabels(), BLOKUS_COLOURS, strict=False):
+        tick.set_color(colour)
     ax.set_xticks(range(4), COLOUR_NAMES)
     ax.set_xlabel("colour")
     ax.set_ylabel("games")

@@ -44,6 +44,10 @@ def _games_axis(ax, most: float, which: str = "x") -> None:  # type: ignore[no-u
     top = max(float(most), 1.0)
     ticks = [0.0] + [10.0**k for k in range(0, 8) if 10.0**k <= top * 1.01]
     if ticks[-1] < top * 0.99:
+        # the top itself is labelled; a power of ten under a third of a decade below it would
+        # print on top of it (1,000 and 1,356), so the top takes its place
+        if len(ticks) > 2 and top < 2.5 * ticks[-1]:
+            ticks.pop()
         ticks.append(top)
     labels = [f"{t:,.0f}" for t in ticks]
     if which == "x":
@@ -328,8 +332,7 @@ def _prediction_histograms(  # type: ignore[no-untyped-def]
     for in_sample, actual, name, colour, style in CHECK_KINDS:
         sel = (trained == in_sample) & ((label > 0) == (actual > 0))
         n = int(sel.sum())
-        if n == 0:
-            ax.plot([], [], color=colour, linestyle=style, label=f"{name}: none (n=0)")
+        if n == 0:  # no legend entry for a series with nothing drawn (the title says none)
             continue
         ax.hist(prediction[sel], bins=bins, density=True, histtype="step", color=colour,
                 linestyle=style, linewidth=1.6, label=f"{name} (n={n:,})")  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from gameforge.artifacts import Artifact, ArtifactStore
-from gameforge.engines.poker.cards import RANK_CHARS
+from gameforge.engines.poker.cards import PAPER_BOARD, PAPER_HOLE, RANK_CHARS
 from gameforge.flows.plots.common import (
     MUTED,
     Plotter,
@@ -59,6 +59,21 @@ def _legend_and_title(ax, title: str) -> None:  # type: ignore[no-untyped-def]
     ax.set_title(wrap_title(title, 70), fontsize=10)
 
 
+def hand_origin(game, cards: list[int]) -> str:  # type: ignore[no-untyped-def]
+    """Where a default hand comes from, for its figure's title: the paper's hand as it is, that
+    hand moved into a short deck (` (the paper's Jc9h | 4d5d9d moved into this 8-rank deck)`),
+    or the deck's highest cards where the paper's hand does not fit."""
+    board = len(cards) - game.num_hole_cards
+    paper = PAPER_HOLE + PAPER_BOARD[: 2 * board]
+    paper_title = f"{PAPER_HOLE} | {paper[len(PAPER_HOLE) :]}" if board else PAPER_HOLE
+    if game.format_cards(cards) == paper:
+        return " (the paper's hand)"
+    top = game.num_ranks * game.num_suits - 1
+    if cards == list(range(top, top - len(cards), -1)):
+        return f" (the deck's highest cards: the paper's {paper_title} does not fit this deck)"
+    return f" (the paper's {paper_title} moved into this {game.num_ranks}-rank deck)"
+
+
 def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
     """The HSD of one hand (default: the paper's J♣9♡ on 4♢5♢9♢).
 
@@ -75,6 +90,7 @@ def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
         described = sorted(int(r) for r in artifact.meta["summary"]["rounds"])
         flop = 1 if 1 in described else described[0]
         cards = game.example_cards(game.board_cards_through(flop))
+    origin = "" if hand else hand_origin(game, cards)
     seen = len(cards) - game.num_hole_cards
     rounds = [r for r in range(game.num_rounds - 1) if game.board_cards_through(r) == seen]
     if not rounds or array_name(rounds[0]) not in artifact.array_names():
@@ -99,11 +115,11 @@ def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
         )
         _legend_and_title(
             ax,
-            f"hsd: HS distribution of {title_hand(cards, game)} in {_round_name(game, round_)}"
-            f" over {int(row.sum()):,} board completions, {bins} bins, "
-            f"{artifact.params['game']}",
+            f"hsd: HS distribution of {title_hand(cards, game)}{origin} in "
+            f"{_round_name(game, round_)} over {int(row.sum()):,} board completions, {bins} "
+            f"bins, {artifact.params['game']}",
         )
-    return f"HSD of {title_hand(cards, game)}: E[HS] {expected:.3f}"
+    return f"HSD of {title_hand(cards, game)}{origin}: E[HS] {expected:.3f}"
 
 
 def plot_opponent_clusters(artifact: Artifact, out: Path, hand: str | None) -> str:
@@ -179,6 +195,7 @@ def plot_ochs(artifact: Artifact, out: Path, hand: str | None) -> str:
 
     game = game_def(artifact)
     cards = parse_hand(hand, game) if hand else game.example_cards(sum(game.num_board_cards))
+    origin = "" if hand else hand_origin(game, cards)
     row = artifact["ochs"][hand_index(hand_indexer(game), cards)]
     values = np.asarray(row, dtype=np.float64) / artifact.meta["summary"]["scale"]
     with figure(out, dpi=120, figsize=(7, 4.2), layout="constrained") as (fig, ax):
@@ -193,10 +210,10 @@ def plot_ochs(artifact: Artifact, out: Path, hand: str | None) -> str:
         )
         _legend_and_title(
             ax,
-            f"ochs: hand strength of {title_hand(cards, game)} against each of "
+            f"ochs: hand strength of {title_hand(cards, game)}{origin} against each of "
             f"k={values.size} opponent clusters, {artifact.params['game']}",
         )
-    return f"OCHS of {title_hand(cards, game)}: " + " ".join(f"{v:.3f}" for v in values)
+    return f"OCHS of {title_hand(cards, game)}{origin}: " + " ".join(f"{v:.3f}" for v in values)
 
 
 # What each bucketing stage's k-means objective sums over the canonical hands of a round.
@@ -286,9 +303,11 @@ _ALGORITHMS = {
     "public": "public chance sampling",
 }
 # The conventions of the two numbers (`FullWalkSolver.exploitability`, stages/poker/cfr.py's
-# `regret_bound`).
-_CONVENTIONS = (
-    "exploitability: mean over the two seats of the best response's gain (OpenSpiel's); "
+# `regret_bound`); the figure defines only those it draws.
+_EXPLOITABILITY = (
+    "exploitability: mean over the two seats of the best response's gain (OpenSpiel's)"
+)
+_REGRET = (
     "positive regret / T: mean over the two players of the summed positive counterfactual "
     "regret per iteration"
 )
@@ -413,8 +432,10 @@ def plot_cfr(artifact: Artifact, out: Path, hand: str | None) -> str:
             readable_log_axis(ax.yaxis)
         handles, labels = axes[0].get_legend_handles_labels()
         unique = dict(zip(labels, handles))
+        drawn = [_EXPLOITABILITY] if any("exploitability" in x for x in unique) else []
+        conventions = "; ".join([*drawn, _REGRET])
         fig.legend(unique.values(), unique.keys(), loc="outside lower center", ncol=1,
-                   fontsize=8, frameon=False, title=wrap_title(_CONVENTIONS, 110),
+                   fontsize=8, frameon=False, title=wrap_title(conventions, 110),
                    title_fontsize=7)  # fmt: skip
         fig.suptitle(wrap_title(title, 110), fontsize=11)
     return _cfr_description(summary, iterations, exact, bound, scale, has_exact, measured)
