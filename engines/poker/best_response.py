@@ -41,7 +41,7 @@ from gameforge.engines.poker.betting import DECISION, FOLD_END, SHOWDOWN, Bettin
 from gameforge.engines.poker.cfr import deals_after, num_deals
 from gameforge.engines.poker.evaluator import EvalTables
 from gameforge.engines.poker.isomorphism import HandIndexer
-from gameforge.engines.poker.mccfr import BucketLookup, hand_buckets, showdown_order
+from gameforge.engines.poker.mccfr import BucketLookup, hand_buckets, showdown_order, tie_end
 
 
 class LayoutArrays(NamedTuple):
@@ -597,9 +597,7 @@ def _prepare_boards(
             cards[b, i, 1] = hands[h, 1] if nh == 2 else deck
         i = 0
         while i < n:
-            j = i
-            while j < n and rank[o[j]] == rank[o[i]]:
-                j += 1
+            j = tie_end(rank, o, i, n)
             for q in range(i, j):
                 group_end[b, q] = j
             i = j

@@ -39,7 +39,7 @@ from gameforge.engines.poker.betting import (
     build_tree,
 )
 from gameforge.engines.poker.evaluator import EvalTables
-from gameforge.engines.poker.mccfr import showdown_order, showdown_tables
+from gameforge.engines.poker.mccfr import showdown_order, showdown_tables, tie_end
 
 NEXT = 3  # a leaf of a round's plan: the next round's first decision
 POLICIES = ("uniform", "always-call", "always-raise", "always-fold")
@@ -234,9 +234,7 @@ def flop_values(
             lower_all = 0
             i = 0
             while i < n:
-                j = i
-                while j < n and value[order[j]] == value[order[i]]:
-                    j += 1
+                j = tie_end(value, order, i, n)
                 for q in range(i, j):
                     tied[hands[order[q], 0]] += 1
                     tied[hands[order[q], 1]] += 1

@@ -177,6 +177,16 @@ def hand_buckets(
         out[h] = lookup_bucket(row, nh + n_board, r, lookup)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def tie_end(rank: np.ndarray, order: np.ndarray, i: int, n: int) -> int:
+    """The end of the group of equal showdown values that starts at order[i] (`order` is
+    ascending in rank, as `showdown_order` gives it; n its length)."""
+    j = i
+    while j < n and rank[order[j]] == rank[order[i]]:
+        j += 1
+    return j
+
+
 @njit(cache=True, nogil=True)
 def showdown_order(
     hands: np.ndarray, bk: np.ndarray, board: np.ndarray, nb: int, ev: EvalTables

@@ -49,6 +49,7 @@ from gameforge.engines.poker.mccfr import (
     regret_matched,
     showdown_order,
     shuffle_deal,
+    tie_end,
 )
 
 MAX_PUBLIC_HOLE_CARDS = 2  # card removal below is inclusion-exclusion over one or two cards
@@ -273,9 +274,7 @@ def _terminal_lanes(
     below_card[:, :L] = 0.0
     g = 0
     while g < n:
-        e = g
-        while e < n and rank[order[e]] == rank[order[g]]:
-            e += 1
+        e = tie_end(rank, order, g, n)
         tie[:L] = 0.0
         for q in range(g, e):  # tie_card is 0 outside the group's cards
             i = order[q]
