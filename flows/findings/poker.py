@@ -55,24 +55,20 @@ def cfr_findings(label: str, artifact: Artifact) -> list[Finding]:
     return [Finding(f"{label}: solve", value, artifact.key)]
 
 
-def best_response_findings(label: str, artifact: Artifact) -> list[Finding]:
-    """A strategy's exact exploitability in the real game (no interval: it is not sampled)."""
-    summary = summary_of(artifact)
-    value = (
-        f"{summary['exploitability_mbb_per_game']:,.1f} mbb/g (exact best response in the real "
-        f"game, {summary.get('precision', 'float64')}) of {summary.get('strategy', '?')}"
-    )
-    return [Finding(f"{label}: exploitability", value, artifact.key)]
-
-
-def lbr_findings(label: str, artifact: Artifact) -> list[Finding]:
-    """Local best response: a sampled lower bound on exploitability, with its 95% interval."""
-    summary = summary_of(artifact)
-    value = (
-        f"at least {summary['lbr_mbb_per_game']:,.1f} ± "
-        f"{summary['half_width_95_mbb_per_game']:,.1f} mbb/g (LBR lower bound, 95%, "
-        f"{summary['deals']:,} deals)"
-    )
+def exploitability_findings(label: str, artifact: Artifact) -> list[Finding]:
+    """A strategy's exploitability in the real game: exact from a best response (no interval:
+    nothing is sampled), or a local best response's lower bound with its 95% interval."""
+    s = summary_of(artifact)
+    if artifact.stage == "lbr":
+        value = (
+            f"at least {s['lbr_mbb_per_game']:,.1f} ± {s['half_width_95_mbb_per_game']:,.1f} "
+            f"mbb/g (LBR lower bound, 95%, {s['deals']:,} deals)"
+        )
+    else:
+        value = (
+            f"{s['exploitability_mbb_per_game']:,.1f} mbb/g (exact best response in the real "
+            f"game, {s.get('precision', 'float64')}) of {s.get('strategy', '?')}"
+        )
     return [Finding(f"{label}: exploitability", value, artifact.key)]
 
 
@@ -93,7 +89,7 @@ READERS: dict[str, Reader] = {
     "ochs-buckets": bucket_findings,
     "potential-buckets": bucket_findings,
     "cfr": cfr_findings,
-    "best-response": best_response_findings,
-    "lbr": lbr_findings,
+    "best-response": exploitability_findings,
+    "lbr": exploitability_findings,
     "league": league_findings,
 }
