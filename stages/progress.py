@@ -108,7 +108,7 @@ class _LogTask:
 
     def end_early(self, why: str) -> None:
         """The work ended at `done`, short of the total, and is complete: the line says so."""
-        extra = f" {self.text}" if self.text else ""
+        extra = f"; {self.text}" if self.text else ""
         elapsed = time.monotonic() - self.t0
         self.log(
             f"{self.desc}: {self.done:,} (of at most {self.total:,}) done after {elapsed:.1f} s, "

@@ -91,3 +91,35 @@ def test_converged_kmeans_ends_its_bar_at_the_iteration_it_stopped(monkeypatch):
     assert len(lines) == 1
     assert lines[0].startswith("round1 k-means k=150 iterations: 8 (of at most 100) done after")
     assert lines[0].endswith(", converged at 8")
+
+
+def test_the_terminal_bar_has_no_eta_after_its_first_tick():
+    """rich leaves the first sample out of its speed: no remaining time until a second one."""
+    from gameforge.flows.cli.common import RichProgress
+
+    progress = RichProgress()
+    bar = progress.start("cfr+ iterations", 1000)
+    bar.advance(1)
+    assert progress.bars.tasks[0].time_remaining is None
+
+
+def test_a_solve_under_a_time_budget_stopped_by_its_iteration_cap_ends_there(monkeypatch):
+    """A 60 s budget whose 100-iteration cap stops it at 12 s: "12 (of at most 60) done", not
+    "12/60 stopped"; a solve the budget stopped fills its bar."""
+    from gameforge.stages.poker.cfr import _SolveBar
+
+    _clock(monkeypatch, *[float(t) for t in range(40)])
+    lines: list[str] = []
+    ctx = SimpleNamespace(progress=LogProgress(lines.append, every_s=1000))
+    params = SimpleNamespace(
+        algorithm="cfr+", seconds=59.5, by_clock=lambda: True, last_iteration=lambda: 100
+    )
+    bar = _SolveBar(ctx, params, 0, 0.0)  # type: ignore[arg-type]
+    bar.advance(100, 12.4)
+    bar.close("iterations")
+    assert lines[-1].startswith("cfr+ solve seconds: 12 (of at most 60) done after")
+    assert lines[-1].endswith(", iteration cap reached; iteration 100")
+    bar = _SolveBar(ctx, params, 0, 0.0)  # type: ignore[arg-type]
+    bar.advance(5000, 59.6)
+    bar.close("time budget")
+    assert lines[-1].startswith("cfr+ solve seconds: 60/60 done after")

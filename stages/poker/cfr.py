@@ -39,6 +39,7 @@ from gameforge.stages.base import Nondeterminism, Seed, StageContext, StageError
 from gameforge.stages.poker.abstraction import CardAbstraction
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.sizes import bucket_table_bytes, buckets_per_round, infosets
+from gameforge.stages.progress import end_early
 from gameforge.stages.registry import stage
 from gameforge.stages.resources import Footprint, Recorded, nbytes
 
@@ -320,10 +321,18 @@ class _SolveBar:
         if self.bar is not None:
             self.bar.note(f"iteration {self.iteration:,} {text}" if self.clock else text)
 
-    def close(self) -> None:
-        """Finish the bar."""
-        if self.bar is not None:
-            self.bar.close()
+    def close(self, stopped_by: str = "") -> None:
+        """Finish the bar; a clock's bar ends where the solve ended: short of its budget when
+        the iteration cap stopped it (done, not stopped), full when the budget did."""
+        if self.bar is None:
+            return
+        left = self.budget - self.shown
+        if self.clock and left > 0 and stopped_by == "iterations":
+            end_early(self.bar, "iteration cap reached", left)  # its note names the iteration
+            return
+        if self.clock and left > 0 and stopped_by == "time budget":
+            self.bar.advance(left)  # spent, though whole seconds shown fall short of ceil(budget)
+        self.bar.close()
 
 
 def _doubling_points(stop: int, batch: int, count: int) -> list[int]:
@@ -468,7 +477,7 @@ def run(ctx: StageContext[CFRParams]) -> dict:
         and (not curve["iteration"] or curve["iteration"][-1] != solver.iteration)
     ):
         _evaluate(solve, solver.iteration)  # where the budget stopped it
-    bar.close()
+    bar.close(stopped_by)
     seconds = solve.clock.spent()
     _write_outputs(ctx, solver, curve)
     summary = _summary(ctx, solver, seconds)
