@@ -10,15 +10,13 @@ they answer quickly; `run` and `stage run` go through Prefect.
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from gameforge.flows.cli import common
 from gameforge.flows.cli.artifacts import artifacts_app
-from gameforge.flows.cli.common import console, err_console, user_errors
+from gameforge.flows.cli.common import OneLineErrors, console
 from gameforge.flows.cli.game import game_app
 from gameforge.flows.cli.run import flows_cmd, run_cmd
 from gameforge.flows.cli.runs import runs_app
@@ -29,6 +27,8 @@ from gameforge.flows.cli.strategy import play_cmd, strategy_app
 __all__ = ["app", "main", "_param_default"]
 
 app = typer.Typer(
+    cls=OneLineErrors,
+    rich_markup_mode="markdown",  # help paragraphs rewrap; `[k=8]` in a help text stays as is
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
@@ -74,21 +74,4 @@ def _options(
 def main() -> None:
     """Entry point of the `gameforge` script."""
     common.END_PROCESS = True
-    try:
-        app()
-    except user_errors() as exc:  # one a command did not phrase itself (a bad --store, say)
-        err_console.print(
-            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
-        )
-        sys.exit(2)
-    except OSError as exc:  # a full or unwritable store met by any command: one line
-        from gameforge.flows.runlog import storage_error, storage_line
-
-        if storage_error(exc) is None:
-            raise
-        err_console.print(
-            f"[bold red]error:[/] {escape(storage_line(exc, started=False))}",
-            highlight=False,
-            soft_wrap=True,
-        )
-        sys.exit(1)
+    app()  # errors end in one line (common.OneLineErrors)

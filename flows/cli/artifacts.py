@@ -20,6 +20,7 @@ from gameforge.flows.cli.common import (
     RichProgress,
     StoreOpt,
     WriteStoreOpt,
+    check_folder,
     console,
     describe_failure,
     err_console,
@@ -285,6 +286,7 @@ def artifacts_export(
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.artifacts.transfer import export_artifacts
 
+    check_folder(out, "--out")  # export writes one file per artifact into it
     try:
         written = export_artifacts(ArtifactStore(store), keys, out, with_inputs)
     except user_errors() as exc:
@@ -353,6 +355,10 @@ def artifacts_verify(
     from gameforge.artifacts.store import ArtifactStore
 
     artifacts = ArtifactStore(store)
+    try:  # a mistyped key is refused, not reported as a corrupted artifact
+        keys = [artifacts.resolve(key) for key in keys or ()]
+    except user_errors() as exc:
+        fail(str(exc))
     report = artifacts.verify(keys or None)
     bad = {k: v for k, v in report.items() if v}
     for key, problems in report.items():
@@ -524,6 +530,7 @@ def artifacts_repair(
 
     artifacts = ArtifactStore(store)
     try:
+        key = artifacts.resolve(key)  # a mistyped key is refused before a cluster starts
         import_run_libraries()
         with (
             RichProgress() if console.is_terminal else PlainProgress() as progress,

@@ -3,6 +3,8 @@ bars (kept apart from the commands, which live in this package's other modules).
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -10,6 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
+from typer._click import Context  # typer 0.29 vendors click: its errors are these
+from typer._click.exceptions import ClickException
+from typer.core import TyperGroup, TyperOption
+from typer.exceptions import Abort
 
 console = Console()
 err_console = Console(stderr=True)
@@ -21,8 +27,6 @@ END_PROCESS = False
 
 def check_store(store: str, writing: bool = False) -> str:
     """Refuse, in one line, a store path that is a file, or (unless `writing`) is missing."""
-    from pathlib import Path
-
     from gameforge.artifacts.files import is_remote
 
     if is_remote(store):
@@ -37,12 +41,20 @@ def check_store(store: str, writing: bool = False) -> str:
             f"--store {store}: no such folder (a store is made by `gameforge run`; "
             "--store or GAMEFORGE_STORE names it)"
         )
+    check_folder(path, "--store")
+    return store
+
+
+def check_folder(path: Path, option: str) -> None:
+    """Refuse, in one line, a folder to write that is a file or lies under one (made if
+    missing, by the command)."""
+    if path.exists() and not path.is_dir():
+        fail(f"{option} {path}: a file, not a folder")
     for parent in path.absolute().parents:  # the folder is made later: what holds it must be one
         if parent.exists():
             if not parent.is_dir():
-                fail(f"--store {store}: {parent} is a file, not a folder")
+                fail(f"{option} {path}: {parent} is a file, not a folder")
             break
-    return store
 
 
 def _reading_store(store: str) -> str:
@@ -107,6 +119,96 @@ DashboardOpt = Annotated[
         help="Serve Dask's dashboard on 127.0.0.1 at a free port and print its link.",
     ),
 ]
+
+
+_typer_type = TyperOption.display_type_rich
+
+
+def _shown_type(self: TyperOption, ctx: Context) -> str | None:
+    """An option's type in `--help`; none for a flag (typer 0.29 shows `<bool>`, as if it took
+    a value)."""
+    if self.is_flag and not self.count:
+        return None
+    return _typer_type(self, ctx)
+
+
+setattr(TyperOption, "display_type_rich", _shown_type)  # noqa: B010 (a method, patched)
+
+
+class OneLineErrors(TyperGroup):
+    """The top command group: a usage error (a mistyped option, a bad number) is one `error:`
+    line; an error a command did not phrase is one line too; an unexpected one (a bug) says so
+    in one line with the path of its traceback's log."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line; on its own (`standalone_mode`), end the process with its status."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except ClickException as exc:
+            if type(exc).__name__ != "NoArgsIsHelpError":  # its help is printed already
+                usage = getattr(exc, "ctx", None)
+                where = f" (see {usage.command_path} --help)" if usage is not None else ""
+                err_console.print(
+                    f"[bold red]error:[/] {escape(exc.format_message())}{escape(where)}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+            sys.exit(exc.exit_code)
+        except Abort:
+            err_console.print("[bold red]error:[/] aborted", highlight=False)
+            sys.exit(1)
+        except Exception as exc:
+            sys.exit(_unphrased(exc))
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _unphrased(exc: Exception) -> int:
+    """Say an error no command phrased in one line; its exit status (2: the user's input, 1: a
+    full store, 70: a bug, whose traceback goes to a log file named in the line)."""
+    from gameforge.flows.runlog import storage_error, storage_line
+
+    if isinstance(exc, user_errors()):
+        line, code = str(exc), 2
+    elif isinstance(exc, OSError) and storage_error(exc) is not None:
+        line, code = storage_line(exc, started=False), 1
+    elif isinstance(exc, OSError) and exc.filename is not None:  # a path the user gave
+        line, code = f"{exc.filename}: {exc.strerror or exc}", 2
+    else:
+        line, code = f"{_bug_line(exc)}", 70
+    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    return code
+
+
+def _bug_line(exc: Exception) -> str:
+    """`internal error (a bug, not your input): Type: message; traceback in LOG`."""
+    import os
+    import traceback
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from gameforge.flows.runlog import one_line
+
+    folder = Path(os.environ.get("GAMEFORGE_LOGS", Path.home() / ".cache" / "gameforge" / "logs"))
+    path = folder / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-cli-{os.getpid()}.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            "gameforge " + " ".join(sys.argv[1:]) + "\n" + "".join(traceback.format_exception(exc)),
+            encoding="utf-8",
+        )
+        where = f"traceback in {path}"
+    except OSError as lost:
+        where = f"its traceback could not be written ({lost})"
+    return f"internal error (a bug in gameforge, not your input): {one_line(exc)}; {where}"
 
 
 def fail(message: str) -> NoReturn:

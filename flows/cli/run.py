@@ -178,7 +178,12 @@ def run_request(request: RunRequest, dry_run: bool = False, verbose: bool = Fals
             runlog.exception(exc)
             runlog.close()
             _finish(ledger, record, "failed", error=str(exc))
-            fail(_with_repair_hint(str(exc), exc))
+            line = _with_repair_hint(str(exc), exc)
+            err_console.print(
+                f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True
+            )
+            _say_log(runlog)
+            raise typer.Exit(2) from None
         except Interrupted as exc:
             runlog.write(f"stopped by {exc.args[0]}")
             _finish(ledger, record, "stopped", error=f"stopped by {exc.args[0]}")
@@ -270,9 +275,14 @@ def _stage_failed(
         err_console.print(trace, markup=False, highlight=False)
     err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
     if storage is None:
-        log = runlog.path if runlog.written else f"not written ({runlog.lost})"
-        err_console.print(f"full traceback: {log}", highlight=False, soft_wrap=True)
+        _say_log(runlog)
     _end_run(1)
+
+
+def _say_log(runlog: Any) -> None:
+    """The line naming a failed run's log (where its full traceback is)."""
+    log = runlog.path if runlog.written else f"not written ({runlog.lost})"
+    err_console.print(f"full traceback: {log}", highlight=False, soft_wrap=True)
 
 
 def _temporary_api() -> Any:
