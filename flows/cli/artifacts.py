@@ -59,7 +59,7 @@ def artifacts_ls(
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table(
-        title=f"store {store}",
+        title=f"artifacts in {store}",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,

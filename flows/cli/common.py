@@ -11,14 +11,46 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import ProgressColumn, Task
+from rich.table import Table
 from rich.text import Text
 from typer._click import Context  # typer 0.29 vendors click: its errors are these
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup, TyperOption
 from typer.exceptions import Abort
 
-console = Console()
-err_console = Console(stderr=True)
+
+class LiveConsole(Console):
+    """A console measured when it prints, not when it was made: COLUMNS and the terminal then
+    count (rich fixes COLUMNS at creation, so a test at 200 columns after one at 80 saw 80).
+
+    Every table it prints folds or wraps its cells instead of cutting them with an ellipsis,
+    and is plain text (no box drawing) when the output is not a terminal."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if options.get("width") is None:
+            self._width = None  # `size` then reads COLUMNS, or the terminal's, at each use
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        """Print, with each table folding its cells (and plain off a terminal)."""
+        for item in objects:
+            if isinstance(item, Table):
+                _uncut(item, self.is_terminal)
+        super().print(*objects, **options)
+
+
+def _uncut(table: Table, terminal: bool) -> None:
+    """Make `table` fold long cells onto further lines instead of cutting them."""
+    for column in table.columns:
+        column.no_wrap = False
+        column.overflow = "fold"
+    if not terminal:
+        table.box = None  # plain text for files and pipes: no box-drawing characters
+        table.show_edge = False
+
+
+console = LiveConsole()
+err_console = LiveConsole(stderr=True)
 
 # Set by `main()`: a failed or interrupted run ends its process at once (worker threads deep in
 # a kernel cannot be joined). Left False under tests that call the app in-process.

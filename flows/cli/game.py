@@ -8,6 +8,7 @@ import sys
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.table import Table
 
 from gameforge.flows.cli.common import console, fail, say
@@ -16,19 +17,26 @@ game_app = typer.Typer(no_args_is_help=True, help="Poker game definitions.")
 
 
 @game_app.command("list")
-def game_list() -> None:
+def game_list(
+    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
+) -> None:
     """List the shipped game definitions."""
     from gameforge.engines.poker.shipped_games import shipped_games
 
-    for name in shipped_games():
-        console.print(name)
+    names = list(shipped_games())
+    if as_json:
+        sys.stdout.write(json.dumps(names, indent=2) + "\n")
+        return
+    for name in names:
+        say(name)
 
 
 def _print_columns(rows: list[dict[str, Any]], columns: dict[str, str]) -> None:
     """A right-aligned table of integer fields, one row per dict, thousands separated."""
-    table = Table()
-    for column in columns:
-        table.add_column(column, justify="right", no_wrap=True)
+    # no vertical rules: 80 columns hold the widest counts whole
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in columns:  # a header on two lines, so that the counts set the widths
+        table.add_column(column.replace(" ", "\n", 1), justify="right")
     for row in rows:
         table.add_row(*(f"{row[field]:,}" for field in columns.values()))
     console.print(table)

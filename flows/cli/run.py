@@ -4,6 +4,7 @@ the terminal (bars, one-line errors, its log and record, `--repair`) over `run_f
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Annotated, Any, NoReturn
@@ -380,10 +381,25 @@ def _print_plan(request: RunRequest) -> None:
         say(f"a run would be refused: {refusal}")
 
 
-def flows_cmd() -> None:
+def flows_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
+) -> None:
     """List flows, their stages and presets."""
     from gameforge.flows.specs import FLOWS
 
+    if as_json:
+        rows = [
+            {
+                "flow": spec.name,
+                "stages": [{"node": n.name, "stage": n.stage, "optional": n.optional}
+                           for n in spec.nodes],
+                "presets": list(spec.presets),
+                "description": spec.description,
+            }
+            for spec in FLOWS.values()
+        ]  # fmt: skip
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
     table = Table()
     table.add_column("flow", no_wrap=True)  # a name is never cut; the stage chain wraps
     table.add_column("stages", overflow="fold")  # a stage name too long for a line folds

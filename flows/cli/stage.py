@@ -3,6 +3,8 @@ stage's inputs and parameters."""
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -21,7 +23,6 @@ from gameforge.flows.cli.common import (
     SetOpt,
     VerboseOpt,
     WriteStoreOpt,
-    console,
     fail,
     say,
     user_errors,
@@ -89,21 +90,33 @@ def stage_run_cmd(
 
 
 @stage_app.command("list")
-def stage_list_cmd() -> None:
+def stage_list_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
+) -> None:
     """List stages with their versions, inputs and parameters."""
     from gameforge.stages.registry import all_stages
 
-    table = Table()
-    for column in ("stage", "version", "inputs", "parameters (defaults)", "description"):
-        table.add_column(column)
+    rows: list[dict[str, Any]] = []
     for stage in all_stages().values():
         fields = stage.params_model.model_fields
-        params = ", ".join(_param_default(k, v) for k, v in fields.items())
-        inputs = ", ".join(f"{k}<-{v}" for k, v in stage.inputs.items()) or "-"
-        table.add_row(
-            stage.name, str(stage.version), inputs, escape(params), escape(stage.description)
+        rows.append(
+            {
+                "stage": stage.name,
+                "version": stage.version,
+                "inputs": dict(stage.inputs),
+                "parameters": [_param_default(k, v) for k, v in fields.items()],
+                "description": stage.description,
+            }
         )
-    console.print(table)
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    # a block per stage, its lines wrapped by the terminal: no value is ever cut
+    for row in rows:
+        say(f"{row['stage']} v{row['version']}: {row['description']}")
+        inputs = ", ".join(f"{k} <- {v}" for k, v in row["inputs"].items()) or "none"
+        say(f"  inputs: {inputs}")
+        say(f"  parameters (defaults): {', '.join(row['parameters']) or 'none'}")
 
 
 @stage_app.command("show")
