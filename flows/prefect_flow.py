@@ -23,6 +23,7 @@ class _Hooks:
     progress: Any = None
     echo: Callable[[str], None] | None = None
     record: Any = None  # (ledger, record) the caller keeps the run in; else the flow keeps one
+    stopped: BaseException | None = None  # the signal that stopped the run, raised again after
 
 
 _HOOKS = _Hooks()
@@ -50,17 +51,29 @@ def _logged_and_echoed(logger: Any) -> Callable[[str], None]:
     return log
 
 
+def flow_run_name() -> str:
+    """A flow run's name in the UI: flow, preset and start time ('lhe-abstraction [small]
+    2026-11-29 00:41:07 UTC'), for runs from the command line and from deployments alike."""
+    from datetime import UTC, datetime
+
+    from prefect.runtime import flow_run
+
+    preset = flow_run.parameters.get("preset", "?")
+    return f"{flow_run.flow_name} [{preset}] {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+
 @cache
 def _prefect_flow(name: str) -> Any:
     prefect_defaults()
     from prefect import flow, get_run_logger, task
     from prefect.cache_policies import NO_CACHE
     from prefect.runtime import deployment, flow_run
+    from prefect.states import Cancelled
 
     from gameforge.artifacts import ArtifactStore
     from gameforge.flows.pipeline import plan_run, run_plan, start_record
     from gameforge.flows.prefect_report import PrefectProgress, artifact_key, publish_stage
-    from gameforge.flows.runlog import one_line
+    from gameforge.flows.runlog import Interrupted, one_line
     from gameforge.flows.runtime import dask_executor
     from gameforge.stages.runner import run_stage
 
@@ -89,7 +102,7 @@ def _prefect_flow(name: str) -> Any:
             stage, params, inputs, **kwargs
         )
 
-    def gameforge_flow(**parameters: Any) -> dict[str, dict]:
+    def gameforge_flow(**parameters: Any) -> Any:  # the nodes' results, or Cancelled
         request = RunRequest(flow=name, **parameters)
         log = _logged_and_echoed(get_run_logger())
         store = ArtifactStore(request.store_root)
@@ -113,6 +126,9 @@ def _prefect_flow(name: str) -> Any:
         except BaseException as exc:
             if ledger is not None and record is not None:
                 ledger.finish(record, "failed", error=one_line(exc))
+            if isinstance(exc, Interrupted):  # asked to stop: Cancelled in the UI, not Crashed
+                _HOOKS.stopped = exc
+                return Cancelled(message=f"stopped by {exc}; finished chunks are kept")
             raise
         out = {
             s: {"key": r.key, "cached": r.cached, "seconds": r.seconds} for s, r in results.items()
@@ -125,7 +141,12 @@ def _prefect_flow(name: str) -> Any:
     # The flow's parameters are the request's fields, so that a deployment shows and sets each
     # (`--param preset=tiny` merges into its defaults); the flow rebuilds the request from them.
     gameforge_flow.__signature__ = flow_signature()  # type: ignore[attr-defined]
-    return flow(name=name, persist_result=False, validate_parameters=False)(gameforge_flow)
+    return flow(
+        name=name,
+        flow_run_name=flow_run_name,
+        persist_result=False,
+        validate_parameters=False,
+    )(gameforge_flow)
 
 
 def _publish_findings(
@@ -153,15 +174,34 @@ def run_flow(
     `progress` and `echo` show the run in the caller's terminal; `record` is the (ledger, run
     record) the caller keeps: the flow adds its Prefect flow run id.
     """
+    from prefect.exceptions import CancelledRun
+
     request.resolve()  # fail fast on bad presets, overrides and inputs, before Prefect starts
-    flow = _prefect_flow(request.flow).with_options(
-        flow_run_name=f"{request.flow}-{request.preset}"
-    )
+    flow = _prefect_flow(request.flow)
     _HOOKS.progress, _HOOKS.echo, _HOOKS.record = progress, echo, record
+    _HOOKS.stopped = None
     try:
-        return flow(**request.flow_parameters())
+        return flow(**with_absolute_store(request).flow_parameters())
+    except CancelledRun:
+        if _HOOKS.stopped is not None:  # the caller reports a stop as it always has
+            raise _HOOKS.stopped from None
+        raise
     finally:
         _HOOKS.progress, _HOOKS.echo, _HOOKS.record = None, None, None
+        _HOOKS.stopped = None
+
+
+def with_absolute_store(request: RunRequest) -> RunRequest:
+    """The request with a local store as an absolute path: the flow run's parameters in the UI
+    then say which store it wrote, wherever it was started from."""
+    from pathlib import Path
+
+    from gameforge.artifacts.files import is_remote
+
+    if is_remote(request.store_root):
+        return request
+    local = Path(request.store_root.removeprefix("file://")).expanduser().absolute()
+    return request.model_copy(update={"store_root": str(local)})
 
 
 ENTRYPOINT_PREFIX = "flow_"

@@ -22,9 +22,10 @@ def prefect_defaults() -> None:
     # The temporary API's first start on a fresh PREFECT_HOME runs database migrations (20-25 s,
     # more on a busy machine); Prefect's default 20 s start-up timeout is too tight for that.
     os.environ.setdefault(STARTUP_TIMEOUT, "180")
-    if "PREFECT_API_URL" not in os.environ:
-        from gameforge.flows.server import server_url
+    from gameforge.flows.server import server_url, use_prefect_home
 
+    use_prefect_home()
+    if "PREFECT_API_URL" not in os.environ:
         url = server_url()
         if url:
             os.environ["PREFECT_API_URL"] = url

@@ -16,17 +16,36 @@ from pathlib import Path
 DEFAULT_PORT = 4200
 
 
+def prefect_home() -> Path:
+    """gameforge's Prefect home: PREFECT_HOME if set, else `.prefect` in the working directory
+    (beside the default store, `./store`), so `make run`, the CLI and `gameforge server start`
+    in a checkout share one database and one UI, and two checkouts never mix their runs."""
+    return Path(os.environ.get("PREFECT_HOME") or Path(".prefect").absolute())
+
+
+def use_prefect_home() -> Path:
+    """Set PREFECT_HOME for Prefect (read once, at its import) and for the processes started."""
+    home = prefect_home()
+    os.environ["PREFECT_HOME"] = str(home)
+    return home
+
+
 def _state_file() -> Path:
-    home = Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect"))
-    return home / "gameforge-server.json"
+    return prefect_home() / "gameforge-server.json"
 
 
 def _alive(pid: int) -> bool:
+    """True if `pid` is a live Prefect server (not a dead one's number taken by another
+    process)."""
     try:
         os.kill(pid, 0)
     except OSError:
         return False
-    return True
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return True  # no /proc (macOS): the signal test is all there is
+    return b"prefect" in command or b"uvicorn" in command
 
 
 def _healthy(url: str, timeout: float = 0.5) -> bool:
@@ -58,6 +77,7 @@ def server_url() -> str | None:
 
 def start(port: int = DEFAULT_PORT, wait_s: float = 90.0) -> dict:
     """Start `prefect server start` on 127.0.0.1 in the background and wait until it answers."""
+    use_prefect_home()
     current = status()
     if current:
         return current

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -122,6 +124,7 @@ async def _what_prefect_holds(store_root: str) -> dict:
         )
         return {
             "state": run.state_name,
+            "name": run.name,
             "parameters": run.parameters,
             "logs": logs,
             "artifacts": {a.key: (a.type, a.data) for a in artifacts},
@@ -153,6 +156,33 @@ def test_a_run_shows_its_logs_summaries_and_progress_in_prefect(tmp_path):
     assert kind == "markdown" and "squares: `toy-squares-" in text
     kind, value = held["artifacts"]["toy-toy-squares-progress"]
     assert kind == "progress" and float(value) == 100.0
+
+
+def test_a_stopped_run_is_cancelled_and_named_by_flow_preset_and_time(tmp_path):
+    """Ctrl-C ends a run Cancelled in the UI (not Crashed), with the CLI's usual stop line and
+    exit status; the flow run's name says flow, preset and start time."""
+    if not os.environ.get("PREFECT_API_URL"):
+        pytest.skip("needs the session's Prefect server")
+    store_root = str(tmp_path / "store")
+    run = [*TOY_CLI, "run", "toy", "--preset", "tiny", "--store", store_root,
+           "--set", "toy-squares.delay=1"]  # fmt: skip
+    proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "COLUMNS": "100"})  # fmt: skip
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "toy-squares: computing" in line:
+            time.sleep(2.0)  # a chunk or two into the work
+            proc.send_signal(signal.SIGINT)
+            break
+    rest, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert "stopped by SIGINT" in rest
+    with session_api():
+        held = asyncio.run(_what_prefect_holds(store_root))
+    assert held["state"] == "Cancelled"
+    assert re.fullmatch(r"toy \[tiny\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", held["name"])
 
 
 def test_serve_runs_a_flow_triggered_through_the_prefect_api(tmp_path):
