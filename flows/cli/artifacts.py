@@ -142,9 +142,11 @@ def artifacts_show(
 
     artifacts = ArtifactStore(store)
     try:
-        unfinished = unfinished_build(artifacts, artifacts.resolve(key), current_version)
-    except StoreError:
-        unfinished = None  # not even started: `show` says so below
+        full = artifacts.resolve(key)
+    except StoreError:  # an interrupted build may exist only in partial/ (as `ls` lists it)
+        building = [e.key for e in artifacts.entries() if e.status == "partial"]
+        full = next((k for k in building if k.startswith(key)), key) if key else key
+    unfinished = unfinished_build(artifacts, full, current_version)
     if unfinished is not None:
         _show_unfinished(unfinished, as_json)
         return
@@ -490,11 +492,15 @@ def _recompute_checks(
 
 def _report_check(report: Any) -> None:
     """What a recompute check compared, and its verdict."""
+    skipped = set(report.skipped)  # what the tolerance leaves out is not said to be compared
     for name, ids in report.chunks.items():
-        say(f"{report.key}: compared {name} chunks {', '.join(map(str, ids))} (seed {report.seed})")
-    if report.arrays:
+        if name not in skipped:
+            ids_text = ", ".join(map(str, ids))
+            say(f"{report.key}: compared {name} chunks {ids_text} (seed {report.seed})")
+    compared = [name for name in report.arrays if name not in skipped]
+    if compared:
         note = f" ({report.note})" if report.note else ""
-        say(f"{report.key}: compared whole {', '.join(report.arrays)}{note}")
+        say(f"{report.key}: compared whole {', '.join(compared)}{note}")
     tol = report.tolerance
     if report.skipped and tol is not None:
         say(f"{report.key}: not compared, {', '.join(report.skipped)}: {tol.reason}")

@@ -58,7 +58,8 @@ def strategy_show(
         highlight=False,
     )
     console.print(
-        f"player {decision.player} holds {cards}, betting {decision.history or '(start)'!r}: "
+        f"player {decision.player} (players count from 0) holds {cards}, betting "
+        f"{decision.history or '(start)'!r}: "
         f"round {decision.round}, bucket {decision.bucket}",
         highlight=False,
     )
