@@ -119,7 +119,7 @@ def plot_hsd(artifact: Artifact, out: Path, hand: str | None) -> str:
             f"{_round_name(game, round_)} over {int(row.sum()):,} board completions, {bins} "
             f"bins, {artifact.params['game']}",
         )
-    return f"HSD of {title_hand(cards, game)}{origin}: E[HS] {expected:.3f}"
+    return f"HSD of {title_hand(cards, game)}: E[HS] {expected:.3f}"
 
 
 def plot_opponent_clusters(artifact: Artifact, out: Path, hand: str | None) -> str:
@@ -213,7 +213,7 @@ def plot_ochs(artifact: Artifact, out: Path, hand: str | None) -> str:
             f"ochs: hand strength of {title_hand(cards, game)}{origin} against each of "
             f"k={values.size} opponent clusters, {artifact.params['game']}",
         )
-    return f"OCHS of {title_hand(cards, game)}{origin}: " + " ".join(f"{v:.3f}" for v in values)
+    return f"OCHS of {title_hand(cards, game)}: " + " ".join(f"{v:.3f}" for v in values)
 
 
 # What each bucketing stage's k-means objective sums over the canonical hands of a round.
