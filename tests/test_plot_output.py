@@ -135,9 +135,10 @@ def test_gallery_is_navigated_by_run_and_game_with_telling_links(toy, tmp_path):
     page = index.read_text(encoding="utf-8")
     nav = page[page.index("<nav>") : page.index("</nav>")]
     assert "<h2>Runs</h2>" in nav and "toy · completed" in nav and "<h2>By game</h2>" in nav
-    assert f'<a href="#{small}">toy-squares · n=40</a>' in nav
-    assert f'<a href="#{large}">toy-squares · n=80</a>' in nav
-    assert f'<a href="#{double}">toy-double</a>' in nav
+    assert f'<a href="#{small}">squares-small: toy-squares · n=40</a>' in nav  # the run's node
+    assert f'<a href="#{small}">toy-squares · n=40</a>' in nav  # by game
+    assert f'<a href="#{large}">squares-large: toy-squares · n=80</a>' in nav
+    assert f'<a href="#{double}">double: toy-double</a>' in nav
     assert nav.count(f'href="#{small}"') == 2  # under its run, and under its game
 
 
@@ -147,6 +148,8 @@ def test_label_text_reads_as_words():
     assert label_text("seed", 2) == "seed 2"
     assert label_text("episodes", 400) == "400 episodes"
     assert label_text("iterations", 200000) == "200,000 iterations"
+    assert label_text("games", 1) == "1 game"
+    assert label_text("seed", 20000004) == "seed 20000004"
     assert label_text("k", 8) == "k=8"
     assert (label_text("svr", True), label_text("svr", False)) == ("svr", "no svr")
     assert label_text("rounds", [1, 2]) == "rounds 1,2"

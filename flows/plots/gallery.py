@@ -71,6 +71,7 @@ class GalleryRun:
     status: str
     started: str
     keys: list[str]  # the run's artifacts that are in the gallery, in node order
+    nodes: dict[str, str] = field(default_factory=dict)  # key -> the run's node label
 
     @property
     def heading(self) -> str:
@@ -89,14 +90,13 @@ COUNTS = frozenset(
 
 
 def label_text(name: str, value: Any) -> str:
-    """One distinguishing parameter in words: `seed 2`, `400 episodes`, `k=8`, `svr`/`no svr`."""
+    """One distinguishing parameter in words: `seed 2`, `400 episodes`, `1 game`, `k=8`,
+    `svr`/`no svr` (numbers other than counts as typed: seed 20000004)."""
     if isinstance(value, bool):
         return name if value else f"no {name}"
     text = _value_text(value)
-    if isinstance(value, int):
-        text = f"{value:,}"
-        if name in COUNTS:
-            return f"{text} {name}"
+    if isinstance(value, int) and name in COUNTS:  # a count: 1 game, 200,000 iterations
+        return f"{value:,} {name[:-1] if value == 1 else name}"
     return f"{name}={text}" if len(name) == 1 else f"{name} {text}"  # k=8 as papers write it
 
 
@@ -221,11 +221,12 @@ def gallery_runs(store: ArtifactStore, present: dict[str, Any]) -> list[GalleryR
 
     runs = []
     for record in reversed(RunLedger(store).all()):
+        nodes = {n["key"]: label for label, n in record.nodes.items() if n.get("key") in present}
         keys = [key for key in dict.fromkeys(record.artifact_keys()) if key in present]
         if keys:
             runs.append(
                 GalleryRun(record.run_id, record.flow, record.preset, record.shown_status(),
-                           record.started, keys)
+                           record.started, keys, nodes)
             )  # fmt: skip
     return runs
 
@@ -237,13 +238,15 @@ def _value_text(value: Any) -> str:
     return str(value)
 
 
-def _named_link(entry: GalleryEntry) -> str:
-    """A same-page link to an entry that says what it is (stage and labels), the key beside it
-    in small type (still there to copy)."""
+def _named_link(entry: GalleryEntry, node: str = "") -> str:
+    """A same-page link to an entry that says what it is (stage and labels; in a run, its node
+    where that is not the stage's name: `train-3: blokus-train · seed 3`), the key beside it in
+    small type (still there to copy)."""
     e = html.escape
     mark = "" if entry.has_plot else " (no figure)"
+    named = f"{node}: {entry.title}" if node and node != entry.stage else entry.title
     return (
-        f'<a href="#{quote(entry.key)}">{e(entry.title)}</a>{mark} '
+        f'<a href="#{quote(entry.key)}">{e(named)}</a>{mark} '
         f"<small><code>{e(entry.key)}</code></small>"
     )
 
@@ -256,11 +259,13 @@ def _by_game(entries: list[GalleryEntry]) -> dict[str, list[GalleryEntry]]:
     return groups
 
 
-def _games_list(entries: list[GalleryEntry]) -> str:
+def _games_list(entries: list[GalleryEntry], nodes: dict[str, str] | None = None) -> str:
     """Nested lists: each game, then its entries' links."""
     items = []
     for game, group in _by_game(entries).items():
-        links = "".join(f"<li>{_named_link(entry)}</li>" for entry in group)
+        links = "".join(
+            f"<li>{_named_link(entry, (nodes or {}).get(entry.key, ''))}</li>" for entry in group
+        )
         items.append(f"<li><b>{html.escape(game)}</b><ul>{links}</ul></li>")
     return f"<ul>{''.join(items)}</ul>"
 
@@ -291,7 +296,7 @@ def navigation_html(entries: list[GalleryEntry], runs: list[GalleryRun]) -> str:
             parts.append(
                 f"<details{' open' if i == 0 else ''}><summary><b>{e(run.heading)}</b> "
                 f"<small>run <code>{e(run.run_id)}</code>, {len(listed)} artifacts</small>"
-                f"</summary>{_games_list(listed)}</details>"
+                f"</summary>{_games_list(listed, run.nodes)}</details>"
             )
     parts.append("<h2>By game</h2>")
     parts.append(_games_list(_stage_then_title(entries)))
