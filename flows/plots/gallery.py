@@ -211,7 +211,8 @@ def _described(store: ArtifactStore, keys: list[str]) -> dict[str, dict[str, Any
     ls` shows them)."""
     from gameforge.flows.listing import describe
 
-    infos = [info for info in store.entries() if info.key in set(keys)]
+    wanted = set(keys)
+    infos = [info for info in store.entries() if info.key in wanted]
     return {info.key: found for info, found in zip(infos, describe(store, infos), strict=True)}
 
 
@@ -271,8 +272,8 @@ def _games_list(entries: list[GalleryEntry], nodes: dict[str, str] | None = None
 
 
 def _stage_then_title(entries: list[GalleryEntry]) -> list[GalleryEntry]:
-    """Entries with each stage's in page (lineage) order of the stages, and within a stage by
-    title, numbers compared as numbers (seed 2 before seed 10)."""
+    """Entries by stage, the stages in page (lineage) order, then by title with numbers compared
+    as numbers (seed 2 before seed 10)."""
     first: dict[str, int] = {}
     for i, entry in enumerate(entries):
         first.setdefault(entry.stage, i)
