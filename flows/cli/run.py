@@ -206,13 +206,18 @@ def run_request(request: RunRequest, dry_run: bool = False, verbose: bool = Fals
 def _print_results(request: RunRequest, results: dict[str, dict], seconds: float) -> None:
     """How a run ends: each node's key, cached or computed, and its seconds; then its findings,
     the headline results read from its artifacts, last."""
+    from rich import box
+
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.cli.runs import print_findings
     from gameforge.flows.findings import run_findings
 
-    table = Table(title=f"{request.flow} \\[{request.preset}] in {seconds:.1f} s")
+    table = Table(title=f"{request.flow} \\[{request.preset}] in {seconds:.1f} s",
+                  box=box.SIMPLE_HEAD)  # fmt: skip
+    longest_key = max((len(r["key"]) for r in results.values()), default=3)
     for column in ("stage", "key", "status", "seconds"):
-        table.add_column(column, overflow="fold")
+        # a key is copied whole: its column never narrows below the longest (the others fold)
+        table.add_column(column, min_width=longest_key if column == "key" else None)
     for stage, result in results.items():
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
