@@ -11,24 +11,10 @@ from gameforge.stages.base import StageError
 from gameforge.stages.registry import get_stage
 
 # Parameters that mean one thing in every stage taking them, so that a bare `--set NAME=V` sets
-# them all on purpose in any flow: the game (and the Hearts rules), the device, and the Blokus
-# search and value settings the README sets for a whole run. Any other name that several stages
-# of a flow take (k, seed, games ...) must name its stage, unless the flow lists it in `options`.
-FLOW_WIDE = frozenset(
-    {
-        "game",
-        "device",
-        "passing",
-        "moon",
-        "two_clubs_leads",
-        "must_break_hearts",
-        "no_points_first_trick",
-        "value_margin",
-        "fpu_reduction",
-        "rollout_mix",
-        "root_rule",
-    }
-)
+# them all on purpose in any flow: the game and the device. Any other name that several stages
+# of a flow take (k, seed, games ...) must name its stage, unless the flow lists it in its
+# `options` (the Hearts rules, the Blokus search settings).
+FLOW_WIDE = frozenset({"game", "device"})
 
 
 @dataclass(frozen=True)

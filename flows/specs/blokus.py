@@ -90,6 +90,7 @@ BLOKUS_ZERO = FlowSpec(
     description="Blokus: BlokusZero self-play and training (10 iterations), eval vs MCTS-MAXN",
     nodes=_blokus_nodes(),
     findings=("eval-1", f"eval-{BLOKUS_ITERATIONS}"),
+    options=(*_SEARCH, "value_margin"),  # a bare --set of these sets the whole run
     presets={name: _blokus_preset(values) for name, values in _BLOKUS.items()},
 )
 
@@ -169,6 +170,7 @@ BLOKUS_BOOTSTRAP = FlowSpec(
     "evaluated searching alone beside an untrained control",
     nodes=_bootstrap_nodes(),
     findings=("eval-0", f"eval-{BOOTSTRAP_ITERATIONS}"),
+    options=(*_SEARCH, "value_margin"),  # a bare --set of these sets the whole run
     presets={name: _bootstrap_preset(values) for name, values in _BOOTSTRAP.items()},
 )
 

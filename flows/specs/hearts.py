@@ -42,6 +42,7 @@ HEARTS_FALCON = FlowSpec(
     description="Hearts: MC logs, nu-SVR risk models, FALCON learners (4 variants x 5), eval",
     nodes=_hearts_nodes(),
     findings=("eval",),
+    options=("passing", "moon", "two_clubs_leads", "must_break_hearts", "no_points_first_trick"),
     presets={
         name: {
             "logs": {"games": logs},
