@@ -105,7 +105,10 @@ def resolve_stage(stage: str, flow: str | None = None, node: str | None = None) 
         chosen = [n for n in candidates if n.name == node]
         if not chosen:
             names = ", ".join(n.name for n in candidates)
-            raise StageError(f"flow {spec.name} has no node {node!r} running {stage} ({names})")
+            raise StageError(
+                f"--node {node!r}: flow {spec.name} has no such node running {stage} "
+                f"(valid: {names})"
+            )
         target = chosen[0]
     else:
         target = candidates[0]
