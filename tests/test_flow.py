@@ -147,7 +147,7 @@ def test_server_start_run_uses_it_then_stop(tmp_path, server_port):
         )
         with urllib.request.urlopen(request, timeout=10) as response:
             runs = json.loads(response.read())
-        assert [r["name"] for r in runs] == ["lhe-abstraction-tiny"]
+        assert [r["name"].rsplit(" ", 3)[0] for r in runs] == ["lhe-abstraction [tiny]"]
         assert runs[0]["state_type"] == "COMPLETED"
     finally:
         stopped = gameforge("server", "stop", store=tmp_path)
