@@ -122,6 +122,25 @@ def test_every_plot_kind_draws_data_from_tiny_artifacts(plot_store, tmp_path):
     assert any("LBR" in text for text in cfr_labels)
 
 
+def test_every_finding_reader_reads_the_tiny_artifacts(plot_store):
+    """Each stage a flow reports its findings from gives rows for every tiny artifact of it:
+    a value, the artifact's key, and an interval or an exact figure where the stage has one."""
+    from gameforge.flows.findings import reader_for
+
+    read = set()
+    for stage, keys in keys_by_stage(plot_store).items():
+        reader = reader_for(stage)
+        if reader is None:
+            continue
+        for key in keys:
+            rows = reader(stage, plot_store.open(key))
+            assert rows, f"{stage} {key}: no findings"
+            assert all(row.value and row.key == key for row in rows), rows
+        read.add(stage)
+    reported = {n.stage for f in FLOWS.values() for n in f.nodes if n.name in f.findings}
+    assert reported <= read, f"no tiny artifact of {sorted(reported - read)} was read"
+
+
 def test_league_figure_mutes_insignificant_cells_and_has_a_colour_bar(plot_store, tmp_path):
     """Cells whose 95% interval holds 0 are grey (masked), the others coloured; a colour bar
     in mbb/g."""

@@ -46,7 +46,7 @@ def cfr_findings(label: str, artifact: Artifact) -> list[Finding]:
     exploitability = summary.get("exploitability_mbb_per_game")
     if exploitability is not None:
         where = "" if summary.get("abstraction") == "lossless" else ", in the abstract game"
-        value = f"{exploitability:,.3f} mbb/g (exact best response{where}) after {solve}"
+        value = f"{mbb(exploitability)} mbb/g (exact best response{where}) after {solve}"
         return [Finding(f"{label}: exploitability", value, artifact.key)]
     value = (
         f"{solve}, {summary.get('infosets', 0):,} information sets; exploitability in the real "
@@ -57,19 +57,28 @@ def cfr_findings(label: str, artifact: Artifact) -> list[Finding]:
 
 def exploitability_findings(label: str, artifact: Artifact) -> list[Finding]:
     """A strategy's exploitability in the real game: exact from a best response (no interval:
-    nothing is sampled), or a local best response's lower bound with its 95% interval."""
+    nothing is sampled), or a local best response's one-sided 95% lower bound (said to be no
+    evidence where that bound is at or below 0)."""
+    from gameforge.stages.poker.lbr import lower_bound_text
+
     s = summary_of(artifact)
     if artifact.stage == "lbr":
-        value = (
-            f"at least {s['lbr_mbb_per_game']:,.1f} ± {s['half_width_95_mbb_per_game']:,.1f} "
-            f"mbb/g (LBR lower bound, 95%, {s['deals']:,} deals)"
-        )
+        lower = s.get("exploitability_lower_bound_mbb_per_game")
+        if lower is None:  # an artifact from before the bound was stored
+            lower = s["lbr_mbb_per_game"] - s["half_width_95_mbb_per_game"]
+        value = f"{lower_bound_text(s['lbr_mbb_per_game'], lower)}, {s['deals']:,} deals"
     else:
         value = (
-            f"{s['exploitability_mbb_per_game']:,.1f} mbb/g (exact best response in the real "
+            f"{mbb(s['exploitability_mbb_per_game'])} mbb/g (exact best response in the real "
             f"game, {s.get('precision', 'float64')}) of {s.get('strategy', '?')}"
         )
     return [Finding(f"{label}: exploitability", value, artifact.key)]
+
+
+def mbb(x: float) -> str:
+    """An exploitability in mbb/g: 3 significant digits below 10 (Kuhn's 0.0874), else one
+    decimal with separators."""
+    return f"{x:.3g}" if abs(x) < 10 else f"{x:,.1f}"
 
 
 def league_findings(label: str, artifact: Artifact) -> list[Finding]:
