@@ -31,3 +31,16 @@ def test_a_check_never_says_an_array_it_skipped_was_compared(capsys):
     out = capsys.readouterr().out
     assert "compared whole regrets" in out and "compared whole regrets, curve_seconds" not in out
     assert "not compared, curve_seconds: wall-clock times differ" in out
+
+
+def test_show_prints_the_peak_memory_the_build_recorded(tmp_path):
+    from gameforge.artifacts import ArtifactStore
+    from gameforge.stages.runner import run_stage
+
+    store = ArtifactStore(tmp_path / "store")
+    params = {"game": "kuhn.limit.2p", "iterations": 5, "evaluations": 0}
+    key = run_stage("cfr", params, store=store, log=lambda _line: None).key
+    peak = store.open(key).meta["memory"]["peak_rss_bytes"]
+    shown = CliRunner().invoke(app, ["artifacts", "show", key, "--store", str(store.root)])
+    assert shown.exit_code == 0, shown.output
+    assert f"peak memory {peak / 2**20:.1f} MB" in shown.output

@@ -243,6 +243,9 @@ def _provenance_lines(meta: dict[str, Any], trust: dict[str, Any] | None) -> lis
         ]
     if provenance.get("kind") != "imported":
         lines = ["  " + _built_line(provenance)]
+        peak = (meta.get("memory") or {}).get("peak_rss_bytes")
+        if peak:  # process-wide: under --parallel-nodes it holds the stages run alongside
+            lines.append(f"  peak memory {human_bytes(int(peak))} (resident, the building process)")
     else:
         exported = provenance.get("exported")
         source = _built_line(exported) if exported else "made before provenance was recorded"
