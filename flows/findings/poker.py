@@ -88,7 +88,7 @@ def league_findings(label: str, artifact: Artifact) -> list[Finding]:
     rows = head_to_head_findings(label, artifact)
     claim = summary.get("more_clusters_rank_higher")
     if isinstance(claim, dict):
-        value = f"{claim['holds']}: {claim['statement']}"
+        value = f"{claim['holds']} (the claim: {claim['statement']})"
         rows.append(Finding(f"{label}: more clusters rank higher", value, artifact.key))
     return rows
 
