@@ -35,6 +35,7 @@ def test_a_check_never_says_an_array_it_skipped_was_compared(capsys):
 
 def test_show_prints_the_peak_memory_the_build_recorded(tmp_path):
     from gameforge.artifacts import ArtifactStore
+    from gameforge.stages.resources import human
     from gameforge.stages.runner import run_stage
 
     store = ArtifactStore(tmp_path / "store")
@@ -43,4 +44,4 @@ def test_show_prints_the_peak_memory_the_build_recorded(tmp_path):
     peak = store.open(key).meta["memory"]["peak_rss_bytes"]
     shown = CliRunner().invoke(app, ["artifacts", "show", key, "--store", str(store.root)])
     assert shown.exit_code == 0, shown.output
-    assert f"peak memory {peak / 2**20:.1f} MB" in shown.output
+    assert f"peak memory {human(peak)} (resident" in shown.output

@@ -106,7 +106,7 @@ def resolve_stage(stage: str, flow: str | None = None, node: str | None = None) 
         if not chosen:
             names = ", ".join(n.name for n in candidates)
             raise StageError(
-                f"--node {node!r}: flow {spec.name} has no such node running {stage} "
+                f"--node {node!r}: flow {spec.name} has no node {node!r} running {stage} "
                 f"(valid: {names})"
             )
         target = chosen[0]
