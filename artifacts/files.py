@@ -52,6 +52,11 @@ def is_remote(location: str | os.PathLike[str]) -> bool:
     return "://" in text and not text.startswith("file://")
 
 
+def local_path(location: str) -> Path:
+    """The folder a local store location names (`file://` and `~` resolved, not made absolute)."""
+    return Path(location.removeprefix("file://")).expanduser()
+
+
 def first_line(exc: BaseException) -> str:
     """An exception's message cut to its first line (drivers' and tarfile's can span several)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

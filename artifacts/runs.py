@@ -228,16 +228,23 @@ def headline_values(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]
     return out
 
 
+def _run_differences(a: RunRecord, b: RunRecord, everything: bool = False) -> list[dict[str, Any]]:
+    """Rows (node '(run)', field, a, b) of the flow, preset and overrides the runs asked for
+    differently (all three with `everything`)."""
+    rows = []
+    for name in ("flow", "preset", "overrides"):
+        x, y = getattr(a, name), getattr(b, name)
+        if x != y or everything:
+            rows.append({"node": "(run)", "field": name, "a": x, "b": y})
+    return rows
+
+
 def compare_runs(
     store: ArtifactStore, a: RunRecord, b: RunRecord, everything: bool = False
 ) -> list[dict[str, Any]]:
     """Rows (node, field, a, b, change) of two runs' results side by side: for each node of
     either, its key, then each summary value that differs (all of them with `everything`)."""
-    rows: list[dict[str, Any]] = []
-    for name in ("flow", "preset", "overrides"):
-        x, y = getattr(a, name), getattr(b, name)
-        if x != y or everything:
-            rows.append({"node": "(run)", "field": name, "a": x, "b": y, "change": ""})
+    rows = [{**row, "change": ""} for row in _run_differences(a, b, everything)]
     for node in list(dict.fromkeys([*a.nodes, *b.nodes])):
         keys = [run.nodes.get(node, {}).get("key") for run in (a, b)]
         rows.append({"node": node, "field": "key", "a": keys[0], "b": keys[1], "change": ""})
@@ -263,11 +270,7 @@ def parameter_differences(store: ArtifactStore, a: RunRecord, b: RunRecord) -> l
     """Rows (node, field, a, b) of what two runs asked for differently: the run's flow, preset
     and overrides, then each node's parameters as its artifacts record them (a node only one
     run built shows its key against '(not run)')."""
-    rows: list[dict[str, Any]] = []
-    for name in ("flow", "preset", "overrides"):
-        x, y = getattr(a, name), getattr(b, name)
-        if x != y:
-            rows.append({"node": "(run)", "field": name, "a": x, "b": y})
+    rows = _run_differences(a, b)
     for node in list(dict.fromkeys([*a.nodes, *b.nodes])):
         keys = [run.nodes.get(node, {}).get("key") for run in (a, b)]
         if keys[0] == keys[1]:

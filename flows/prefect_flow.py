@@ -194,14 +194,11 @@ def run_flow(
 def with_absolute_store(request: RunRequest) -> RunRequest:
     """The request with a local store as an absolute path: the flow run's parameters in the UI
     then say which store it wrote, wherever it was started from."""
-    from pathlib import Path
-
-    from gameforge.artifacts.files import is_remote
+    from gameforge.artifacts.files import is_remote, local_path
 
     if is_remote(request.store_root):
         return request
-    local = Path(request.store_root.removeprefix("file://")).expanduser().absolute()
-    return request.model_copy(update={"store_root": str(local)})
+    return request.model_copy(update={"store_root": str(local_path(request.store_root).absolute())})
 
 
 ENTRYPOINT_PREFIX = "flow_"

@@ -713,6 +713,15 @@ EVAL_BATCH = 20  # snapshots evaluated between hearts-eval checkpoints
 RANK_BATCH = 4  # learners ranked in games to 100 points between checkpoints
 
 
+def learner_variants(labels: list[str]) -> dict[str, list[int]]:
+    """hearts-eval's learners grouped by variant: 'new+svr seed 2' -> 'new+svr' -> indices of
+    its trials, in label order."""
+    variants: dict[str, list[int]] = {}
+    for index, label in enumerate(labels):
+        variants.setdefault(label.rsplit(" seed ", 1)[0], []).append(index)
+    return variants
+
+
 def _eval_footprint(params: EvalParams, upstream: dict[str, dict]) -> Footprint:
     """One snapshot at a time (one per Dask worker): its networks, their copy, its nodes read."""
     learners = [p for name, p in upstream.items() if name.startswith("learners.")] or [{}]
@@ -797,11 +806,8 @@ def run_eval(ctx: StageContext[EvalParams]) -> dict[str, Any]:
     w.write_arrays({"curve": table})
     if rank_rows:
         w.write_arrays({"ranks": np.array(rank_rows, np.float64)})
-    variants: dict[str, list[int]] = {}
-    for li, label in enumerate(labels):
-        variants.setdefault(label.rsplit(" seed ", 1)[0], []).append(li)
     table_rows = {}
-    for variant, members in variants.items():
+    for variant, members in learner_variants(labels).items():
         last = np.array([table[table[:, 0] == li][-1] for li in members])
         entry: dict[str, Any] = {"trials": len(members)}
         for col, key in ((2, "vs_rule_based"), (3, "vs_monte_carlo")):

@@ -59,11 +59,11 @@ END_PROCESS = False
 
 def check_store(store: str, writing: bool = False) -> str:
     """Refuse, in one line, a store path that is a file, or (unless `writing`) is missing."""
-    from gameforge.artifacts.files import is_remote
+    from gameforge.artifacts.files import is_remote, local_path
 
     if is_remote(store):
         return store  # an object store's prefix exists once written to
-    path = Path(store.removeprefix("file://")).expanduser()
+    path = local_path(store)
     if path.is_dir():
         return store
     if path.exists():

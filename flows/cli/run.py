@@ -210,7 +210,8 @@ def _print_results(request: RunRequest, results: dict[str, dict], seconds: float
 
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.cli.runs import print_findings
-    from gameforge.flows.findings import run_findings
+    from gameforge.flows.findings import flow_findings
+    from gameforge.flows.specs import FLOWS
 
     table = Table(title=f"{request.flow} \\[{request.preset}] in {seconds:.1f} s",
                   box=box.SIMPLE_HEAD)  # fmt: skip
@@ -222,16 +223,11 @@ def _print_results(request: RunRequest, results: dict[str, dict], seconds: float
         status = "cached" if result["cached"] else "computed"
         table.add_row(escape(stage), result["key"], status, f"{result['seconds']:.1f}")
     console.print(table)
-    keys = {label: result["key"] for label, result in results.items()}
-    findings = run_findings(request.flow, keys, ArtifactStore(request.store_root))
-    if request.flow in _flow_names():
+    spec = FLOWS.get(request.flow)
+    if spec is not None:  # a single-stage run has no findings to print
+        keys = {label: result["key"] for label, result in results.items()}
+        findings = flow_findings(spec, keys, ArtifactStore(request.store_root))
         print_findings(f"findings of {request.flow} [{request.preset}]", findings)
-
-
-def _flow_names() -> set[str]:
-    from gameforge.flows.specs import FLOWS
-
-    return set(FLOWS)
 
 
 def _say_stopped(what: str) -> None:

@@ -9,6 +9,7 @@ from gameforge.artifacts import Artifact
 from gameforge.engines.hearts.agents import MONTE_CARLO
 from gameforge.engines.hearts.game import RULE_BASED
 from gameforge.flows.findings import Finding, Reader, summary_of
+from gameforge.stages.hearts import learner_variants
 
 # The paper's results after 100,000 learning games, 5 trials: penalty ratio against three
 # rule-based and three Monte Carlo players, and the expected rank in games to 100 points
@@ -41,11 +42,8 @@ def eval_findings(label: str, artifact: Artifact) -> list[Finding]:
     learners = list(summary.get("learners", []))
     curve = np.asarray(artifact["curve"][...])
     ranks = np.asarray(artifact["ranks"][...]) if "ranks" in artifact.array_names() else None
-    variants: dict[str, list[int]] = {}
-    for index, name in enumerate(learners):
-        variants.setdefault(name.rsplit(" seed ", 1)[0], []).append(index)
     rows = []
-    for variant, members in variants.items():
+    for variant, members in learner_variants(learners).items():
         finals = np.array([curve[curve[:, 0] == m][-1] for m in members])
         paper = PAPER.get(variant, {})
         for column, (opponent, name) in enumerate(OPPONENTS):

@@ -80,9 +80,9 @@ def plot_hearts_eval(artifact: Artifact, out: Path, hand: str | None) -> str:
     summary = artifact.meta["summary"]
     labels = summary["learners"]
     p = artifact.params
-    variants: dict[str, list[int]] = {}
-    for li, label in enumerate(labels):
-        variants.setdefault(label.rsplit(" seed ", 1)[0], []).append(li)
+    from gameforge.stages.hearts import learner_variants  # lazy: every figure loads this module
+
+    variants = learner_variants(labels)
     ranks = np.asarray(artifact["ranks"][:]) if "ranks" in artifact.array_names() else None
     ncols = 3 if ranks is not None and len(ranks) else 2
     trials = sorted({len(m) for m in variants.values()})
