@@ -32,9 +32,9 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # its few games (it does not stop it in the flow: see bench/BENCHMARKS.md).
     # Evaluation plays the search self-play trains with (the same `_SEARCH` settings), without
     # noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
-    "tiny": {"blocks": 1, "filters": 8, "sims": 2, "games": 2, "parallel": 2, "steps": 4,
-             "buffer_games": 100, "lr": 0.001, "lr_drop_step": 40_000, "augment": False,
-             "eval_games": 1, "last_eval_games": 2, "mcts_sims": 4, "fpu_reduction": 0.25,
+    "tiny": {"blocks": 1, "filters": 8, "policy_head": "conv", "sims": 2, "games": 2,
+             "parallel": 2, "steps": 4, "buffer_games": 100, "lr": 0.001, "lr_drop_step": 40_000,
+             "augment": False, "eval_games": 1, "last_eval_games": 2, "mcts_sims": 4, "fpu_reduction": 0.25,
              "rollout_mix": 0.5, "root_rule": "gumbel", "legal_softmax": True,
              "value_weight": 1.0},
     "small": {"blocks": 4, "filters": 64, "sims": 64, "games": 48, "parallel": 48,
@@ -71,6 +71,8 @@ def _blokus_nodes() -> tuple[Node, ...]:
 
 def _blokus_preset(v: dict[str, Any]) -> dict[str, dict[str, Any]]:
     net = {"blocks": v["blocks"], "filters": v["filters"]}
+    if "policy_head" in v:  # tiny's: the dense head alone is 87 MB a generation
+        net["policy_head"] = v["policy_head"]
     search = {name: v[name] for name in _SEARCH}
     train = {**net, **{name: v[name] for name in _TRAINING}, "lr_late": v["lr"] / 10}
     out: dict[str, dict[str, Any]] = {}

@@ -12,7 +12,7 @@ from gameforge.flows.specs.base import FlowSpec, Node
 _NLHE_NET = {"filters": [32, 64], "kernel": 5, "dense": 1024}
 _NLHE = {
     # preset: (generation-1 hands, later generations' hands, train params, league hands)
-    "tiny": (2_000, 1_200, {"epochs": 2, "filters": [8, 16], "kernel": 5, "dense": 64}, 1_000),
+    "tiny": (2_000, 1_200, {"epochs": 2, "filters": [8, 16], "kernel": 5, "dense": 64}, 400),
     "small": (20_000, 6_000, {"epochs": 2, **_NLHE_NET}, 2_000),
     "paper": (200_000, 200_000, {"epochs": 3, **_NLHE_NET}, 100_000),
 }

@@ -120,7 +120,7 @@ SOLVE_LOSSLESS = FlowSpec(
 # The paper's experiment: one abstraction per opponent-cluster count (everything that does not
 # depend on the count is built once), one CFR solve each, then the duplicate league.
 _LEAGUE = {
-    "tiny": ({"iterations": 100_000}, {"hands_per_set": 3000, "sets": 20}),
+    "tiny": ({"iterations": 30_000}, {"hands_per_set": 3000, "sets": 20}),
     "small": ({"iterations": 500_000}, {"hands_per_set": 3000, "sets": 100}),
     "paper": ({"iterations": 300_000}, {"hands_per_set": 3000, "sets": 3000, "matches": 9}),
 }
