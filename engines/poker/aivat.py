@@ -711,7 +711,7 @@ def aivat_hand(
     return _aivat_hand(betting, hand, seat, known, values, {} if imaginary else None)
 
 
-def _aivat_hand(  # noqa: PLR0913 (aivat_hand's inputs and the imaginary walks' cache)
+def _aivat_hand(
     betting: Betting,
     hand: Hand,
     seat: int,
@@ -742,7 +742,7 @@ def _aivat_hand(  # noqa: PLR0913 (aivat_hand's inputs and the imaginary walks' 
     return plain, float(mean[1]), float(mean[2]), plain - float(mean[0])
 
 
-def aivat(  # noqa: PLR0913 (aivat_hand's inputs, over many hands)
+def aivat(
     betting: Betting,
     hands: Sequence[Hand],
     seats: int | Sequence[int],
