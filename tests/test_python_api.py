@@ -1,9 +1,10 @@
-"""README's "Python API" section: every ```python snippet runs against tiny stored artifacts.
+"""docs/python-api.md: every ```python snippet runs against tiny stored artifacts.
 
 The test builds a store with the `tiny` presets (an `lhe-solve` abstraction and a short `cfr`
-solve on the 6-rank deck, one small `nlhe-train` generation), executes the README's snippets in
+solve on the 6-rank deck, one small `nlhe-train` generation), executes the page's snippets in
 order in one namespace holding `store`, `abstraction_keys`, `strategy_key` and `player_key`,
-and checks what each snippet computed.
+and checks what each snippet computed. (The ```python blocks of the other docs pages run in
+tests/test_docs.py.)
 """
 
 from __future__ import annotations
@@ -22,16 +23,14 @@ from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import get_flow
 from gameforge.stages.executor import InProcessExecutor
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "python-api.md"
 quiet = lambda _m: None  # noqa: E731
 
 
 def api_snippets() -> list[str]:
-    """The ```python blocks of README's "## Python API" section, in order."""
-    text = README.read_text(encoding="utf-8")
-    match = re.search(r"^## Python API\n(.*?)(?=^## )", text, re.S | re.M)
-    assert match, "README.md has no '## Python API' section"
-    return re.findall(r"^```python\n(.*?)^```", match.group(1), re.S | re.M)
+    """The ```python blocks of docs/python-api.md, in order."""
+    text = PAGE.read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +54,7 @@ def api_store(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {
         "store": store,
         "abstraction_keys": (poker["hsd-buckets"].key, poker["ochs-buckets"].key),
-        "strategy_key": poker["cfr"].key[:12],  # a prefix, as the README allows
+        "strategy_key": poker["cfr"].key[:12],  # a prefix, as the page allows
         "player_key": cnn["train-1"].key,
     }
 
@@ -69,20 +68,20 @@ def brute_force_hs(hole: list[int], board: list[int]) -> float:
     return float(((mine > theirs).sum() + 0.5 * (mine == theirs).sum()) / len(opponents))
 
 
-def test_readme_python_api_snippets_run_and_give_sound_results(api_store: dict) -> None:
+def test_python_api_page_snippets_run_and_give_sound_results(api_store: dict) -> None:
     snippets = api_snippets()
     assert len(snippets) == 4, "expected four snippets: HS, bucket, strategy, player"
     ns = dict(api_store)
     store = ns["store"]
 
     # (a) Hand strength of one hand, from the engines: equal to comparing hands one by one.
-    exec(compile(snippets[0], "README.md:python-api-1", "exec"), ns)
+    exec(compile(snippets[0], "docs/python-api.md:1", "exec"), ns)
     hs = float(ns["hs"])
     assert 0.0 <= hs <= 1.0
     assert hs == pytest.approx(brute_force_hs(ns["hole"], ns["board"]), abs=1e-12)
 
     # (b) A bucket from the stored abstraction: in range, and the same for a suit-swapped hand.
-    exec(compile(snippets[1], "README.md:python-api-2", "exec"), ns)
+    exec(compile(snippets[1], "docs/python-api.md:2", "exec"), ns)
     abstraction, bucket, cards = ns["abstraction"], ns["bucket"], ns["cards"]
     assert 0 <= bucket < abstraction.num_buckets(1)
     swapped = cards.copy()
@@ -92,7 +91,7 @@ def test_readme_python_api_snippets_run_and_give_sound_results(api_store: dict) 
     assert int(abstraction.bucket(1, swapped)[0]) == bucket
 
     # (c) The stored strategy at one information set: a probability vector over legal actions.
-    exec(compile(snippets[2], "README.md:python-api-3", "exec"), ns)
+    exec(compile(snippets[2], "docs/python-api.md:3", "exec"), ns)
     decision = ns["decision"]
     probs = np.array(list(decision.probabilities.values()))
     assert decision.round == 1 and 0 <= decision.bucket < abstraction.num_buckets(1)
@@ -101,7 +100,7 @@ def test_readme_python_api_snippets_run_and_give_sound_results(api_store: dict) 
     assert decision.bucket == bucket  # the abstraction the solve used, the same hand
 
     # (d) The trained CNN from its stored weights: one value in [-1, 1] per input.
-    exec(compile(snippets[3], "README.md:python-api-4", "exec"), ns)
+    exec(compile(snippets[3], "docs/python-api.md:4", "exec"), ns)
     values, net, train = ns["values"], ns["net"], ns["train"]
     assert tuple(values.shape) == (8,)
     assert bool(((values >= -1) & (values <= 1)).all())
