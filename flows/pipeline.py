@@ -6,13 +6,14 @@ import contextvars
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.artifacts.runs import RunLedger, RunRecord, new_run_id
 from gameforge.artifacts.store import CorruptedArtifact, StoreError
 from gameforge.flows.request import ResolvedRun, RunRequest
-from gameforge.flows.specs import FlowSpec, Node, sweep_values
+from gameforge.flows.specs import FlowSpec, Node, get_flow, sweep_values
 from gameforge.stages.base import StageError
 from gameforge.stages.executor import Executor
 from gameforge.stages.progress import NullProgress, Progress
@@ -302,19 +303,45 @@ class ResourcePlan:
     hungriest: PlannedStep | None
     stored: int
     unestimated: list[str]  # computing steps whose stage declares no footprint
+    seconds: float = 0.0  # wall time, one stage after another, with the flow's start
+    untimed: tuple[str, ...] = ()  # computing steps whose kind of run was never timed
+
+
+def step_seconds(step: PlannedStep) -> float | None:
+    """A planned step's estimated seconds (stages/timing.py), None if it cannot be estimated."""
+    from gameforge.stages.timing import stage_seconds
+
+    return stage_seconds(step.stage, step.footprint) if step.footprint is not None else None
 
 
 def resource_plan(steps: list[PlannedStep], parallel_nodes: int = 1) -> ResourcePlan:
     """Sum a plan's footprints over the steps it would compute."""
+    from gameforge.stages.timing import flow_start_seconds
+
     computing = [s for s in steps if s.computes]
     estimated = [(s, s.footprint) for s in computing if s.footprint is not None]
     estimated.sort(key=lambda pair: -pair[1].memory)
+    times = {s.label: step_seconds(s) for s in computing}
     return ResourcePlan(
         memory=sum(f.memory for _s, f in estimated[: max(parallel_nodes, 1)]),
         hungriest=estimated[0][0] if estimated else None,
         stored=sum(f.stored_bytes for _s, f in estimated),
         unestimated=[s.label for s in computing if s.footprint is None],
+        seconds=flow_start_seconds() + sum(t for t in times.values() if t is not None),
+        untimed=tuple(label for label, t in times.items() if t is None),
     )
+
+
+def preset_estimates(flow: str) -> dict[str, ResourcePlan]:
+    """Each preset's whole run planned into an empty store: its estimated time and disk."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        empty = ArtifactStore(Path(folder) / "store")  # never created: planning writes nothing
+        return {
+            preset: resource_plan(plan_run(RunRequest(flow=flow, preset=preset), empty))
+            for preset in get_flow(flow).presets
+        }
 
 
 def resource_refusal(

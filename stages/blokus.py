@@ -154,6 +154,15 @@ def net_parameters(blocks: int, filters: int, policy_head: str = "dense") -> int
     return stem + blocks * block + policy + value
 
 
+def net_multiply_adds(blocks: int, filters: int, policy_head: str = "dense") -> int:
+    """A BlokusNet's multiply-adds for one position: each convolution weight once per cell,
+    each dense weight once."""
+    f = filters
+    convolutions = (N_PLANES * f * 9 + blocks * 2 * f * f * 9 + 6 * f) * CELLS
+    policy = N_ORIENTATIONS * f * CELLS if policy_head == "conv" else 2 * CELLS * N_MOVES
+    return convolutions + policy + 4 * CELLS * 256 + 256 * N_PLAYERS
+
+
 def _net_size(upstream: dict[str, Any], default: NetParams) -> tuple[int, int, str]:
     """(blocks, filters, policy head) of a blokus-train input's recorded parameters, else
     `default`'s."""
@@ -288,6 +297,7 @@ def _selfplay_footprint(params: SelfPlayParams, upstream: Upstream) -> Footprint
         # the records, and each chunk's checkpoint of them until the commit
         stored={"records": params.games * RECORD_BYTES, "checkpoints": params.games * RECORD_BYTES},
         working=TORCH_WORKING,
+        work=params.games * params.sims,  # simulations per move, every game
     )
 
 
@@ -379,6 +389,7 @@ def _rollouts_footprint(params: RolloutParams, upstream: Upstream) -> Footprint:
         peak={"chunk scratch": chunk * per_game, "records": 3 * records},
         stored={"records": records, "checkpoints": records},
         working=64 * MB,
+        work=params.games * (1 + params.positions * params.value_rollouts),  # games played
     )
 
 
@@ -506,6 +517,10 @@ def _train_footprint(params: TrainParams, upstream: Upstream) -> Footprint:
             "checkpoint": 2 * weights if params.steps > params.checkpoint_every else 0,
         },
         working=TORCH_WORKING,
+        # forward and backward passes of every sample of every step
+        work=params.steps
+        * b
+        * net_multiply_adds(params.blocks, params.filters, params.policy_head),
     )
 
 
@@ -714,6 +729,9 @@ def _eval_footprint(params: EvalParams, upstream: Upstream) -> Footprint:
             "results": sum(g * (8 + 4 * 8 + 8 + CELLS + 21 * len(POLICY_STATS) * 8) for g in games),
         },
         working=TORCH_WORKING,
+        # simulations per move of a game's BlokusZero seat and its three MCTS-MAXN seats
+        work=(sum(games) + (games[0] if params.control else 0))
+        * (params.zero_sims + 3 * params.mcts_sims),
     )
 
 
@@ -802,6 +820,7 @@ def _curve_footprint(params: CurveParams, upstream: Upstream) -> Footprint:
         peak={"rows": rows * 4096},  # the rows' dicts, a few KB each
         stored={"curve": nbytes((rows, 7), 8)},  # steps, rate and bar, interval, games
         working=32 * MB,  # no numba nor torch: reading metadata, writing small arrays
+        work=len(upstream),
     )
 
 

@@ -154,7 +154,7 @@ def _logs_footprint(params: LogsParams, upstream: dict[str, dict]) -> Footprint:
         # every decision's int16 metadata and its positive-label flags; float64 points
         "summary": nbytes((rows, 3), 2) + rows + nbytes((params.games, 4), 8 + 2),
     }  # fmt: skip
-    return Footprint(peak, stored)
+    return Footprint(peak, stored, work=params.games)
 
 
 @stage("hearts-logs", 1, LogsParams, labels=("games",), footprint=_logs_footprint)
@@ -303,7 +303,7 @@ def _svr_footprint(params: SvrParams, upstream: dict[str, dict]) -> Footprint:
         "scaling": nbytes((N_NETWORKS, 2 * N_FEATURES + 3), 8),
         "checks": nbytes(checks, 2 + 1 + 1 + 4),
     }
-    return Footprint(peak, stored)
+    return Footprint(peak, stored, work=samples * largest)  # kernel rows of each group's solve
 
 
 @stage("hearts-svr", 2, SvrParams, inputs={"logs": "hearts-logs"}, labels=("per_label",),
@@ -495,7 +495,8 @@ def _falcon_footprint(params: FalconStageParams, upstream: dict[str, dict]) -> F
         ),
         "training_ratio": nbytes(params.games, 4),
     }
-    return Footprint(peak, stored)
+    # the SVR's guidance scores every decision: its own time model
+    return Footprint(peak, stored, work=params.games, work_kind="svr" if params.svr else "")
 
 
 @stage("hearts-falcon", 1, FalconStageParams, inputs={"svr": "hearts-svr"}, optional={"svr"},
@@ -745,7 +746,9 @@ def _eval_footprint(params: EvalParams, upstream: dict[str, dict]) -> Footprint:
         "curve": nbytes((snapshots, 4), 8),
         "ranks": nbytes((2 * len(learners), 4), 8) if params.rank_matches else 0,
     }
-    return Footprint(peak, stored)
+    # a snapshot's evaluation games, and the rank matches (about 22 games each, measured)
+    work = snapshots * params.games + 22 * len(learners) * params.rank_matches
+    return Footprint(peak, stored, work=work)
 
 
 @stage("hearts-eval", 2, EvalParams, inputs={"learners": "hearts-falcon"}, many={"learners"},

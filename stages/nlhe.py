@@ -336,7 +336,9 @@ def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> 
         "write copies": nbytes(hands, 8 + 2 + 2) + stored["actions"],
         **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), max(deals, 1)), 2 * deals),
     }
-    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
+    kind = "cnn" if configs else ""  # networks scoring decisions: their own time model
+    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING, work=hands,
+                     work_kind=kind)  # fmt: skip
 
 
 @stage("nlhe-histories", 2, HistoriesParams, inputs={"cnn": "nlhe-train"}, optional={"cnn"},
@@ -642,7 +644,8 @@ def _train_footprint(params: TrainParams, upstream: dict[str, dict]) -> Footprin
         "weights+adadelta": 7 * parameters,
     }
     stored = {"weights": parameters, "curves": nbytes(3 * params.epochs, 8)}
-    return Footprint(peak, stored, TORCH_WORKING)
+    # the activations each sample computes (and back-propagates), every epoch
+    return Footprint(peak, stored, TORCH_WORKING, work=params.epochs * train * saved)
 
 
 @stage(
@@ -821,7 +824,9 @@ def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footpr
         **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), deals), hands),
     }
     stored = {"tables": nbytes((3, n, n), 8), "profiles": nbytes((n, 3 + 5), 8)}
-    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING)
+    kind = "cnn" if configs else ""  # networks scoring decisions: their own time model
+    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING,
+                     work=hands * n * (n - 1) // 2, work_kind=kind)  # fmt: skip
 
 
 @stage("nlhe-league", 3, LeagueParams, inputs={"cnn": "nlhe-train"}, optional={"cnn"},

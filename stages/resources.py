@@ -46,6 +46,11 @@ class Footprint:
     peak: dict[str, int]  # bytes held at the peak, by what holds them
     stored: dict[str, int] = field(default_factory=dict)  # bytes written (before compression)
     working: int = NUMBA_WORKING  # transient memory beside the named arrays
+    # what its time scales with (stages/timing.py): units of its main loop, of the time model
+    # `work_kind` within the stage (a CFR algorithm), or a wall-time budget it stops at
+    work: float = 0.0
+    work_kind: str = ""
+    budget_s: float | None = None
 
     @property
     def memory(self) -> int:

@@ -291,14 +291,6 @@ def test_gallery_images_load_in_a_browser(request):
     assert not unloaded, unloaded
 
 
-def _recorded(store: ArtifactStore, key: str):  # type: ignore[no-untyped-def]
-    """An artifact's parameters with its inputs', as a plan passes them to footprints."""
-    from gameforge.stages.resources import Recorded
-
-    artifact = store.open(key)
-    return Recorded(artifact.params, {n: _recorded(store, k) for n, k in artifact.inputs.items()})
-
-
 # Stated bounds of the resource estimates against the peak RSS each artifact records: never
 # under by more than this factor, never over by more than this factor plus the fixed margin
 # (at tiny sizes the estimate is mostly its working-memory allowance).
@@ -306,26 +298,22 @@ UNDER, OVER, MARGIN = 3.0, 3.0, 400 << 20
 
 
 def test_resource_estimates_bound_the_measured_peaks_of_every_tiny_artifact(plot_store):
-    from gameforge.stages.registry import get_stage
+    from gameforge.stages.timing import recorded_footprint
 
     rows, undeclared = [], set()
     for key in plot_store.keys():  # noqa: SIM118 (a store, not a dict)
         artifact = plot_store.open(key)
-        stage = get_stage(artifact.stage)
-        if stage.footprint is None:
-            undeclared.add(stage.name)
+        footprint = recorded_footprint(plot_store, key)
+        if footprint is None:
+            undeclared.add(artifact.stage)
             continue
-        fields = stage.params_model.model_fields
-        values = {k: v for k, v in artifact.params.items() if k in fields}
-        values.update(artifact.meta.get("execution") or {})
-        upstream = {n: _recorded(plot_store, k) for n, k in artifact.inputs.items()}
-        estimate = stage.footprint(stage.make_params(values), upstream).memory
         memory = artifact.meta["memory"]
         measured = memory["peak_rss_bytes"] - memory["rss_before_bytes"]
-        rows.append((stage.name, key, estimate, measured))
+        rows.append((artifact.stage, key, footprint.memory, measured))
     assert not undeclared, f"stages without a resource estimate: {sorted(undeclared)}"
     bad = [
         r for r in rows if r[3] > UNDER * r[2] or r[2] > OVER * r[3] + MARGIN
     ]  # fmt: skip
     assert not bad, "\n".join(f"{s} {k}: estimate {e:,} B, measured {m:,} B" for s, k, e, m in bad)
     assert len({r[0] for r in rows}) >= 20  # every kind of stage the flows make
+

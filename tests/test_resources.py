@@ -53,7 +53,37 @@ def test_plan_prints_each_stage_s_resources_and_the_total(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.output.count("resources: memory ~") == 8  # 7 stages and the total
     assert "at the peak (hsd-buckets)" in result.output  # the turn's k-means
+    assert result.output.count(", time ~") == 7  # each stage's estimate
+    assert "time: ~" in result.output and "one stage after another" in result.output
+    assert "not estimated" not in result.output
     assert not (tmp_path / "s").exists()
+
+
+def test_every_preset_of_every_flow_has_a_time_and_disk_estimate():
+    """`gameforge flows --json`: every kind of stage run a preset makes has a fitted time model;
+    larger presets take longer."""
+    import json
+
+    result = CliRunner().invoke(app, ["flows", "--json"])
+    assert result.exit_code == 0, result.output
+    for row in json.loads(result.output):
+        presets = row["presets"]
+        assert all(p["seconds"] > 0 and p["stored_bytes"] > 0 for p in presets.values()), row
+        if "small" in presets:
+            assert presets["tiny"]["seconds"] < presets["small"]["seconds"], row["flow"]
+
+
+def test_a_plan_with_an_untimed_stage_says_so(store):
+    from gameforge.stages import timing
+
+    models = timing.timings()["models"]
+    saved = models.pop("cfr/cfr+")
+    try:
+        spec = get_flow("solve-lossless")
+        needs = resource_plan(plan(spec, spec.resolve("tiny"), store))
+        assert needs.untimed == ("cfr",)
+    finally:
+        models["cfr/cfr+"] = saved
 
 
 def test_a_run_that_cannot_fit_is_refused_in_one_line_before_any_work(tmp_path):

@@ -327,8 +327,9 @@ def _print_plan(request: RunRequest) -> None:
     """What a run would do, node by node (the `--plan` dry run); computes and writes nothing."""
     from gameforge.artifacts.runs import older_build_note
     from gameforge.artifacts.store import ArtifactStore
-    from gameforge.flows.pipeline import plan_run, resource_plan, resource_refusal
+    from gameforge.flows.pipeline import plan_run, resource_plan, resource_refusal, step_seconds
     from gameforge.stages.resources import available_memory, free_disk, human
+    from gameforge.stages.timing import human_seconds, time_basis
 
     store = request.store_root
     try:
@@ -356,10 +357,12 @@ def _print_plan(request: RunRequest) -> None:
             say(f"       execution: {execution}")
         if step.footprint is not None:
             largest = ", ".join(f"{n} {human(b)}" for n, b in step.footprint.largest())
+            seconds = step_seconds(step) if step.computes else None
             say(
                 f"       resources: memory ~{human(step.footprint.memory)} ({largest or 'small'}"
                 f"; working {human(step.footprint.working)}), stores up to "
                 f"{human(step.footprint.stored_bytes)}"
+                + (f", time ~{human_seconds(seconds)}" if seconds is not None else "")
             )
     counts = {s: sum(step.status == s for step in steps) for s in ("cached", "resumes")}
     console.print(
@@ -377,6 +380,8 @@ def _print_plan(request: RunRequest) -> None:
         + (f"{human(disk_free)} free" if disk_free is not None else "on an object store")
         + (f"; not estimated: {', '.join(needs.unestimated)}" if needs.unestimated else "")
     )
+    say(f"time: ~{human_seconds(needs.seconds)} {time_basis()}"
+        + (f"; not estimated: {', '.join(needs.untimed)}" if needs.untimed else ""))  # fmt: skip
     refusal = resource_refusal(needs, memory_free, disk_free)
     if refusal:
         say(f"a run would be refused: {refusal}")
@@ -385,16 +390,21 @@ def _print_plan(request: RunRequest) -> None:
 def flows_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="JSON array on stdout.")] = False,
 ) -> None:
-    """List flows, their stages and presets."""
+    """List flows, their nodes, and each preset's estimated time and disk."""
+    from gameforge.flows.pipeline import preset_estimates
     from gameforge.flows.specs import FLOWS
+    from gameforge.stages.resources import human
+    from gameforge.stages.timing import human_seconds, time_basis
 
+    estimates = {name: preset_estimates(name) for name in FLOWS}
     if as_json:
         rows = [
             {
                 "flow": spec.name,
-                "stages": [{"node": n.name, "stage": n.stage, "optional": n.optional}
-                           for n in spec.nodes],
-                "presets": list(spec.presets),
+                "nodes": [{"node": n.name, "stage": n.stage, "optional": n.optional}
+                          for n in spec.nodes],
+                "presets": {preset: {"seconds": round(plan.seconds, 1), "stored_bytes": plan.stored}
+                            for preset, plan in estimates[spec.name].items()},
                 "description": spec.description,
             }
             for spec in FLOWS.values()
@@ -402,14 +412,21 @@ def flows_cmd(
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table()
-    table.add_column("flow", no_wrap=True)  # a name is never cut; the stage chain wraps
-    table.add_column("stages", overflow="fold")  # a stage name too long for a line folds
-    table.add_column("presets", max_width=12)
+    table.add_column("flow", no_wrap=True)  # a name is never cut; the node chain wraps
+    table.add_column("nodes", overflow="fold")  # a node name too long for a line folds
+    table.add_column("presets: time, disk", no_wrap=True)
     table.add_column("description")
     for spec in FLOWS.values():
-        stages = " -> ".join(n.name for n in spec.nodes)
-        table.add_row(spec.name, stages, ", ".join(spec.presets), spec.description)
+        nodes = " -> ".join(n.name for n in spec.nodes)
+        presets = "\n".join(
+            f"{preset} ~{human_seconds(plan.seconds)}, {human(plan.stored)}"
+            for preset, plan in estimates[spec.name].items()
+        )
+        table.add_row(spec.name, nodes, presets, spec.description)
     console.print(table)
+    console.print(
+        f"times: estimates {time_basis()}; disk: what the run stores, at most", highlight=False
+    )
 
 
 def run_cmd(

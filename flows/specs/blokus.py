@@ -34,9 +34,9 @@ _BLOKUS: dict[str, dict[str, Any]] = {
     # noise; `bench_blokus.py probe --mix 0` measures the network-only search beside it.
     "tiny": {"blocks": 1, "filters": 8, "policy_head": "conv", "sims": 2, "games": 2,
              "parallel": 2, "steps": 4, "buffer_games": 100, "lr": 0.001, "lr_drop_step": 40_000,
-             "augment": False, "eval_games": 1, "last_eval_games": 2, "mcts_sims": 4, "fpu_reduction": 0.25,
-             "rollout_mix": 0.5, "root_rule": "gumbel", "legal_softmax": True,
-             "value_weight": 1.0},
+             "augment": False, "eval_games": 1, "last_eval_games": 2, "mcts_sims": 4,
+             "fpu_reduction": 0.25, "rollout_mix": 0.5, "root_rule": "gumbel",
+             "legal_softmax": True, "value_weight": 1.0},
     "small": {"blocks": 4, "filters": 64, "sims": 64, "games": 48, "parallel": 48,
               "steps": 300, "buffer_games": 2000, "lr": 0.01, "lr_drop_step": 1700,
               "augment": True, "eval_games": 12, "last_eval_games": 120, "mcts_sims": 64,

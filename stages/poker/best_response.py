@@ -128,6 +128,8 @@ def _footprint(params: BestResponseParams, upstream: dict[str, dict]) -> Footpri
         peak={**held, "per-board reach and values": THREADS * nbytes((decisions, hands), 16),
               "class sums": 2 * sums},
         stored={"board_values (until commit)": sums, "values and contributions": sums // 4},
+        # every full board, each hand's values through the tree's decisions
+        work=comb(game.deck_size, sum(game.num_board_cards)) * hands * decisions,
     )  # fmt: skip
 
 

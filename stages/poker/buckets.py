@@ -232,7 +232,9 @@ def _hsd_footprint(params: HSDBucketParams, upstream: dict[str, dict]) -> Footpr
         for r in rounds
     ]  # fmt: skip
     peak = max(per_round, key=lambda terms: sum(terms.values()), default={})
-    return Footprint(peak=peak, stored=stored)
+    # one k-means iteration's point-to-centroid distances, every round
+    work = sum(canonical_hands(game, r) for r in rounds) * params.k * bins
+    return Footprint(peak=peak, stored=stored, work=work)
 
 
 @stage("hsd-buckets", 2, HSDBucketParams, inputs={"hsd": "hsd"}, check_inputs=same_game,
@@ -278,6 +280,7 @@ def _ochs_footprint(params: OCHSBucketParams, upstream: dict[str, dict]) -> Foot
     return Footprint(
         peak=clustering_bytes(n, d, 2, params.k, params.n_groups, params.merge_duplicates),
         stored={f"bucket_round{last}": nbytes(n, 2), "centroids": nbytes((params.k, d), 8)},
+        work=n * params.k * d,  # one k-means iteration's distances
     )
 
 

@@ -438,7 +438,21 @@ def _footprint(params: CFRParams, upstream: dict[str, dict]) -> Footprint:
             "checkpoint (until commit)": nbytes((sets, 3), 16),
             "curve": nbytes((_curve_points(params), len(CURVE_ARRAYS)), 8 * 2),  # and checkpoint
         },
+        work=(params.iterations or 0) * _walk_size(params, game, sets),
+        work_kind=params.algorithm,
+        budget_s=params.seconds,
     )
+
+
+def _walk_size(params: CFRParams, game: Any, sets: int) -> int:
+    """What one iteration walks: the betting tree for one deal (sampled), for every hand of a
+    sampled board (public), or every information set (the full walks)."""
+    if params.algorithm in FULL:
+        return sets
+    nodes = tree_size(game).nodes
+    if params.algorithm == "public":
+        return nodes * comb(game.deck_size, game.num_hole_cards)
+    return nodes
 
 
 @stage(

@@ -149,7 +149,11 @@ def _footprint(params: HSDParams, upstream: dict[str, dict]) -> Footprint:
         stored[array_name(round_)] = nbytes((n, params.bins), item)
     worst = max((v for k, v in peak.items() if k.startswith("chunks")), default=0)
     peak = {k: v for k, v in peak.items() if not k.startswith("chunks") or v == worst}
-    return Footprint(peak=peak, stored=stored)
+    # every canonical hand's completions evaluated
+    work = sum(
+        canonical_hands(game, r) * completions(game, r) for r in hsd_rounds(game, params.rounds)
+    )
+    return Footprint(peak=peak, stored=stored, work=work)
 
 
 @stage("hsd", 1, HSDParams, inputs={"river_hs": "river-hs"}, check_inputs=same_game,

@@ -41,6 +41,7 @@ def _footprint(params: LBRParams, upstream: dict[str, dict]) -> Footprint:
         peak={**strategy_bytes(upstream.get("strategy", {}), game),
               "winnings": nbytes(params.deals, 16)},
         stored={"winnings": nbytes(params.deals, 8)},
+        work=params.deals,
     )  # fmt: skip
 
 

@@ -71,7 +71,12 @@ def _footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
     peak["winnings of a pairing"] = 2 * nbytes(
         (params.matches, params.sets, params.hands_per_set), 8
     )
-    return Footprint(peak=peak, stored={"tables": nbytes((len(players), len(players), 3), 8)})
+    pairings = len(players) * (len(players) - 1) // 2
+    return Footprint(
+        peak=peak,
+        stored={"tables": nbytes((len(players), len(players), 3), 8)},
+        work=pairings * params.matches * params.sets * params.hands_per_set,  # hands dealt
+    )
 
 
 @stage("league", 2, LeagueParams, inputs={"players": "cfr"}, many={"players"},

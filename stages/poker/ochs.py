@@ -88,6 +88,7 @@ def _footprint(params: OCHSParams, upstream: dict[str, dict]) -> Footprint:
             RESULT: nbytes((hands, k), 2),
             f"{BY_BOARD} (until commit)": nbytes((boards, combos, k), 2),
         },
+        work=boards * combos * k,  # each hole pair's equity against each cluster, per board
     )
 
 

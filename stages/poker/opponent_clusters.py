@@ -68,6 +68,7 @@ def _footprint(params: OpponentClusterParams, upstream: dict[str, dict]) -> Foot
             * (nbytes((n, bins), 4) + kmeans_bytes(n, bins, params.k, None))
         },
         stored={"cluster, expected_hs": nbytes(n, 10), "centroids": nbytes((params.k, bins), 8)},
+        work=n * params.k * bins,  # one k-means pass's distances
     )
 
 

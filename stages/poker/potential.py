@@ -195,6 +195,9 @@ def _footprint(params: PotentialParams, upstream: dict[str, dict]) -> Footprint:
                for r in rounds},
             "centroids": len(rounds) * nbytes((params.k, next_k), 8),
         },
+        # one k-means iteration's distances over next-round bucket ids, every round
+        work=sum(canonical_hands(game, r) * completions(game, r, r + 1) for r in rounds)
+        * params.k,
     )  # fmt: skip
 
 

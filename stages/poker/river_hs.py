@@ -162,6 +162,7 @@ def _footprint(params: RiverHSParams, upstream: dict[str, dict]) -> Footprint:
             "hs_count": nbytes(hands, 2),
             "hs_by_board (until commit)": nbytes((boards, combos), 2),
         },
+        work=boards * combos,  # hole pairs ranked, board by board
     )
 
 
