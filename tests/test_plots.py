@@ -316,4 +316,3 @@ def test_resource_estimates_bound_the_measured_peaks_of_every_tiny_artifact(plot
     ]  # fmt: skip
     assert not bad, "\n".join(f"{s} {k}: estimate {e:,} B, measured {m:,} B" for s, k, e, m in bad)
     assert len({r[0] for r in rows}) >= 20  # every kind of stage the flows make
-
