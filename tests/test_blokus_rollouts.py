@@ -11,8 +11,8 @@ import torch
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.engines.blokus.game import CELLS, N_PLAYERS, OUT, new_state, tables
-from gameforge.engines.blokus.mcts import rollout_move, seeded_rng
-from gameforge.engines.blokus.rollouts import RolloutTargets, _mean_rollouts, rollout_games
+from gameforge.engines.blokus.mcts import mean_rollouts, rollout_move, seeded_rng
+from gameforge.engines.blokus.rollouts import RolloutTargets, rollout_games
 from gameforge.engines.blokus.selfplay import GameRecords, replay_planes, sample_batch
 from gameforge.stages.runner import run_stage
 from tests.blokus_helpers import engine_legal, outcome_of, score_of, step
@@ -107,7 +107,7 @@ def test_value_target_is_a_mean_of_rollouts_from_the_position(games):
     stamp, buf, anchors = scratch()
     outcomes = np.zeros((1000, N_PLAYERS))
     for i in range(1000):
-        _mean_rollouts(s, 1, t, 0.0, stamp, buf, anchors, seeded_rng(7, i), outcomes[i])
+        mean_rollouts(s, 1, t, 0.0, stamp, buf, anchors, seeded_rng(7, i), outcomes[i])
     mean, sd = outcomes.mean(axis=0), outcomes.std(axis=0)
     se = np.sqrt(sd**2 / 64 + sd**2 / 1000)
     assert (np.abs(rec.ply_value[k] - mean) <= 4 * se + 1e-9).all(), (rec.ply_value[k], mean)

@@ -151,26 +151,35 @@ ROLLOUT_EPSILON = 0.05  # the random-placement share of MCTS-MAXN's rollouts (`m
 
 
 @njit(cache=True, nogil=True)
-def play_out(
-    s: np.ndarray,
+def mean_rollouts(
+    s0: np.ndarray,
+    k: int,
     t: Tables,
     margin: float,
     stamp: np.ndarray,
     moves: np.ndarray,
     anchors: np.ndarray,
     rng: np.ndarray,
-    z: np.ndarray,
+    out: np.ndarray,
 ) -> None:
-    """Play s to the end in place with the rollout policy (epsilon `ROLLOUT_EPSILON`); z = the
-    final `utility` per colour."""
-    alive = True
-    while alive:
-        m = rollout_move(s, t, stamp, moves, anchors, ROLLOUT_EPSILON, rng)
-        if m < 0:
-            break
-        place(s, m, t)
-        alive = advance(s, t)
-    utility(s, PIECE_SIZES, margin, z)
+    """out[c] = the mean final `utility` of colour c over k games played to the end from s0 (left
+    as it is) with the rollout policy (epsilon `ROLLOUT_EPSILON`). The rollout value targets
+    average many (`engines.blokus.rollouts`); BlokusZero's mixed leaf evaluation takes one."""
+    s = s0.copy()
+    z = np.zeros(N_PLAYERS)
+    out[:] = 0.0
+    for _ in range(k):
+        s[:] = s0
+        alive = True
+        while alive:
+            m = rollout_move(s, t, stamp, moves, anchors, ROLLOUT_EPSILON, rng)
+            if m < 0:
+                break
+            place(s, m, t)
+            alive = advance(s, t)
+        utility(s, PIECE_SIZES, margin, z)
+        for c in range(N_PLAYERS):
+            out[c] += z[c] / k
 
 
 @njit(cache=True, nogil=True)

@@ -38,36 +38,13 @@ from gameforge.engines.blokus.game import (
     scores,
     utility,
 )
-from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON, play_out, rollout_move, seeded_rng
+from gameforge.engines.blokus.mcts import ROLLOUT_EPSILON, mean_rollouts, rollout_move, seeded_rng
 from gameforge.engines.blokus.selfplay import GameRecords
 from gameforge.engines.blokus.zero import MAX_PLIES
 from gameforge.engines.common.rng import uniform
 
 # room for one position's legal placements (1,000 at most measured, never near this)
 ROLLOUT_WIDEST = 2000
-
-
-@njit(cache=True, nogil=True)
-def _mean_rollouts(
-    s0: np.ndarray,
-    k: int,
-    t: Tables,
-    margin: float,
-    stamp: np.ndarray,
-    moves: np.ndarray,
-    anchors: np.ndarray,
-    rng: np.ndarray,
-    out: np.ndarray,
-) -> None:
-    """out[c] = the mean `utility` of colour c over k rollouts from s0."""
-    s = s0.copy()
-    z = np.zeros(N_PLAYERS)
-    out[:] = 0.0
-    for _ in range(k):
-        s[:] = s0
-        play_out(s, t, margin, stamp, moves, anchors, rng, z)
-        for c in range(N_PLAYERS):
-            out[c] += z[c] / k
 
 
 @njit(cache=True, nogil=True)
@@ -136,7 +113,7 @@ def _play_game(
             pi_weight[used + a] = w
         used += k
         pi_count[i] = k
-        _mean_rollouts(states[i], value_rollouts, t, margin, stamp, moves, anchors, rng, value[i])
+        mean_rollouts(states[i], value_rollouts, t, margin, stamp, moves, anchors, rng, value[i])
     return n, used
 
 

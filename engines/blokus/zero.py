@@ -58,7 +58,7 @@ from gameforge.engines.blokus.game import (
     place,
     utility,
 )
-from gameforge.engines.blokus.mcts import play_out
+from gameforge.engines.blokus.mcts import mean_rollouts
 from gameforge.engines.common.rng import uniform
 from gameforge.engines.common.torch_arrays import load_arrays
 
@@ -504,16 +504,14 @@ def mix_rollouts(
     rollout's final `utility` (win/loss, or the score margin with margin > 0) in the mover's
     order (AlphaGo's mixed leaf evaluation; an option beyond the paper, which uses the value
     network alone)."""
-    s = np.empty(leaf_states.shape[1], np.uint8)
     anchors = np.zeros(CELLS, np.int64)
     z = np.zeros(N_PLAYERS)
     for g in range(active.shape[0]):
         r = rows[g]
         if not active[g] or r < 0:
             continue
-        s[:] = leaf_states[g]
-        me = s[TO_MOVE]
-        play_out(s, t, margin, stamp, moves, anchors, rng, z)
+        me = leaf_states[g, TO_MOVE]
+        mean_rollouts(leaf_states[g], 1, t, margin, stamp, moves, anchors, rng, z)
         for i in range(N_PLAYERS):
             values[r, i] = (1.0 - mix) * values[r, i] + mix * z[(me + i) % N_PLAYERS]
 
