@@ -16,7 +16,7 @@ HEARTS_VARIANTS = {
 HEARTS_TRIALS = 5
 _HEARTS = {
     # preset: (logged games, samples per label, learning games, checkpoints, eval games, ranks)
-    "tiny": (200, 200, 500, [0, 1, 100, 500], 100, 10),
+    "tiny": (200, 200, 500, [0, 1, 100, 500], 60, 6),
     "small": (5000, 2000, 20_000, [0, 1, 100, 1000, 10_000, 20_000], 1000, 200),
     "paper": (100_000, 10_000, 100_000, [0, 1, 100, 1000, *range(10_000, 100_001, 10_000)],
               5000, 1000),
