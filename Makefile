@@ -30,6 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	@mkdir -p build/typecheck/gameforge
 	@for part in engines stages artifacts flows games; do ln -sfn ../../../$$part build/typecheck/gameforge/$$part; done
+	@for file in api/*.py api/py.typed; do ln -sfn ../../../$$file build/typecheck/gameforge/$${file#api/}; done
 	$(BIN)/mypy -p gameforge
 
 # Two processes, one test file each at a time: a file's module fixtures are built once, and

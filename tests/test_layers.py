@@ -1,6 +1,6 @@
 """The layers of docs/architecture.md, enforced: every module under engines/, stages/,
-artifacts/, flows/ and games/ is parsed (imports at module level and inside functions, relative ones
-resolved) and checked against the tables below, without importing anything.
+artifacts/, flows/, games/ and api/ is parsed (imports at module level and inside functions,
+relative ones resolved) and checked against the tables below, without importing anything.
 
 A failure names the module, its file and line, and the import that breaks a rule."""
 
@@ -15,20 +15,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMESPACE = "gameforge"
-PARTS = ("engines", "stages", "artifacts", "flows", "games")  # folder == sub-package of `gameforge`
+PARTS = ("engines", "stages", "artifacts", "flows", "games", "api")
+# Each folder is the sub-package of `gameforge` of its name, except api/: `gameforge` itself (the
+# notebook API), whose modules are `gameforge` and `gameforge._<module>`.
+TOP = "api"
 
 # --- The rules (docs/architecture.md, "Layers") ---------------------------------------------
 
 # Which parts of gameforge a part may import. Imports point down only:
 # flows -> stages -> engines, and only stages and flows use the store, which uses no other part.
 # The games' declarations (module names, no code) import no other part; stages and flows read
-# them to build their registries.
+# them to build their registries. The notebook API (`gameforge` itself) is a facade over every
+# part, and no part imports it.
 LAYER_MAY_IMPORT: dict[str, frozenset[str]] = {
     "engines": frozenset({"engines"}),
     "stages": frozenset({"stages", "engines", "artifacts", "games"}),
     "artifacts": frozenset({"artifacts"}),
     "flows": frozenset({"flows", "stages", "engines", "artifacts", "games"}),
     "games": frozenset({"games"}),
+    "api": frozenset(PARTS),
 }
 
 # Which other game packages an engine package may import (its own is always allowed).
@@ -47,6 +52,7 @@ FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "artifacts": frozenset(),
     "flows": frozenset(),
     "games": frozenset({"numpy", "numba", "torch", "zarr", "prefect", "dask", "distributed"}),
+    "api": frozenset(),
 }
 
 
@@ -97,11 +103,14 @@ def imports_of(module: Module, known: set[str]) -> Iterator[Import]:
 
 
 def part_of(name: str) -> str | None:
-    """The part (`engines`, ...) a gameforge module belongs to, None outside gameforge's parts."""
+    """The part (`engines`, ...) a gameforge module belongs to, None outside gameforge: `api`
+    for `gameforge` itself and its own modules."""
     pieces = name.split(".")
-    if len(pieces) >= 2 and pieces[0] == NAMESPACE and pieces[1] in PARTS:
+    if pieces[0] != NAMESPACE:
+        return None
+    if len(pieces) >= 2 and pieces[1] in PARTS and pieces[1] != TOP:
         return pieces[1]
-    return None
+    return TOP
 
 
 def engine_package(name: str) -> str | None:
@@ -220,13 +229,14 @@ def _shortest_cycle(edges: dict[str, dict[str, Import]], start: str, within: set
 
 
 def project_modules() -> list[Module]:
-    """Every module of the five parts, named as installed (`engines/poker/x.py` is
-    `gameforge.engines.poker.x`)."""
+    """Every module of the six parts, named as installed (`engines/poker/x.py` is
+    `gameforge.engines.poker.x`, `api/_store.py` is `gameforge._store`)."""
     found = []
     for part in PARTS:
         for path in sorted((ROOT / part).rglob("*.py")):
             relative = path.relative_to(ROOT)
-            pieces = [NAMESPACE, *relative.with_suffix("").parts]
+            inside = relative.relative_to(TOP) if part == TOP else relative
+            pieces = [NAMESPACE, *inside.with_suffix("").parts]
             is_package = pieces[-1] == "__init__"
             if is_package:
                 pieces.pop()
@@ -245,7 +255,7 @@ def all_imports(modules: list[Module]) -> list[Import]:
 
 @pytest.fixture(scope="module")
 def imports() -> list[Import]:
-    """The imports of every module of the repository's five parts."""
+    """The imports of every module of the repository's six parts."""
     modules = project_modules()
     assert {part_of(m.name) for m in modules} == set(PARTS)
     return all_imports(modules)

@@ -1,4 +1,4 @@
-"""The wheel: one `gameforge` namespace with every module, game file and py.typed, and nothing
+"""The wheel: one `gameforge` package with every module, game file and py.typed, and nothing
 else at top level; installed outside the checkout, it lists the games and runs a tiny flow."""
 
 from __future__ import annotations
@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ("engines", "stages", "artifacts", "flows", "games")
+PARTS = ("engines", "stages", "artifacts", "flows", "games", "api")
+TOP = "api"  # the folder of `gameforge` itself (the notebook API); the others are gameforge.<part>
+
+
+def in_wheel(path: Path) -> str:
+    """Where a file of the checkout lies in the wheel: `engines/x.py` at `gameforge/engines/x.py`,
+    `api/_store.py` at `gameforge/_store.py`."""
+    relative = path.relative_to(ROOT)
+    inside = relative.relative_to(TOP) if relative.parts[0] == TOP else relative
+    return f"gameforge/{inside.as_posix()}"
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +51,16 @@ def wheel(tmp_path_factory) -> Path:
 
 
 def test_wheel_holds_every_module_game_and_marker(wheel):
-    """Every .py of the four parts, every shipped .game, py.typed per part, no stray packages."""
+    """Every .py of the six parts, every shipped .game, py.typed per part, no stray packages."""
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {
-        f"gameforge/{path.relative_to(ROOT)}"
+        in_wheel(path)
         for part in PARTS
         for path in (ROOT / part).rglob("*")
         if path.suffix in (".py", ".game") and "__pycache__" not in path.parts
     }
     assert expected <= names, sorted(expected - names)
-    assert {f"gameforge/{part}/py.typed" for part in PARTS} <= names
+    assert {in_wheel(ROOT / part / "py.typed") for part in PARTS} <= names
     games = [n for n in names if n.endswith(".game")]
     assert len(games) == len(list((ROOT / "engines/poker/games").glob("*.game"))) > 0
     top = {n.split("/")[0] for n in names}
@@ -91,10 +100,13 @@ def test_installed_wheel_lists_games_and_runs_a_tiny_flow(wheel, tmp_path):
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = subprocess.run(
-        [str(python), "-c", "import gameforge.engines.poker.cards as m; print(m.__file__)"],
+        [str(python), "-c", "import gameforge.engines.poker.cards as m, gameforge as gf; "
+         "print(m.__file__); print(gf.__file__); print(gf.hand_strength('AsKd', '4d5d9dKhQc'))"],
         cwd=work, capture_output=True, text=True, env=env, check=True,
     ).stdout  # fmt: skip
-    assert where.startswith(fresh_site), where
+    cards, top, strength = where.split()
+    assert cards.startswith(fresh_site) and top.startswith(fresh_site), where
+    assert float(strength) == pytest.approx(0.8505, abs=1e-4)
     script = [str(env_dir / "bin" / "gameforge")]
     games = subprocess.run([*script, "game", "list"], cwd=work, capture_output=True, text=True,
                            env=env, timeout=120)  # fmt: skip
