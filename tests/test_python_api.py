@@ -1,10 +1,12 @@
 """docs/python-api.md: every ```python snippet runs against tiny stored artifacts.
 
 The test builds a store with the `tiny` presets (an `lhe-solve` abstraction and a short `cfr`
-solve on the 6-rank deck, one small `nlhe-train` generation), executes the page's snippets in
-order in one namespace holding `store`, `abstraction_keys`, `strategy_key` and `player_key`,
-and checks what each snippet computed. (The ```python blocks of the other docs pages run in
-tests/test_docs.py.)
+solve on the 6-rank deck, one small `nlhe-train` generation). The page's first four snippets,
+the notebook API (`import gameforge as gf`), run in order in one namespace in the folder of
+that store, whose flow they find cached; the last four, the parts underneath, run in order in
+one namespace holding `store`, `abstraction_keys`, `strategy_key` and `player_key`. What each
+snippet computed is checked. (The ```python blocks of the other docs pages run in
+tests/test_docs.py; the facade's own examples in tests/test_api.py.)
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import numpy as np
 import pytest
 
 from gameforge.artifacts import ArtifactStore
+from gameforge.engines.poker.cards import parse_cards
 from gameforge.engines.poker.evaluator import evaluate
 from gameforge.flows.pipeline import run_plan
 from gameforge.flows.request import RunRequest
 from gameforge.flows.specs import get_flow
 from gameforge.stages.executor import InProcessExecutor
+from gameforge.stages.poker.strategy import StrategyView
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "python-api.md"
 quiet = lambda _m: None  # noqa: E731
@@ -68,8 +72,56 @@ def brute_force_hs(hole: list[int], board: list[int]) -> float:
     return float(((mine > theirs).sum() + 0.5 * (mine == theirs).sum()) / len(opponents))
 
 
+FACADE_SNIPPETS = 4  # store and artifacts, poker, evaluation, Hearts and Blokus
+
+
+def test_the_notebook_api_snippets_run_and_give_sound_results(
+    api_store: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gameforge as gf
+
+    snippets = api_snippets()[:FACADE_SNIPPETS]
+    store = api_store["store"]
+    monkeypatch.chdir(store.root.parent)  # the page's ./store: the fixture's
+    ns: dict = {"__name__": "python_api_page"}
+
+    # (a) The tiny solve, found cached, searched and explained.
+    exec(compile(snippets[0], "docs/python-api.md:gf-1", "exec"), ns)
+    holdem, buckets = ns["holdem"], ns["buckets"]
+    assert holdem["cfr"].key.startswith(api_store["strategy_key"])
+    assert all(node.get("cached") for node in holdem.record.nodes.values())
+    assert [a.key for a in ns["solves"]] == [holdem["cfr"].key]
+    assert buckets.key == api_store["abstraction_keys"][0]
+    assert ns["flop_buckets"].shape == (store.open(buckets.key)["bucket_round1"].shape[0],)
+    assert ns["built_from"][0] == "river-hs" and ns["built_from"][-1] == "ochs-buckets"
+    assert type(ns["figure"]).__name__ == "Figure" and ns["figure"].axes
+
+    # (b) One line each: the same numbers as the parts underneath give.
+    exec(compile(snippets[1], "docs/python-api.md:gf-2", "exec"), ns)
+    hole, board = parse_cards("AsKd"), parse_cards("4d5d9dKhQc")
+    assert ns["hs"] == pytest.approx(brute_force_hs(hole, board), abs=1e-12)
+    assert ns["histogram"].sum() == 1081 and len(ns["histogram"]) == 50
+    view = StrategyView(store, store.open(api_store["strategy_key"]))
+    assert ns["odds"] == view.decision("7s6s", "2d5d4c", "rc/").probabilities == ns["same"]
+    assert ns["bucket"] == view.decision("7s6s", "2d5d4c", "rc/").bucket
+
+    # (c) Evaluation: an interval around the mean, a stored league, an exploitability.
+    exec(compile(snippets[2], "docs/python-api.md:gf-3", "exec"), ns)
+    match = ns["match"]
+    assert ns["low"] < match.mbb_per_game < ns["high"] and match.hands == 4000
+    assert ns["league"].stage == "league" and ns["ranking"].startswith("ranking at 95%")
+    assert ns["measured"].method == "lbr" and ns["measured"].artifact.stage == "lbr"
+
+    # (d) Hearts and Blokus: legal cards; the move the search played is its most visited.
+    exec(compile(snippets[3], "docs/python-api.md:gf-4", "exec"), ns)
+    assert set(ns["cards"].values()) <= set(ns["trick"].legal())
+    search = ns["search"]
+    assert search.move == search.children[0]["move"] and search.move in ns["board"].legal_moves()
+    assert isinstance(ns["board"], gf.BlokusPosition)
+
+
 def test_python_api_page_snippets_run_and_give_sound_results(api_store: dict) -> None:
-    snippets = api_snippets()
+    snippets = api_snippets()[FACADE_SNIPPETS:]
     assert len(snippets) == 4, "expected four snippets: HS, bucket, strategy, player"
     ns = dict(api_store)
     store = ns["store"]
