@@ -123,6 +123,9 @@ def run_request(request: Any, store: Store, log: Callable[[str], None]) -> Run:
     try:
         with dask_executor(request.dask_address, log=log) as executor:
             results = run_plan(request, store.artifacts, executor, log=log)
+    except KeyboardInterrupt:  # a notebook's interrupt: finished chunks are kept, as on a stop
+        ledger.finish(record, "stopped", error="stopped by SIGINT")
+        raise
     except BaseException as exc:
         ledger.finish(record, "failed", error=f"{type(exc).__name__}: {exc}")
         raise
