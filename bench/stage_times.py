@@ -3,8 +3,9 @@
     python bench/stage_times.py fit STORE... [--walls TIMES] [--write]
     python bench/stage_times.py check STORE... --walls TIMES
 
-`fit` reads every complete artifact of the stores: its stage's footprint (from its recorded
-parameters) gives the work, the artifact's `duration_s` the time. Each time model (a stage, or
+`fit` reads every complete artifact of the stores (but those resumed, or built while other work
+took the CPU): its stage's footprint (from its recorded parameters) gives the work, the
+artifact's `duration_s` the time. Each time model (a stage, or
 one work kind of it) gets `fixed + rate x work` by least squares on relative errors; a model
 measured at one work size only gets the median fixed cost of the models measured at several,
 and the rest as its rate. With `--walls` (the `times.txt` of bench/tiny_times.sh: one line per
@@ -43,8 +44,21 @@ def machine() -> str:
         return platform.processor()
 
 
+# A run of at least CONTENDED_AFTER_S seconds that got less than this share of a core was
+# measured beside other work: left out of the fit.
+CONTENDED_CPU_SHARE, CONTENDED_AFTER_S = 0.8, 5.0
+
+
+def contended(meta: dict) -> bool:
+    """Whether an artifact's build shared the machine (its CPU time well under its wall time)."""
+    wall = meta.get("duration_s") or 0.0
+    cpu = (meta.get("provenance") or {}).get("cpu_s")
+    return cpu is not None and wall >= CONTENDED_AFTER_S and cpu < CONTENDED_CPU_SHARE * wall
+
+
 def measured_runs(stores: list[str]) -> list[tuple[str, str, float, float, str]]:
-    """(store, model, work, duration_s, key) of every complete artifact with a footprint."""
+    """(store, model, work, duration_s, key) of every complete artifact with a footprint, built
+    in one go (not resumed) and alone."""
     rows = []
     for root in stores:
         store = ArtifactStore(root)
@@ -53,6 +67,8 @@ def measured_runs(stores: list[str]) -> list[tuple[str, str, float, float, str]]
             duration = artifact.meta.get("duration_s")
             footprint = recorded_footprint(store, key)
             if footprint is None or duration is None or artifact.meta.get("resumed"):
+                continue
+            if contended(artifact.meta):
                 continue
             name = model_name(artifact.stage, footprint)
             rows.append((root, name, float(footprint.work), float(duration), key))
@@ -76,16 +92,16 @@ def fit_model(work: np.ndarray, seconds: np.ndarray, floor: float) -> tuple[floa
     return float(fixed), float(rate)
 
 
-def walls(path: str | None) -> dict[str, float]:
-    """Store path -> measured wall seconds, from bench/tiny_times.sh's times.txt."""
-    if path is None:
-        return {}
+def walls(paths: list[str] | None) -> dict[str, float]:
+    """Store path -> measured wall seconds, from bench/tiny_times.sh's times.txt files (a later
+    file's line for the same store wins)."""
     found = {}
-    out = Path(path).parent
-    for line in Path(path).read_text().splitlines():
-        match = re.match(r"(\S+) rc=0 wall=([\d.]+) s", line)
-        if match:
-            found[str(out / match.group(1))] = float(match.group(2))
+    for path in paths or []:
+        out = Path(path).parent
+        for line in Path(path).read_text().splitlines():
+            match = re.match(r"(\S+) rc=0 wall=([\d.]+) s", line)
+            if match:
+                found[str(out / match.group(1))] = float(match.group(2))
     return found
 
 
@@ -147,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("fit", "check"):
         p = sub.add_parser(name)
         p.add_argument("stores", nargs="+")
-        p.add_argument("--walls", help="bench/tiny_times.sh's times.txt")
+        p.add_argument("--walls", action="append", help="bench/tiny_times.sh's times.txt")
         if name == "fit":
             p.add_argument("--write", action="store_true", help="write stages/timings.json")
     args = parser.parse_args(argv)

@@ -135,15 +135,17 @@ def _run_nodes(
             label=label,
         )
 
-    # one bar for the flow itself ("stage i of N") above the stages' own bars
-    flow_bar = (progress if progress and len(jobs) > 1 else NullProgress()).start(
-        f"{spec.name} stages", len(jobs)
+    # one bar for the flow itself above the stages' own bars, counting each stage's estimated
+    # seconds (stages/timing.py), so that its rate and ETA mean something
+    weights = _estimated_seconds(resolved, request, store) if progress and len(jobs) > 1 else {}
+    flow_bar = (progress if weights else NullProgress()).start(
+        f"{spec.name} (estimated seconds of work)", sum(weights.values())
     )
     if parallel_nodes <= 1:
         for i, (node, v, label, _needs) in enumerate(jobs, 1):
             flow_bar.note(f"(stage {i} of {len(jobs)}: {label})")
             results[label] = run_job(node, v, label)
-            flow_bar.advance()
+            flow_bar.advance(weights.get(label, 1))
     else:
         pending = list(jobs)
         running: dict[Future[StageRun], str] = {}
@@ -161,10 +163,24 @@ def _run_nodes(
                 for future in done:
                     label = running.pop(future)
                     results[label] = future.result()  # a failure stops the flow here
-                    flow_bar.advance()
+                    flow_bar.advance(weights.get(label, 1))
     flow_bar.note("")
     flow_bar.close()
     return {job[2]: results[job[2]] for job in jobs}
+
+
+def _estimated_seconds(
+    resolved: ResolvedRun, request: RunRequest, store: ArtifactStore
+) -> dict[str, int]:
+    """Each job's estimated seconds (at least 1; a cached one 1) for the flow's bar."""
+    steps = plan(
+        resolved.spec, resolved.params, store,
+        list(request.only) if request.only is not None else None,
+        set(request.force), resolved.stored,
+    )  # fmt: skip
+    return {
+        step.label: max(1, round(step_seconds(step) or 1)) if step.computes else 1 for step in steps
+    }
 
 
 def plan_keys(spec: FlowSpec, params: dict[str, dict[str, Any]]) -> dict[str, str]:
