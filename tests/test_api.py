@@ -94,7 +94,7 @@ def test_the_tutorial_runs_end_to_end_within_its_time(tutorial: Executed) -> Non
     text = "\n".join(text_of(cell) for cell in cells)
     assert "exact best response" in text and "LBR wins" in text  # both ways of measuring
     assert "ranking at 95%" in text and "mbb/g over 10,000 hands" in text
-    assert "MCTS-MAXN, 1000 simulations" in text and "('Jc', '6c')" in text
+    assert "MCTS-MAXN, 500 simulations" in text and "('Jc', '6c')" in text
 
 
 def test_the_committed_tutorial_shows_what_it_computes_now(tutorial: Executed) -> None:
