@@ -138,7 +138,7 @@ def _run_nodes(
     # one bar for the flow itself above the stages' own bars, counting each stage's estimated
     # seconds (stages/timing.py), so that its rate and ETA mean something
     weights = _estimated_seconds(resolved, request, store) if progress and len(jobs) > 1 else {}
-    flow_bar = (progress if weights else NullProgress()).start(
+    flow_bar = (progress if progress is not None and weights else NullProgress()).start(
         f"{spec.name} (estimated seconds of work)", sum(weights.values())
     )
     if parallel_nodes <= 1:
