@@ -14,6 +14,7 @@ for flow in solve-lossless lhe-abstraction lhe-abstraction-pa lhe-solve lhe-leag
   rc=$?
   t1=$(date +%s.%N)
   size=$(du -sb "$store" --exclude=runs | cut -f1)
-  printf "%s rc=%s wall=%.1f s store=%.1f MB\n" "$flow" "$rc" "$(echo "$t1 - $t0" | bc)" \
-    "$(echo "$size / 1048576" | bc -l)" | tee -a "$out/times.txt"
+  # the 1-minute load average: above 2, something else shared the two cores
+  printf "%s rc=%s wall=%.1f s store=%.1f MB load=%s\n" "$flow" "$rc" "$(echo "$t1 - $t0" | bc)" \
+    "$(echo "$size / 1048576" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$out/times.txt"
 done

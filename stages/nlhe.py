@@ -246,6 +246,20 @@ def _net_parameters(config: NetConfig) -> int:
     return convs + (f2 * side * side + 1) * config.dense + config.dense + 1
 
 
+def _multiply_adds(config: NetConfig) -> int:
+    """A `PokerCNN`'s multiply-adds for one position: each convolution weight once per cell of
+    its map, each dense weight once."""
+    f1, f2 = config.filters
+    half, quarter = SIZE // 2, SIZE // 4
+    convs = (N_PLANES * f1 + f1 * f1) * SIZE**2 + (f1 * f2 + f2 * f2) * half**2
+    return convs * config.kernel**2 + f2 * quarter**2 * config.dense + config.dense
+
+
+def _scoring_cost(configs: list[NetConfig]) -> int:
+    """What scoring a decision costs in the time model: the largest network's multiply-adds."""
+    return max((_multiply_adds(c) for c in configs), default=1)
+
+
 def _scoring_maps(config: NetConfig) -> int:
     """float32 values of every feature map one candidate passes through when scored: the
     gathered first-layer response, ReLU, second convolution, ReLU, pool, the two convolutions
@@ -337,8 +351,8 @@ def _histories_footprint(params: HistoriesParams, upstream: dict[str, dict]) -> 
         **_cnn_players_bytes(configs, 2 * min(bar_batch(deals), max(deals, 1)), 2 * deals),
     }
     kind = "cnn" if configs else ""  # networks scoring decisions: their own time model
-    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING, work=hands,
-                     work_kind=kind)  # fmt: skip
+    return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING,
+                     work=hands * _scoring_cost(configs), work_kind=kind)  # fmt: skip
 
 
 @stage("nlhe-histories", 2, HistoriesParams, inputs={"cnn": "nlhe-train"}, optional={"cnn"},
@@ -644,8 +658,10 @@ def _train_footprint(params: TrainParams, upstream: dict[str, dict]) -> Footprin
         "weights+adadelta": 7 * parameters,
     }
     stored = {"weights": parameters, "curves": nbytes(3 * params.epochs, 8)}
-    # the activations each sample computes (and back-propagates), every epoch
-    return Footprint(peak, stored, TORCH_WORKING, work=params.epochs * train * saved)
+    # the multiply-adds of every sample, forward and back, every epoch
+    return Footprint(
+        peak, stored, TORCH_WORKING, work=params.epochs * train * _multiply_adds(config)
+    )
 
 
 @stage(
@@ -826,7 +842,8 @@ def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footpr
     stored = {"tables": nbytes((3, n, n), 8), "profiles": nbytes((n, 3 + 5), 8)}
     kind = "cnn" if configs else ""  # networks scoring decisions: their own time model
     return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING,
-                     work=hands * n * (n - 1) // 2, work_kind=kind)  # fmt: skip
+                     work=hands * n * (n - 1) // 2 * _scoring_cost(configs),
+                     work_kind=kind)  # fmt: skip
 
 
 @stage("nlhe-league", 3, LeagueParams, inputs={"cnn": "nlhe-train"}, optional={"cnn"},

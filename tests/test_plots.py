@@ -316,3 +316,39 @@ def test_resource_estimates_bound_the_measured_peaks_of_every_tiny_artifact(plot
     ]  # fmt: skip
     assert not bad, "\n".join(f"{s} {k}: estimate {e:,} B, measured {m:,} B" for s, k, e, m in bad)
     assert len({r[0] for r in rows}) >= 20  # every kind of stage the flows make
+
+
+# The tests' own builds run one thread a process (tests/conftest.py), beside another test file:
+# their durations run up to this much longer than the runs alone on two cores that the time
+# models were fitted to.
+SUITE_SLOWDOWN = 2.0
+
+
+def test_time_estimates_match_the_durations_every_tiny_artifact_records(plot_store):
+    """stages/timing.py's estimates against the durations the tests' own runs record: the
+    whole store within the stated factor (times the suite's slowdown), each kind of stage
+    taking five seconds or more within twice that (shorter ones are mostly start-up noise)."""
+    from gameforge.stages.timing import FACTOR, model_name, recorded_footprint, stage_seconds
+
+    measured: dict[str, float] = {}
+    estimated: dict[str, float] = {}
+    for key in plot_store.keys():  # noqa: SIM118 (a store, not a dict)
+        artifact = plot_store.open(key)
+        footprint = recorded_footprint(plot_store, key)
+        assert footprint is not None, key
+        name = model_name(artifact.stage, footprint)
+        seconds = stage_seconds(artifact.stage, footprint)
+        assert seconds is not None, f"{name} has no time model: refit bench/stage_times.py"
+        measured[name] = measured.get(name, 0.0) + artifact.meta["duration_s"]
+        estimated[name] = estimated.get(name, 0.0) + seconds
+    bound = FACTOR * SUITE_SLOWDOWN
+    table = "\n".join(
+        f"{n}: estimate {estimated[n]:.1f} s, measured {measured[n]:.1f} s"
+        for n in sorted(measured)
+    )
+    assert 1 / bound <= sum(estimated.values()) / sum(measured.values()) <= bound, table
+    off = [
+        n for n, s in measured.items()
+        if s >= 5.0 and not 0.5 / bound <= estimated[n] / s <= 2 * bound
+    ]  # fmt: skip
+    assert not off, f"{off}\n{table}"
