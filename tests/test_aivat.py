@@ -20,6 +20,7 @@ from gameforge.engines.poker.aivat import (
     AgentPolicy,
     Betting,
     ExactValues,
+    ExamplePolicy,
     Hand,
     MadeHandValues,
     Policy,
@@ -28,11 +29,14 @@ from gameforge.engines.poker.aivat import (
     betting_of,
     hand_from_acpc,
     interval,
+    next_outcomes,
     parse_betting,
     sample_hands,
 )
+from gameforge.engines.poker.aivat_values import Equity, FittedValues, RoundValues
 from gameforge.engines.poker.betting import CALL, FOLD, RAISE, build_tree
-from gameforge.engines.poker.evaluator import category_of, evaluate_one
+from gameforge.engines.poker.evaluator import category_of, evaluate, evaluate_one
+from gameforge.engines.poker.hs_abstraction import strength_abstraction
 from gameforge.engines.poker.match import Agent
 from gameforge.engines.poker.mccfr import SampledSolver, lossless_tables
 from gameforge.engines.poker.shipped_games import load_game
@@ -308,3 +312,159 @@ def test_acpc_strings_and_refusals():
         hand_from_acpc(leduc, "cc/cc", "3c|/4c")
     with pytest.raises(ValueError, match="illegal"):
         aivat(b, [hand_from_acpc(leduc, "ccf", "3c|2d/4c")], 1, p["uniform"], values)
+
+
+# ------------------------------------------------------------------------------- baselines
+
+
+def test_round_values_exact_on_small_games():
+    """RoundValues (the round walked exactly, later chance events averaged where they are few)
+    is the exact value on Kuhn and Leduc: equal to ExactValues for any reference, state by
+    state and correction by correction."""
+    for game_name in (KUHN, LEDUC):
+        game = load_game(game_name)
+        b = betting_of(game)
+        p = players(game_name)
+        for reference in ("solved", "uniform", "perturbed"):
+            rounds = RoundValues(b, p["solved"], p[reference], Equity(game, 16))
+            exact = ExactValues(b, p["solved"], p[reference])
+            assert rounds.exact_depth == 0
+            for seat in (0, 1):
+                policies = (p["solved"], p["perturbed"])[:: 1 if seat == 0 else -1]
+                hands = [h for _, h in enumerate_hands(b, policies)]
+                got = aivat(b, hands, seat, p["solved"], rounds).corrected
+                want = aivat(b, hands, seat, p["solved"], exact).corrected
+                assert np.abs(got - want).max() < EXACT
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_both_strategies_known_unbiased(seat: int):
+    """With the other seat's strategy known too (the ACPC example player), correcting its
+    decisions as well keeps E[AIVAT] = E[plain] (by enumeration on Leduc); with the exact
+    values against it as the baseline nothing random is left: every hand scores the value."""
+    b = betting_of(load_game(LEDUC))
+    p = players(LEDUC)
+    example = ExamplePolicy(b)
+    policies = (p["solved"], example) if seat == 0 else (example, p["solved"])
+    hands = enumerate_hands(b, policies)
+    for reference in (p["solved"], example):
+        values = ExactValues(b, p["solved"], reference)
+        est = aivat(b, [h for _, h in hands], seat, p["solved"], values, other=example)
+        plain_mean, _ = moments(hands, est.plain)
+        mean, var = moments(hands, est.corrected)
+        assert mean == pytest.approx(plain_mean, abs=EXACT)
+    assert var < EXACT  # the exact values against the true opponent: zero variance
+
+
+def test_example_player():
+    """The ACPC example player: fold 0.06, call 0.47, raise 0.47 renormalized over what is legal."""
+    b = betting_of(load_game(LEDUC))
+    example = ExamplePolicy(b)
+    actions, probs = example.distribution(b.start(), ())  # nothing to call: check or bet
+    assert actions == [(CALL, 0), (RAISE, 0)] and probs == pytest.approx([0.5, 0.5])
+    facing = b.apply(b.start(), (RAISE, 0))
+    actions, probs = example.distribution(facing, ())
+    assert [a for a, _ in actions] == [FOLD, CALL, RAISE]
+    assert probs == pytest.approx([0.06, 0.47, 0.47])
+
+
+def test_equity_exact_and_sampled():
+    """Equity with both holes out: a board event's outcomes enumerated together equal each
+    outcome's own enumeration and a brute-force count; the sampled means are unbiased."""
+    game = load_game("holdem8.limit.2p.reverse_blinds")
+    equity = Equity(game, samples=32, event_samples=8)
+    deal = ((0, 5), (3, 9))
+    outcomes = next_outcomes(game, deal)
+    together = equity.after(deal, outcomes)
+    picks = [0, 7, len(outcomes) // 2, len(outcomes) - 1]
+    assert together[picks] == pytest.approx([equity.of(deal + (outcomes[i],)) for i in picks])
+    flop = outcomes[7]
+    used = set(deal[0] + deal[1] + flop)
+    rest = [c for c in range(game.deck_size) if c not in used]
+    signs = []
+    for run in itertools.combinations(rest, 2):
+        rows = np.array([deal[0] + flop + run, deal[1] + flop + run], dtype=np.int8)
+        v = evaluate(rows, game.num_ranks, game.num_suits).astype(np.int64)
+        signs.append(np.sign(v[0] - v[1]))
+    assert together[7] == pytest.approx(np.mean(signs))
+    assert equity.sampled(deal)
+    draws = np.array([equity.sampled_after(deal, outcomes).mean() for _ in range(40)])
+    assert abs(draws.mean() - together.mean()) < 4 * draws.std(ddof=1) / np.sqrt(len(draws))
+
+
+@cache
+def short_deck_agent() -> Agent:
+    """A CFR strategy of the 8-rank deck on a 4-bucket hand-strength abstraction (seconds)."""
+    game = load_game("holdem8.limit.2p.reverse_blinds")
+    tables = strength_abstraction(game, 4)
+    solver = SampledSolver(game, tables, variant="chance", gamma=1.0, seed=3)
+    solver.iterate(20_000)
+    layout = solver.layout
+    return Agent("strategy", strategy=solver.average_strategy(), offsets=layout.offsets,
+                 ndec=layout.ndec, tables=tables)  # fmt: skip
+
+
+def test_short_deck_round_values_unbiased():
+    """8-rank limit hold'em, a CFR strategy on a hand-strength abstraction against the example
+    player: RoundValues fitted on other hands (the flop's mean sampled, the river's exact)
+    keep the AIVAT mean within the paired interval of the plain mean, and narrow the interval."""
+    game = load_game("holdem8.limit.2p.reverse_blinds")
+    b = betting_of(game)
+    known = AgentPolicy(b, short_deck_agent())
+    example = ExamplePolicy(b)
+    values = RoundValues(b, known, example, Equity(game, samples=32))
+    assert values.exact_depth == 4  # the river is averaged exactly, earlier rounds fitted
+    for seat in (0, 1):
+        policies = (known, example) if seat == 0 else (example, known)
+        values.fit(sample_hands(b, policies, 300, seed=40 + seat), seat)
+    for seat in (0, 1):
+        policies = (known, example) if seat == 0 else (example, known)
+        hands = sample_hands(b, policies, 300, seed=50 + seat)
+        est = aivat(b, hands, seat, known, values)
+        diff_mean, diff_half = interval(est.plain - est.corrected)
+        assert abs(diff_mean) <= 1.5 * diff_half
+        assert est.corrected.std() < 0.6 * est.plain.std()
+
+
+def test_fitted_values_unbiased_no_limit():
+    """FittedValues on the no-limit engine's hands (the random player known, the heuristic
+    against it): the AIVAT mean agrees with the plain mean within their paired interval."""
+    from gameforge.engines.nlhe.aivat import hands_of, policy_of
+    from gameforge.engines.nlhe.game import HEURISTIC, RANDOM, Deals, play, rules_of
+
+    game = load_game("holdem.nolimit.2p.20bb")
+    rules = rules_of(game)
+    b = betting_of(game)
+    known = policy_of(RANDOM, b, rules)
+    values = FittedValues(b, Equity(game, samples=32))
+    fit = play(rules, (RANDOM, HEURISTIC), Deals(150, 5))
+    values.fit(hands_of(fit, 2), [int(s) for s in np.where(fit.seat_player[:, 0] == 0, 0, 1)])
+    rec = play(rules, (RANDOM, HEURISTIC), Deals(150, 6))
+    seats = [int(s) for s in np.where(rec.seat_player[:, 0] == 0, 0, 1)]
+    est = aivat(b, hands_of(rec, 2), seats, known, values)
+    assert est.plain == pytest.approx(np.where(np.array(seats) == 0, rec.payoff, -rec.payoff))
+    diff_mean, diff_half = interval(est.plain - est.corrected)
+    assert abs(diff_mean) <= 1.5 * diff_half
+    assert est.corrected.std() < est.plain.std()
+
+
+@pytest.mark.parametrize("exact_outcomes", [1, 4])
+def test_round_values_fitted_unbiased_by_enumeration(exact_outcomes: int):
+    """RoundValues with its fitted parts in play (Leduc with nothing averaged exactly, or only
+    the board card): fitted on sampled hands, E[AIVAT] = E[plain] to 1e-9 by enumeration."""
+    game = load_game(LEDUC)
+    b = betting_of(game)
+    p = players(LEDUC)
+    example = ExamplePolicy(b)
+    values = RoundValues(b, p["solved"], example, Equity(game, 16), exact_outcomes=exact_outcomes)
+    assert values.exact_depth == {1: 3, 4: 2}[exact_outcomes]
+    for seat in (0, 1):
+        policies = (p["solved"], example) if seat == 0 else (example, p["solved"])
+        values.fit(sample_hands(b, policies, 200, seed=seat), seat)
+    for seat in (0, 1):
+        policies = (p["solved"], p["perturbed"]) if seat == 0 else (p["perturbed"], p["solved"])
+        hands = enumerate_hands(b, policies)
+        est = aivat(b, [h for _, h in hands], seat, p["solved"], values)
+        assert moments(hands, est.corrected)[0] == pytest.approx(
+            moments(hands, est.plain)[0], abs=EXACT
+        )

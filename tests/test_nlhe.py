@@ -521,3 +521,79 @@ def test_plots_of_histories_training_and_league_show_data(tiny_chain, tmp_path):
         assert description
     text = assert_plot_has_data(store.open(h2), tmp_path / "h2.png")
     assert text.startswith("600 hands") and "median pot" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# AIVAT's view of the engine's hands and built-in players
+
+
+def _engine_distribution(kind: int, state: np.ndarray, step: int) -> dict[tuple[int, int], float]:
+    """What the kernels' random or heuristic player draws on table 0, from their own legal()
+    and raise grid (the heuristic's sizes by `pot_raise_to`, which `heuristic_raise_to` uses)."""
+    can_fold, call_to, can_raise, lo, hi = nl.legal(state, 0, RULES.stack)
+    out: dict[tuple[int, int], float] = {}
+    if kind == nl.RANDOM:
+        n_types = 1 + int(can_fold) + int(can_raise)
+        if can_fold:
+            out[(nl.FOLD, 0)] = 1 / n_types
+        out[(nl.CALL, 0)] = 1 / n_types
+        if can_raise:
+            grid = nl.raise_grid_size(lo, hi, step)
+            for j in range(grid):
+                size = (nl.RAISE, int(nl.raise_grid_value(lo, hi, step, j)))
+                out[size] = out.get(size, 0.0) + 1 / n_types / grid
+        return out
+    pot = int(state[0, nl.SPENT] + state[0, nl.SPENT + 1] + call_to)
+    pot -= int(state[0, nl.SPENT + state[0, nl.ACTOR]])
+    fractions = len(nl.HEURISTIC_POT_FRACTIONS)
+    if can_raise:
+        for k in range(fractions):
+            size = (nl.RAISE, int(nl.pot_raise_to(pot, call_to, k, lo, hi, step)))
+            out[size] = out.get(size, 0.0) + 0.45 / fractions
+    if can_fold:
+        out[(nl.FOLD, 0)] = 0.1
+    out[(nl.CALL, 0)] = 1.0 - sum(out.values())
+    return out
+
+
+@pytest.mark.parametrize("kind", [nl.RANDOM, nl.HEURISTIC])
+def test_aivat_policies_match_the_engine(kind: int):
+    """The random and heuristic players as AIVAT policies: the engine's hands replay through
+    NoLimitBetting to the same chips, every action recorded is in the policy's support, and at
+    every decision the policy's distribution is exactly what the kernel draws from (its legal
+    actions and raise grid); the action frequencies of many played hands agree with it."""
+    from gameforge.engines.nlhe.aivat import hands_of, policy_of
+    from gameforge.engines.poker.aivat import betting_of, showdown_payoff
+
+    game = RULES.game
+    b = betting_of(game)
+    policy = policy_of(kind, b, RULES)
+    assert policy is not None and policy_of(nl.HEURISTIC_CARDS, b, RULES) is None
+    rec = nl.play(RULES, (kind, kind), nl.Deals(400, 9))
+    hands = hands_of(rec, game.num_hole_cards)
+    first_counts: dict[tuple[int, int], int] = {}
+    for hand, payoff in zip(hands, rec.payoff):
+        state = b.start()
+        engine = np.zeros((1, nl.STATE_WIDTH), dtype=np.int64)
+        history = np.zeros((1, RULES.max_actions, 4), dtype=np.int64)
+        nl.start_hand(engine, 0, RULES.stack, RULES.blind, RULES.first)
+        for i, action in enumerate(hand.actions):
+            actions, probs = policy.distribution(state, ())
+            want = _engine_distribution(kind, engine, RULES.small_blind)
+            assert dict(zip(actions, probs.tolist())) == pytest.approx(want, abs=1e-12)
+            assert action in actions
+            if i == 0:
+                first_counts[action] = first_counts.get(action, 0) + 1
+            raise_to = action[1] if action[0] == nl.RAISE else 0
+            nl.apply_action(engine, 0, action[0], raise_to, history, RULES.stack, RULES.blind,
+                            RULES.first)  # fmt: skip
+            state = b.apply(state, action)
+            assert tuple(int(x) for x in engine[0, nl.SPENT : nl.SPENT + 2]) == state.spent
+        assert b.actor(state) < 0 and engine[0, nl.DONE] == 1
+        assert showdown_payoff(b, state, hand.hole, hand.board) == payoff
+    actions, probs = policy.distribution(b.start(), ())
+    n = sum(first_counts.values())
+    kinds = {a: sum(p for x, p in zip(actions, probs) if x[0] == a) for a in (0, 1, 2)}
+    for a, p in kinds.items():
+        seen = sum(c for x, c in first_counts.items() if x[0] == a)
+        assert abs(seen - n * p) <= 4 * np.sqrt(n * p * (1 - p)) + 1

@@ -295,13 +295,19 @@ def random_action(rng: np.ndarray, state, i, stack, step) -> tuple[int, int]:
 
 
 @njit(cache=True, nogil=True)
+def pot_raise_to(pot: int, call_to: int, k: int, lo: int, hi: int, step: int) -> int:
+    """The heuristic's raise-to with the k-th pot fraction, in whole small blinds, clipped."""
+    target = call_to + HEURISTIC_POT_FRACTIONS[k] * pot
+    to = int(round(target / step)) * step
+    return min(max(to, lo), hi)
+
+
+@njit(cache=True, nogil=True)
 def heuristic_raise_to(rng: np.ndarray, state, i, call_to, lo, hi, step) -> int:
     """A raise adding a random pot fraction (after calling), in whole small blinds, clipped."""
     pot = state[i, SPENT] + state[i, SPENT + 1] + call_to - state[i, SPENT + state[i, ACTOR]]
     k = int(uniform(rng) * HEURISTIC_POT_FRACTIONS.shape[0])
-    target = call_to + HEURISTIC_POT_FRACTIONS[k] * pot
-    to = int(round(target / step)) * step
-    return min(max(to, lo), hi)
+    return pot_raise_to(pot, call_to, k, lo, hi, step)
 
 
 @njit(cache=True, nogil=True)

@@ -19,9 +19,9 @@ Two-player ACPC games, limit and no-limit (`betting_of`): an action is (FOLD, CA
 raise-to chips of a no-limit raise, else 0); `parse_betting` and `hand_from_acpc` read ACPC
 betting and card strings. Strategies are `Policy` objects: `AgentPolicy` (a limit-game match
 `Agent`: a solved average strategy through its bucket lookup, uniform, always-call,
-always-raise, with the probabilities `match._choose` samples) and `UniformPolicy` (uniform over
-the legal action types, then over a raise grid, as the no-limit random player). Baselines are
-`ValueModel` objects:
+always-raise, with the probabilities `match._choose` samples), `UniformPolicy` (uniform over
+the legal action types, then over a raise grid, as the no-limit random player) and
+`ExamplePolicy` (the ACPC example player). Baselines are `ValueModel` objects:
 
 - `ExactValues`: the exact expected chips under the known strategy against a reference opponent
   strategy, by enumerating every deal and betting sequence below a state (memoized). Games small
@@ -32,9 +32,14 @@ the legal action types, then over a raise grid, as the no-limit random player). 
   cards dealt so far, after the player facing a bet calls (exact at a real showdown). A few ms a
   hand on full hold'em (every flop is an outcome), but a crude guess before the river.
 
+For hold'em decks, `engines.poker.aivat_values` has better baselines: `RoundValues` (the known
+strategy's round played out exactly against a reference, fitted where rounds end) and
+`FittedValues` (a + b * equity per state, any betting).
+
 `aivat` gives an `Estimate` per hand (plain chips and each correction); `imaginary=True` adds
 the paper's imaginary observations (`aivat_hand`), at a walk per hole the known seat could have
-held. `sample_hands` deals and plays hands between two policies, for checks and benchmarks.
+held; `other=` corrects the other seat's decisions too where its strategy is known as well.
+`sample_hands` deals and plays hands between two policies, for checks and benchmarks.
 """
 
 from __future__ import annotations
@@ -386,7 +391,18 @@ class AgentPolicy:
             found = self._memo[key] = self._distribution(state, cards)
         return found
 
+    @property
+    def card_blind(self) -> bool:
+        """Whether the agent plays the same whatever its cards (every kind but a strategy)."""
+        return self.kind != STRATEGY
+
     def _distribution(self, state: State, cards: Cards) -> tuple[list[Action], np.ndarray]:
+        bucket = self.bucket(int(self.tree.round[state]), cards) if self.kind == STRATEGY else 0
+        return self.by_bucket(state, bucket)
+
+    def by_bucket(self, state: State, bucket: int) -> tuple[list[Action], np.ndarray]:
+        """The agent's actions and probabilities at a decision node holding cards of `bucket`
+        in the node's round (any bucket for the card-blind kinds)."""
         legal = [a for a in range(3) if self.tree.children[state, a] >= 0]
         if self.kind == ALWAYS_CALL:
             return [(CALL, 0)], np.ones(1)
@@ -394,7 +410,7 @@ class AgentPolicy:
             return [(RAISE if RAISE in legal else CALL, 0)], np.ones(1)
         if self.kind == STRATEGY:
             r = int(self.tree.round[state])
-            row = self.offsets[r] + self.bucket(r, cards) * self.ndec[r] + self.tree.slot[state]
+            row = self.offsets[r] + bucket * self.ndec[r] + self.tree.slot[state]
             weights = [float(self.strategy[row, a]) for a in legal]
         else:
             weights = [1.0 / len(legal)] * len(legal)
@@ -407,10 +423,33 @@ class AgentPolicy:
         return [(a, 0) for a, k in zip(legal, keep) if k], probs[keep]
 
 
+class ExamplePolicy:
+    """The ACPC example player (project_acpc_server's example_player.c): fold 0.06, call 0.47,
+    raise 0.47 over the legal action types (renormalized), whatever its cards; a no-limit raise
+    to any legal size, uniformly."""
+
+    card_blind = True
+    WEIGHTS = {FOLD: 0.06, CALL: 0.47, RAISE: 0.47}
+
+    def __init__(self, betting: Betting):
+        self.betting = betting
+
+    def distribution(self, state: State, cards: Cards) -> tuple[list[Action], np.ndarray]:
+        """The same distribution for every hand."""
+        legal = self.betting.actions(state)
+        kinds = {a[0] for a in legal}
+        mass = sum(self.WEIGHTS[k] for k in kinds)
+        raises = sum(1 for a in legal if a[0] == RAISE)
+        probs = np.array([self.WEIGHTS[k] / mass / (raises if k == RAISE else 1) for k, _ in legal])
+        return legal, probs
+
+
 class UniformPolicy:
     """Uniform over the legal action types, then over the raise grid: `lo`, every multiple of
     `step` strictly between, and `hi` (no-limit; with the small blind as `step`, the nlhe random
     player's distribution)."""
+
+    card_blind = True
 
     def __init__(self, betting: Betting, step: int = 1):
         self.betting = betting
@@ -418,13 +457,20 @@ class UniformPolicy:
 
     def distribution(self, state: State, cards: Cards) -> tuple[list[Action], np.ndarray]:
         """Card-blind: the same distribution for every hand."""
-        legal = self.betting.actions(state)
-        kinds = sorted({a[0] for a in legal})
-        raises = [a for a in legal if a[0] == RAISE]
-        if isinstance(self.betting, NoLimitBetting) and raises:
-            lo, hi = raises[0][1], raises[-1][1]
-            inner = range((lo // self.step + 1) * self.step, hi, self.step)
-            raises = [(RAISE, s) for s in sorted({lo, hi, *inner})]
+        if isinstance(self.betting, NoLimitBetting):
+            if state.actor < 0:
+                return [], np.zeros(0)
+            can_fold, can_raise, lo, hi = self.betting.limits(state)
+            legal = [(FOLD, 0)] if can_fold else []
+            legal.append((CALL, 0))
+            raises = []
+            if can_raise:
+                inner = range((lo // self.step + 1) * self.step, hi, self.step)
+                raises = [(RAISE, s) for s in sorted({lo, hi, *inner})]
+        else:
+            legal = self.betting.actions(state)
+            raises = [a for a in legal if a[0] == RAISE]
+        kinds = sorted({a[0] for a in legal + raises})
         out = [a for a in legal if a[0] != RAISE] + raises
         probs = np.array([(1.0 / len(raises) if a[0] == RAISE else 1.0) for a in out])
         return out, probs / len(kinds)
@@ -445,6 +491,13 @@ class ValueModel(Protocol):
     ) -> np.ndarray:
         """`value(seat, state, deal + (o,))` for every outcome o of the next chance event."""
         ...
+
+
+# A model may also define `chance_mean(seat, state, deal, outcomes) -> float`: an unbiased
+# estimate of the mean of those values, drawn with randomness independent of the cards (the
+# hold'em flop's 17,296 outcomes, each value estimated from a few random run-outs, say). The
+# estimator then corrects a chance event by the realized outcome's `value` minus that estimate:
+# still zero in expectation, and nearly as good as the exact mean over many outcomes.
 
 
 def groups_needed(betting: Betting, state: State) -> int:
@@ -599,7 +652,7 @@ class Estimate(NamedTuple):
 
     plain: np.ndarray
     chance: np.ndarray  # sum of value-after minus expected value at every chance event
-    action: np.ndarray  # the same at every decision of the known seat
+    action: np.ndarray  # the same at every decision of the known seat (and the other's, if known)
     imaginary: np.ndarray  # plain minus its mean over the known seat's possible holes (or 0)
 
     @property
@@ -646,16 +699,25 @@ class _Walk:
                 raise ValueError(f"the hand reaches deal {depth + 1} but its board ends before")
             realized = self.groups[depth]
             outcomes = next_outcomes(self.betting.game, self.deal)
-            vals = self.values.chance_values(self.seat, state, self.deal, outcomes)
-            self.chance += float(vals[outcomes.index(realized)] - vals.mean())
+            mean_of = getattr(self.values, "chance_mean", None)
+            if mean_of is not None:
+                after = self.values.value(self.seat, state, self.deal + (realized,))
+                mean = mean_of(self.seat, state, self.deal, outcomes)
+                self.chance += float(after - mean)
+            else:
+                vals = self.values.chance_values(self.seat, state, self.deal, outcomes)
+                self.chance += float(vals[outcomes.index(realized)] - vals.mean())
             self.deal += (realized,)
 
-    def decide(self, state: State, action: Action, known: Policy) -> None:
-        """The known seat's action correction at `state`, and its action's probability."""
+    def decide(self, state: State, action: Action, policy: Policy, player: int) -> None:
+        """The action correction at a decision of `player` (playing `policy`), and for the
+        known seat its action's probability."""
         b = self.betting
-        cards = seat_cards(b.game, self.seat, self.seat, self.deal, b.round(state))
-        actions, probs = known.distribution(state, cards)
+        cards = seat_cards(b.game, self.seat, player, self.deal, b.round(state))
+        actions, probs = policy.distribution(state, cards)
         if action not in actions:
+            if player != self.seat:
+                raise ValueError(f"the other seat's strategy never plays {action} at {state}")
             self.reach = 0.0
             return
         vals = np.array(
@@ -663,13 +725,20 @@ class _Walk:
         )
         taken = actions.index(action)
         self.action += float(vals[taken] - probs @ vals)
-        self.reach *= float(probs[taken])
+        if player == self.seat:
+            self.reach *= float(probs[taken])
 
 
 def _walk(
-    betting: Betting, hand: Hand, seat: int, known: Policy, values: ValueModel
+    betting: Betting,
+    hand: Hand,
+    seat: int,
+    known: Policy,
+    values: ValueModel,
+    other: Policy | None = None,
 ) -> tuple[np.ndarray, Deal]:
-    """([plain, chance, action] weighted by the known seat's reach, and the reach), the deal."""
+    """([plain, chance, action] weighted by the known seat's reach, and the reach), the deal
+    (`other`: the other seat's strategy, when it is known too)."""
     walk = _Walk(betting, deal_groups(betting.game, hand, seat), seat, values)
     state = betting.start()
     for action in hand.actions:
@@ -678,9 +747,11 @@ def _walk(
             raise ValueError(f"hand {hand}: actions after the hand's end")
         canonical = betting.canonical(state, action)
         if betting.actor(state) == seat:
-            walk.decide(state, canonical, known)
+            walk.decide(state, canonical, known, seat)
             if walk.reach == 0.0:
                 return np.zeros(4), walk.deal
+        elif other is not None:
+            walk.decide(state, canonical, other, 1 - seat)
         state = betting.apply(state, canonical)
     if betting.actor(state) >= 0:
         raise ValueError(f"hand {hand}: the actions stop before the hand ends")
@@ -698,6 +769,7 @@ def aivat_hand(
     known: Policy,
     values: ValueModel,
     imaginary: bool = False,
+    other: Policy | None = None,
 ) -> tuple[float, float, float, float]:
     """(plain chips, chance, action and imaginary corrections) of `seat` in one hand.
 
@@ -707,8 +779,11 @@ def aivat_hand(
     who never sees the hole, weigh all alike); the corrected value is the mean over them of the
     corrected value with that hole: a conditional expectation of the estimate, so unbiased. It
     costs a walk per possible hole.
+
+    `other`: the other seat's strategy where it is known too (a published bot such as the ACPC
+    example player): its decisions are corrected as well. Unbiased only if it really plays so.
     """
-    return _aivat_hand(betting, hand, seat, known, values, {} if imaginary else None)
+    return _aivat_hand(betting, hand, seat, known, values, {} if imaginary else None, other)
 
 
 def _aivat_hand(
@@ -718,26 +793,28 @@ def _aivat_hand(
     known: Policy,
     values: ValueModel,
     cache: dict[tuple[Any, ...], np.ndarray] | None,
+    other: Policy | None = None,
 ) -> tuple[float, float, float, float]:
     """`aivat_hand`, imaginary when `cache` (what the hole walks gave, by what they condition on)
     is given."""
-    got, deal = _walk(betting, hand, seat, known, values)
+    got, deal = _walk(betting, hand, seat, known, values, other)
     if got[3] == 0.0:
         raise ValueError(f"hand {hand}: the known strategy never plays the actions of seat {seat}")
     plain, chance, action = (float(v) for v in got[:3] / got[3])
     if cache is None:
         return plain, chance, action, 0.0
     board = tuple(c for group in deal[2:] for c in group)
-    other = tuple(sorted(hand.hole[1 - seat]))
-    key = (seat, other, board, hand.actions)
+    other_hole = tuple(sorted(hand.hole[1 - seat]))
+    key = (seat, other_hole, board, hand.actions)
     mean = cache.get(key)
     if mean is None:
-        used = set(other) | set(board)
+        used = set(other_hole) | set(board)
         rest = [c for c in range(betting.game.deck_size) if c not in used]
         total = np.zeros(4)
         for hole in combinations(rest, betting.game.num_hole_cards):
-            holes = (hole, other) if seat == 0 else (other, hole)
-            total += _walk(betting, Hand(holes, board, hand.actions), seat, known, values)[0]
+            holes = (hole, other_hole) if seat == 0 else (other_hole, hole)
+            hole_hand = Hand(holes, board, hand.actions)
+            total += _walk(betting, hole_hand, seat, known, values, other)[0]
         mean = cache[key] = total[:3] / total[3]
     return plain, float(mean[1]), float(mean[2]), plain - float(mean[0])
 
@@ -749,14 +826,16 @@ def aivat(
     known: Policy,
     values: ValueModel,
     imaginary: bool = False,
+    other: Policy | None = None,
 ) -> Estimate:
     """AIVAT for the known player, in `seats` (one seat, or one per hand), over `hands`
-    (`imaginary`: see `aivat_hand`; hands alike but for the known seat's hole share its walks)."""
+    (`imaginary`, `other`: see `aivat_hand`; hands alike but for the known seat's hole share
+    its walks)."""
     seat_of = [seats] * len(hands) if isinstance(seats, int) else list(seats)
     if len(seat_of) != len(hands):
         raise ValueError(f"{len(seat_of)} seats for {len(hands)} hands")
     cache: dict[tuple[Any, ...], np.ndarray] | None = {} if imaginary else None
-    rows = [_aivat_hand(betting, h, s, known, values, cache) for h, s in zip(hands, seat_of)]
+    rows = [_aivat_hand(betting, h, s, known, values, cache, other) for h, s in zip(hands, seat_of)]
     out = np.array(rows, dtype=np.float64).reshape(len(hands), 4)
     return Estimate(out[:, 0], out[:, 1], out[:, 2], out[:, 3])
 
