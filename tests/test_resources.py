@@ -54,7 +54,7 @@ def test_plan_prints_each_stage_s_resources_and_the_total(tmp_path):
     assert result.output.count("resources: memory ~") == 8  # 7 stages and the total
     assert "at the peak (hsd-buckets)" in result.output  # the turn's k-means
     assert result.output.count(", time ~") == 7  # each stage's estimate
-    assert "time: ~" in result.output and "one stage after another" in result.output
+    assert "time: ~" in result.output and "stages one after another" in result.output
     assert "not estimated" not in result.output
     assert not (tmp_path / "s").exists()
 
