@@ -257,6 +257,28 @@ def measure_nolimit(opponent: str, hands: int, fit_hands: int, log: Any) -> dict
             "hands": len(played), "fit_hands": fit_hands, "rows": rows}  # fmt: skip
 
 
+def measure_league(hands: int, log: Any) -> dict:
+    """The nlhe-league's own scoring (`stages.nlhe.aivat_pairing`) of random vs heuristic on
+    duplicate deals, with each of the two as the known player: the duplicate mean against AIVAT
+    averaged over the same duplicate pairs."""
+    from gameforge.engines.nlhe.game import HEURISTIC, RANDOM, Deals, play, rules_of
+    from gameforge.stages import nlhe as league
+
+    rules = rules_of(load_game(league.NLHE_GAME))
+    rec = play(rules, (RANDOM, HEURISTIC), Deals(hands // 2, 1))
+    rows = []
+    for players, who in (([RANDOM, -1], "random"), ([-1, HEURISTIC], "heuristic")):
+        # -1: a player AIVAT does not know; the records' player 0 is random, 1 the heuristic
+        got = league.aivat_pairing(rules, players, (0, 1), rec, hands, {}, 1)
+        log(f"{who} known: {got}")
+        mbb = 1000.0  # BB/hand to mbb/g, the random player's view
+        rows.append({"baseline": f"duplicate, AIVAT ({who} known)", "mean": got[0] * mbb,
+                     "half": got[1] * mbb, "plain_mean": got[2] * mbb,
+                     "plain_half": got[3] * mbb})  # fmt: skip
+    return {"game": league.NLHE_GAME, "known": "random", "opponent": "heuristic (league)",
+            "hands": int(rec.payoff.size), "duplicate": rows}  # fmt: skip
+
+
 # ------------------------------------------------------------------------------- report
 
 
@@ -269,6 +291,8 @@ def table(results: list[dict]) -> str:
     )
     lines = [head]
     for res in results:
+        if "duplicate" in res:
+            continue
         plain_sd = res["rows"][0]["sd"]
         for row in res["rows"]:
             diff = (
@@ -279,6 +303,20 @@ def table(results: list[dict]) -> str:
                 f"{row['baseline']} | {row['sd']:,.0f} | {plain_sd / row['sd']:.2f}x | "
                 f"{row['hands_50']:,.0f} | {row['mean']:+,.0f} ± {row['half']:,.0f} | {diff} | "
                 f"{row['ms']:.1f} |"
+            )
+    league = [res for res in results if "duplicate" in res]
+    if league:
+        lines += ["", "| league pairing | hands | estimate | mean ± 95% (mbb/g) | narrower |",
+                  "|---|---:|---|---:|---:|"]  # fmt: skip
+    for res in league:
+        first = res["duplicate"][0]
+        plain = f"{first['plain_mean']:+,.0f} ± {first['plain_half']:,.0f}"
+        lines.append(f"| random vs heuristic | {res['hands']:,} | duplicate | {plain} | 1.00x |")
+        for row in res["duplicate"]:
+            lines.append(
+                f"| random vs heuristic | {res['hands']:,} | {row['baseline']} | "
+                f"{row['mean']:+,.0f} ± {row['half']:,.0f} | "
+                f"{row['plain_half'] / row['half']:.2f}x |"
             )
     return "\n".join(lines)
 
@@ -295,6 +333,11 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=2000, help="hands evaluated")
     parser.add_argument("--fit-hands", type=int, default=4000, help="hands each fit sees")
     parser.add_argument("--table", action="store_true", help="print the saved runs' table")
+    parser.add_argument(
+        "--league",
+        action="store_true",
+        help="nolimit: score duplicate deals as the nlhe-league stage does",
+    )
     args = parser.parse_args()
     if args.table:
         results = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
@@ -305,7 +348,10 @@ def main() -> None:
     def log(message: str) -> None:
         print(f"{time.perf_counter() - t0:7.1f} s  {message}", flush=True)
 
-    if args.game == "nolimit":
+    if args.game == "nolimit" and args.league:
+        result = measure_league(args.hands, log)
+        args.opponent = "league"
+    elif args.game == "nolimit":
         result = measure_nolimit(args.opponent, args.hands, args.fit_hands, log)
     else:
         result = measure_limit(args.game, args.opponent, args.hands, args.fit_hands, log)
