@@ -637,42 +637,6 @@ class BucketView:
         return self.policy.distribution(state, bucket)
 
 
-class MarginalPolicy:
-    """A strategy agent's play averaged over its buckets, equally, at each betting node: card-
-    blind, so as `RoundValues`' reference it needs one walk of a round per bucket of the known
-    player only (with the agent itself as reference, a walk per pair of buckets: millions on a
-    9,000-bucket abstraction)."""
-
-    card_blind = True
-
-    def __init__(self, policy: AgentPolicy):
-        self.policy = policy
-        self._memo: dict[State, tuple[list[Action], np.ndarray]] = {}
-
-    def distribution(self, state: State, cards: Cards) -> tuple[list[Action], np.ndarray]:
-        """The same distribution for every hand (memoized by node)."""
-        found = self._memo.get(state)
-        if found is None:
-            found = self._memo[state] = self._mean(state)
-        return found
-
-    def _mean(self, state: State) -> tuple[list[Action], np.ndarray]:
-        p = self.policy
-        if p.card_blind:
-            return p.by_bucket(state, 0)
-        tree = p.tree
-        legal = [a for a in range(3) if tree.children[state, a] >= 0]
-        r = int(tree.round[state])
-        end = p.offsets[r + 1] if r + 1 < len(p.offsets) else p.strategy.shape[0]
-        buckets = int((end - p.offsets[r]) // p.ndec[r])
-        rows = p.offsets[r] + np.arange(buckets) * p.ndec[r] + tree.slot[state]
-        weights = np.asarray(p.strategy[rows][:, legal], dtype=np.float64)
-        weights /= np.maximum(weights.sum(axis=1, keepdims=True), 1e-300)
-        probs = weights.mean(axis=0)
-        keep = probs > 0
-        return [(a, 0) for a, k in zip(legal, keep) if k], probs[keep] / probs[keep].sum()
-
-
 class RoundValues:
     """Exact within the betting round under way, fitted where it ends (limit games).
 

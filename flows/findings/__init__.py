@@ -97,21 +97,6 @@ def head_to_head_findings(label: str, artifact: Artifact) -> list[Finding]:
     return rows
 
 
-def aivat_findings(label: str, artifact: Artifact, unit: str, digits: int) -> list[Finding]:
-    """A league's pairings scored by AIVAT (its summary's `aivat`): both estimates on the same
-    hands with their 95% intervals, whose strategy was known, how much narrower."""
-    rows = []
-    for pair, got in (summary_of(artifact).get("aivat") or {}).items():
-        (mean, half), (plain, plain_half) = got["aivat"], got["plain"]
-        value = (
-            f"AIVAT {mean:+.{digits}f} ± {half:.{digits}f} {unit}, plain {plain:+.{digits}f} ± "
-            f"{plain_half:.{digits}f} on the same {got['hands']:,} hands ({got['known']}'s "
-            f"strategy known; {got['narrower']}x narrower)"
-        )
-        rows.append(Finding(f"{label}: {pair} (AIVAT)", value, artifact.key))
-    return rows
-
-
 def run_findings(flow: str, keys: Mapping[str, str], store: ArtifactStore) -> list[Finding]:
     """The findings of a run of the flow called `flow` (none for a single-stage run)."""
     from gameforge.flows.specs import FLOWS

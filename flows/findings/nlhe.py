@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from gameforge.artifacts import Artifact
-from gameforge.flows.findings import (
-    Finding,
-    Reader,
-    aivat_findings,
-    head_to_head_findings,
-    summary_of,
-)
+from gameforge.flows.findings import Finding, Reader, head_to_head_findings, summary_of
 
 
 def nlhe_league_findings(label: str, artifact: Artifact) -> list[Finding]:
@@ -18,7 +12,14 @@ def nlhe_league_findings(label: str, artifact: Artifact) -> list[Finding]:
     player with their interval above 0."""
     summary = summary_of(artifact)
     rows = head_to_head_findings(label, artifact)
-    rows += aivat_findings(label, artifact, "BB/hand", 3)
+    for pair, got in (summary.get("aivat") or {}).items():
+        (mean, half), (plain, plain_half) = got["aivat"], got["plain"]
+        value = (
+            f"AIVAT {mean:+.3f} ± {half:.3f} BB/hand, plain {plain:+.3f} ± {plain_half:.3f} on "
+            f"the same {got['hands']:,} hands ({got['known']}'s strategy known; "
+            f"{got['narrower']}x narrower)"
+        )
+        rows.append(Finding(f"{label}: {pair} (AIVAT)", value, artifact.key))
     if "beats_heuristic_significantly" in summary:
         winners = summary["beats_heuristic_significantly"]
         value = ", ".join(winners) if winners else "none (no interval lies above 0)"

@@ -10,7 +10,6 @@ from gameforge.artifacts import Artifact
 from gameforge.flows.plots.common import (
     MUTED,
     Plotter,
-    aivat_panel,
     figure,
     heat_map,
     integer_ticks,
@@ -97,9 +96,29 @@ def plot_nlhe_league(artifact: Artifact, out: Path, hand: str | None) -> str:
                         labels, "share of the player's bets and raises (size vs the pot)",
                         "raise sizes (the paper's Figure 3)")  # fmt: skip
         if scored:
-            aivat_panel(axes[3], scored, "row player's BB won per hand")
+            _aivat_panel(axes[3], scored)
         key_footnote(fig, artifact)
     return ranking_line(summary)
+
+
+def _aivat_panel(ax, scored: dict) -> None:  # type: ignore[no-untyped-def]
+    """Each pairing AIVAT scored: the plain and the AIVAT mean on the same hands, ± 95%."""
+    names = list(scored)
+    rows = np.arange(len(names))
+    for shift, field, colour, label in ((-0.15, "plain", "#7a7a7a", "plain (duplicate)"),
+                                        (0.15, "aivat", "#1f5fbf", "AIVAT")):  # fmt: skip
+        mean = [scored[k][field][0] for k in names]
+        half = [scored[k][field][1] for k in names]
+        ax.errorbar(mean, rows + shift, xerr=half, fmt="o", color=colour, label=label, capsize=3)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(rows, [
+        f"{k}\n({v['known']} known, {v['hands']:,} hands, {v['narrower']}x)"
+        for k, v in scored.items()
+    ])  # fmt: skip
+    ax.invert_yaxis()
+    ax.set_xlabel("row player's BB won per hand, ± 95% interval")
+    ax.set_title("AIVAT beside the plain result, same hands")
+    legend_below(ax, ncol=2)
 
 
 def _generation(artifact: Artifact) -> str:
