@@ -373,7 +373,6 @@ class AgentPolicy:
         self.kind, self.strategy, self.offsets, self.ndec, self.lookup = agent.packed(betting.game)
         self._buckets: dict[tuple[int, Cards], int] = {}
         self._memo: dict[tuple[State, Cards], tuple[list[Action], np.ndarray]] = {}
-        self._by_bucket: dict[tuple[State, int], tuple[list[Action], np.ndarray]] = {}
 
     def bucket(self, round_: int, cards: Cards) -> int:
         """The agent's bucket of its cards in a round (memoized)."""
@@ -403,14 +402,7 @@ class AgentPolicy:
 
     def by_bucket(self, state: State, bucket: int) -> tuple[list[Action], np.ndarray]:
         """The agent's actions and probabilities at a decision node holding cards of `bucket`
-        in the node's round (any bucket for the card-blind kinds; memoized)."""
-        key = (state, bucket)
-        found = self._by_bucket.get(key)
-        if found is None:
-            found = self._by_bucket[key] = self._of_bucket(state, bucket)
-        return found
-
-    def _of_bucket(self, state: State, bucket: int) -> tuple[list[Action], np.ndarray]:
+        in the node's round (any bucket for the card-blind kinds)."""
         legal = [a for a in range(3) if self.tree.children[state, a] >= 0]
         if self.kind == ALWAYS_CALL:
             return [(CALL, 0)], np.ones(1)

@@ -28,7 +28,6 @@ get against it. Either is unbiased; `bench/aivat.py` measures both.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from itertools import combinations
 from math import comb, log2
 from typing import Any
 
@@ -283,13 +282,11 @@ class Equity:
         )
         self._one: dict[Deal, float] = {}
         self._many: dict[Deal, np.ndarray] = {}
-        self._holes: dict[Deal, np.ndarray] = {}
 
     def clear(self) -> None:
         """Forget the memoized equities (their memory grows with the deals seen)."""
         self._one.clear()
         self._many.clear()
-        self._holes.clear()
 
     def _parts(self, deal: Deal) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:
         h = self.game.num_hole_cards
@@ -323,11 +320,6 @@ class Equity:
     def after(self, deal: Deal, outcomes: Sequence[Cards]) -> np.ndarray:
         """Equity after each outcome of the chance event that follows `deal` (the outcomes of
         a deal are always the same list: `aivat.next_outcomes`)."""
-        if len(deal) < 2:  # a hole event: at most one per hole of the known seat, kept
-            found = self._holes.get(deal)
-            if found is None:
-                found = self._holes[deal] = self._after(deal, outcomes)
-            return found
         found = self._many.get(deal)
         if found is None or len(found) != len(outcomes):
             found = self._after(deal, outcomes)
@@ -351,7 +343,7 @@ class Equity:
         `event_samples` run-outs drawn afresh (randomness independent of the cards)."""
         g = self.game
         known, other, n_other, board, n_board = self._parts(deal)
-        rows = outcome_rows(self.game, deal, outcomes)
+        rows = np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
         perms = np.array(
             [self.rng.permutation(g.deck_size) for _ in range(self.event_samples)], np.int8
         )
@@ -365,7 +357,7 @@ class Equity:
     def _after(self, deal: Deal, outcomes: Sequence[Cards]) -> np.ndarray:
         g = self.game
         known, other, n_other, board, n_board = self._parts(deal)
-        rows = outcome_rows(self.game, deal, outcomes)
+        rows = np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
         if len(deal) >= 2:
             used = {c for group in deal for c in group}
             rest = np.array([c for c in range(g.deck_size) if c not in used], dtype=np.int64)
@@ -386,26 +378,6 @@ class Equity:
             g.num_hole_cards, self.board_total, g.deck_size, self.perms, self.exact, self.ev, out,
         )  # fmt: skip
         return out
-
-
-_POSITIONS: dict[tuple[int, int], np.ndarray] = {}
-
-
-def outcome_rows(game: Any, deal: Deal, outcomes: Sequence[Cards]) -> np.ndarray:
-    """`outcomes` (the next chance event's, `aivat.next_outcomes` order) as an int8 array, built
-    from the cards left without reading the tuples (a flop's 17,296 of them)."""
-    used = {c for group in deal for c in group}
-    rest = np.array([c for c in range(game.deck_size) if c not in used], dtype=np.int8)
-    size = len(outcomes[0]) if len(outcomes) else 0
-    key = (len(rest), size)
-    positions = _POSITIONS.get(key)
-    if positions is None:
-        positions = _POSITIONS[key] = np.array(
-            list(combinations(range(len(rest)), size)), dtype=np.int64
-        ).reshape(-1, size)
-    if len(positions) != len(outcomes):
-        return np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
-    return rest[positions]
 
 
 def spent_bucket(chips: int, unit: int) -> int:
@@ -680,8 +652,6 @@ class RoundValues:
             together *= sizes[self.exact_depth]
         self._events: dict[Deal, tuple[list[Hashable], list[Hashable]]] = {}
         self.subsample = subsample
-        # a limit tree's children as lists (the walks' inner loop; no-limit states apply)
-        self._children = betting.tree.children.tolist() if isinstance(betting, LimitBetting) else []
         self.rng = np.random.default_rng(seed)  # the outcomes of subsampled means
         self.last_round = self.game.num_rounds - 1
 
@@ -747,11 +717,8 @@ class RoundValues:
             view, bucket = (self.known, kb) if actor == seat else (self.reference, rb)
             actions, probs = view.distribution(state, bucket)
             a_sum = b_sum = 0.0
-            for action, q in zip(actions, probs.tolist()):
-                child = self._children[state][action[0]] if self._children else None
-                if child is None:
-                    child = b.apply(state, action)
-                a, bb = self._walk(seat, child, depth, kb, rb)
+            for action, q in zip(actions, probs):
+                a, bb = self._walk(seat, b.apply(state, action), depth, kb, rb)
                 a_sum += q * a
                 b_sum += q * bb
             found = (a_sum, b_sum)
@@ -846,7 +813,7 @@ class RoundValues:
         found = self._events.get(deal)
         if found is not None and len(found[0]) == len(outcomes):
             return found
-        rows = outcome_rows(self.game, deal, outcomes)
+        rows = np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
         board = np.array([c for group in deal[2:] for c in group], dtype=np.int8)
         through = self.game.num_hole_cards + self.game.board_cards_through(r)
         spread = np.broadcast_to(board, (len(rows), len(board)))

@@ -7,19 +7,10 @@ from gameforge.flows.findings import Finding, Reader, head_to_head_findings, sum
 
 
 def nlhe_league_findings(label: str, artifact: Artifact) -> list[Finding]:
-    """The league's ranking at 95%, each pairing in BB/hand with its interval, AIVAT beside the
-    plain result where a player's strategy is known, and which networks beat the heuristic
-    player with their interval above 0."""
+    """The league's ranking at 95%, each pairing in BB/hand with its interval, and which
+    networks beat the heuristic player with their interval above 0."""
     summary = summary_of(artifact)
     rows = head_to_head_findings(label, artifact)
-    for pair, got in (summary.get("aivat") or {}).items():
-        (mean, half), (plain, plain_half) = got["aivat"], got["plain"]
-        value = (
-            f"AIVAT {mean:+.3f} ± {half:.3f} BB/hand, plain {plain:+.3f} ± {plain_half:.3f} on "
-            f"the same {got['hands']:,} hands ({got['known']}'s strategy known; "
-            f"{got['narrower']}x narrower)"
-        )
-        rows.append(Finding(f"{label}: {pair} (AIVAT)", value, artifact.key))
     if "beats_heuristic_significantly" in summary:
         winners = summary["beats_heuristic_significantly"]
         value = ", ".join(winners) if winners else "none (no interval lies above 0)"

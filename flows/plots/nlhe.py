@@ -63,11 +63,9 @@ def plot_nlhe_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     summary = artifact.meta["summary"]
     labels = summary["players"]
     n = len(labels)
-    scored = summary.get("aivat") or {}
-    size = (1.5 * n + 12 + (4 if scored else 0), 1.1 * n + 3)
-    ratios = {"width_ratios": [1.6, 1, 1] + ([1.2] if scored else [])}
-    panels = 4 if scored else 3
-    with figure(out, ncols=panels, figsize=size, gridspec_kw=ratios, layout="constrained") as (
+    size = (1.5 * n + 12, 1.1 * n + 3)
+    ratios = {"width_ratios": [1.6, 1, 1]}
+    with figure(out, ncols=3, figsize=size, gridspec_kw=ratios, layout="constrained") as (
         fig,
         axes,
     ):
@@ -95,30 +93,8 @@ def plot_nlhe_league(artifact: Artifact, out: Path, hand: str | None) -> str:
         _stacked_shares(axes[2], sizes, ("<=1/2 pot", "<=1 pot", "<=2 pots", ">2 pots", "all-in"),
                         labels, "share of the player's bets and raises (size vs the pot)",
                         "raise sizes (the paper's Figure 3)")  # fmt: skip
-        if scored:
-            _aivat_panel(axes[3], scored)
         key_footnote(fig, artifact)
     return ranking_line(summary)
-
-
-def _aivat_panel(ax, scored: dict) -> None:  # type: ignore[no-untyped-def]
-    """Each pairing AIVAT scored: the plain and the AIVAT mean on the same hands, ± 95%."""
-    names = list(scored)
-    rows = np.arange(len(names))
-    for shift, field, colour, label in ((-0.15, "plain", "#7a7a7a", "plain (duplicate)"),
-                                        (0.15, "aivat", "#1f5fbf", "AIVAT")):  # fmt: skip
-        mean = [scored[k][field][0] for k in names]
-        half = [scored[k][field][1] for k in names]
-        ax.errorbar(mean, rows + shift, xerr=half, fmt="o", color=colour, label=label, capsize=3)
-    ax.axvline(0, color="grey", lw=0.8)
-    ax.set_yticks(rows, [
-        f"{k}\n({v['known']} known, {v['hands']:,} hands, {v['narrower']}x)"
-        for k, v in scored.items()
-    ])  # fmt: skip
-    ax.invert_yaxis()
-    ax.set_xlabel("row player's BB won per hand, ± 95% interval")
-    ax.set_title("AIVAT beside the plain result, same hands")
-    legend_below(ax, ncol=2)
 
 
 def _generation(artifact: Artifact) -> str:
