@@ -144,6 +144,34 @@ def summary(values: np.ndarray, bb: float) -> dict[str, float]:
     return {"sd": sd, "mean": mean, "half": half, "hands_50": (1.96 * sd / TARGET_MBB) ** 2}
 
 
+def score_rows(
+    b: Any, played: list[tuple[Hand, int]], known: Policy, models: list, bb: float, log: Any
+) -> list[dict]:
+    """Every baseline on every (hand, seat) (they share a hand's equities): the plain row, then
+    one per baseline with its paired difference from plain and its milliseconds a hand."""
+    corrected = np.zeros((len(models), len(played)))
+    plain = np.zeros(len(played))
+    seconds = np.zeros(len(models))
+    for i, (hand, seat) in enumerate(played):
+        for m, (_, model, extra) in enumerate(models):
+            t0 = time.perf_counter()
+            est = aivat(b, [hand], seat, known, model, **extra)
+            seconds[m] += time.perf_counter() - t0
+            corrected[m, i] = est.corrected[0]
+            plain[i] = est.plain[0]
+        if (i + 1) % max(1, len(played) // 10) == 0:
+            log(f"{i + 1:,} hands")
+    rows = [{"baseline": "plain", **summary(plain, bb), "ms": 0.0}]
+    for m, (label, _, _) in enumerate(models):
+        diff = summary(plain - corrected[m], bb)
+        rows.append({
+            "baseline": label, **summary(corrected[m], bb),
+            "diff": diff["mean"], "diff_half": diff["half"],
+            "ms": 1000 * seconds[m] / len(played),
+        })  # fmt: skip
+    return rows
+
+
 def measure_limit(name: str, opponent: str, hands: int, fit_hands: int, log: Any) -> dict:
     """Every baseline on the same hands of one limit game and opponent."""
     game = load_game(GAMES[name])
@@ -175,27 +203,7 @@ def measure_limit(name: str, opponent: str, hands: int, fit_hands: int, log: Any
     played: list[tuple[Hand, int]] = []
     for seat in (0, 1):
         played += [(h, seat) for h in sample_hands(b, seated(known, opp, seat), hands // 2, seat)]
-    corrected = np.zeros((len(models), len(played)))
-    plain = np.zeros(len(played))
-    seconds = np.zeros(len(models))
-    for i, (hand, seat) in enumerate(played):  # every model on a hand: they share its equities
-        for m, (_, model, extra) in enumerate(models):
-            t0 = time.perf_counter()
-            est = aivat(b, [hand], seat, known, model, **extra)
-            seconds[m] += time.perf_counter() - t0
-            corrected[m, i] = est.corrected[0]
-            plain[i] = est.plain[0]
-        if (i + 1) % max(1, len(played) // 10) == 0:
-            log(f"{i + 1:,} hands")
-    bb = float(max(game.blind))
-    rows = [{"baseline": "plain", **summary(plain, bb), "ms": 0.0}]
-    for m, (label, _, _) in enumerate(models):
-        diff = summary(plain - corrected[m], bb)
-        rows.append({
-            "baseline": label, **summary(corrected[m], bb),
-            "diff": diff["mean"], "diff_half": diff["half"],
-            "ms": 1000 * seconds[m] / len(played),
-        })  # fmt: skip
+    rows = score_rows(b, played, known, models, float(max(game.blind)), log)
     return {"game": GAMES[name], "known": "cfr", "opponent": opponent, "hands": len(played),
             "fit_hands": fit_hands if name != "leduc" else 0, "rows": rows}  # fmt: skip
 
@@ -232,51 +240,9 @@ def measure_nolimit(opponent: str, hands: int, fit_hands: int, log: Any) -> dict
               ("AIVAT, ref self", fits["self"], {}),
               ("AIVAT, ref opponent", fits["opponent"], {}),
               ("both known", fits["opponent"], {"other": opp})]  # fmt: skip
-    corrected = np.zeros((len(models), len(played)))
-    plain = np.zeros(len(played))
-    seconds = np.zeros(len(models))
-    for i, (hand, seat) in enumerate(zip(played, seats)):
-        for m, (_, model, extra) in enumerate(models):
-            t0 = time.perf_counter()
-            est = aivat(b, [hand], seat, known, model, **extra)
-            seconds[m] += time.perf_counter() - t0
-            corrected[m, i] = est.corrected[0]
-            plain[i] = est.plain[0]
-        if (i + 1) % max(1, len(played) // 10) == 0:
-            log(f"{i + 1:,} hands")
-    bb = float(rules.big_blind)
-    rows = [{"baseline": "plain", **summary(plain, bb), "ms": 0.0}]
-    for m, (label, _, _) in enumerate(models):
-        diff = summary(plain - corrected[m], bb)
-        rows.append({
-            "baseline": label, **summary(corrected[m], bb),
-            "diff": diff["mean"], "diff_half": diff["half"],
-            "ms": 1000 * seconds[m] / len(played),
-        })  # fmt: skip
+    rows = score_rows(b, list(zip(played, seats)), known, models, float(rules.big_blind), log)
     return {"game": GAMES["nolimit"], "known": "random", "opponent": opponent,
             "hands": len(played), "fit_hands": fit_hands, "rows": rows}  # fmt: skip
-
-
-def measure_league(hands: int, log: Any) -> dict:
-    """The nlhe-league's own scoring (`stages.nlhe.aivat_pairing`) of random vs heuristic on
-    duplicate deals, with each of the two as the known player: the duplicate mean against AIVAT
-    averaged over the same duplicate pairs."""
-    from gameforge.engines.nlhe.game import HEURISTIC, RANDOM, Deals, play, rules_of
-    from gameforge.stages import nlhe as league
-
-    rules = rules_of(load_game(league.NLHE_GAME))
-    rec = play(rules, (RANDOM, HEURISTIC), Deals(hands // 2, 1))
-    rows = []
-    for players, who in (([RANDOM, -1], "random"), ([-1, HEURISTIC], "heuristic")):
-        # -1: a player AIVAT does not know; the records' player 0 is random, 1 the heuristic
-        got = league.aivat_pairing(rules, players, (0, 1), rec, hands, {}, 1)
-        log(f"{who} known: {got}")
-        mbb = 1000.0  # BB/hand to mbb/g, the random player's view
-        rows.append({"baseline": f"duplicate, AIVAT ({who} known)", "mean": got[0] * mbb,
-                     "half": got[1] * mbb, "plain_mean": got[2] * mbb,
-                     "plain_half": got[3] * mbb})  # fmt: skip
-    return {"game": league.NLHE_GAME, "known": "random", "opponent": "heuristic (league)",
-            "hands": int(rec.payoff.size), "duplicate": rows}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------- report
@@ -333,11 +299,6 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=2000, help="hands evaluated")
     parser.add_argument("--fit-hands", type=int, default=4000, help="hands each fit sees")
     parser.add_argument("--table", action="store_true", help="print the saved runs' table")
-    parser.add_argument(
-        "--league",
-        action="store_true",
-        help="nolimit: score duplicate deals as the nlhe-league stage does",
-    )
     args = parser.parse_args()
     if args.table:
         results = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
@@ -348,10 +309,7 @@ def main() -> None:
     def log(message: str) -> None:
         print(f"{time.perf_counter() - t0:7.1f} s  {message}", flush=True)
 
-    if args.game == "nolimit" and args.league:
-        result = measure_league(args.hands, log)
-        args.opponent = "league"
-    elif args.game == "nolimit":
+    if args.game == "nolimit":
         result = measure_nolimit(args.opponent, args.hands, args.fit_hands, log)
     else:
         result = measure_limit(args.game, args.opponent, args.hands, args.fit_hands, log)
