@@ -18,6 +18,13 @@ Card names: two ACPC dealers name a short deck's cards differently (`gameforge.e
 gem). `CardNames` reads the dealer's names into this engine's card ids under one of them, or
 finds which one the dealer uses (`auto`). The client never sends card text of its own: its answer
 repeats the dealer's line verbatim, in the dealer's names, and appends the action.
+
+Hand histories: the client records each hand as its last state shows it (`PlayedHand`: the
+hand's number, the client's position, the betting, the cards it saw, the chips it won). The
+dealer shows the opponent's hole cards only at a showdown (game.c's `printPlayerHoleCards`);
+its log of the match (dealer.c's `addToLogFile`: a `STATE:` line per hand with every hole card)
+has them all: `parse_dealer_log` reads it and `with_dealer_log` completes the client's records
+from it, refusing a log that disagrees with what the client saw.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.aivat import LimitBetting
 from gameforge.engines.poker.betting import ACTIONS, DECISION, BettingTree
 from gameforge.engines.poker.cards import (
     BOTTOM,
@@ -40,6 +48,7 @@ from gameforge.engines.poker.cards import (
     TOP,
     namings_of,
 )
+from gameforge.engines.poker.hand_history import PlayedHand, chips_won
 
 VERSION = "VERSION:2.0.0"
 AUTO = "auto"
@@ -303,11 +312,13 @@ class ACPCClient:
     ):
         self.game, self.tree, self.choose = game, tree, choose
         self.card_names = card_names or CardNames(game)
+        self.betting = LimitBetting(game, tree)
         # A longer betting string is no path of the tree: refused before node_of quotes it whole.
         self.longest_betting = max(map(len, tree.history)) + game.num_rounds
         self.hands_played = 0  # hands whose last state has been seen: kept when play() raises
         self.open_hand: int | None = None  # the hand under way, None between hands
         self.last_finished: int | None = None  # the number of the hand finished last
+        self.hands: list[PlayedHand] = []  # every finished hand, as its last state showed it
 
     def state_of(self, line: str) -> tuple[MatchState, int] | None:
         """A dealer line's state and its betting-tree node; None for an empty or comment line."""
@@ -355,6 +366,7 @@ class ACPCClient:
         `hands`, when the dealer closes in the middle of a hand or before the `hands`-th, sends
         an over-long line, or is too slow; `hands_played` keeps the count too."""
         self.hands_played, self.open_hand, self.last_finished = 0, None, None
+        self.hands = []
         deadline = time.monotonic() + match_timeout
         try:
             with socket.create_connection((host, port), timeout=message_timeout) as sock:
@@ -395,13 +407,26 @@ class ACPCClient:
         state, node = found
         if self.tree.kind[node] == DECISION:
             self.open_hand = state.hand
-        else:  # the hand's last state: counted once, should the dealer repeat it
+        else:  # the hand's last state: counted and recorded once, should the dealer repeat it
             if state.hand != self.last_finished:
+                self.hands.append(self.played_hand(state, node))
                 self.hands_played, self.last_finished = self.hands_played + 1, state.hand
             self.open_hand = None
         reply = self.answer(state, node)
         if reply is not None:
             self._send(sock, reply, timeout, deadline)
+
+    def played_hand(self, state: MatchState, node: int) -> PlayedHand:
+        """The record of a hand from its last state; ProtocolError for a showdown whose cards
+        the dealer did not show."""
+        hole = (tuple(state.hole[0]), tuple(state.hole[1]))
+        try:
+            chips = chips_won(self.betting, node, hole, tuple(state.board), state.position)
+        except ValueError as exc:
+            raise ProtocolError(f"malformed dealer line {quote(state.line)}: {exc}") from None
+        return PlayedHand(
+            state.hand, state.position, state.betting, hole, tuple(state.board), chips
+        )
 
     @staticmethod
     def _send(sock: socket.socket, text: str, timeout: float, deadline: float) -> None:
@@ -416,6 +441,128 @@ class ACPCClient:
         """How far the match got, for error messages."""
         of = f" of the match's {hands:,}" if hands is not None else ""
         return f"{self.hands_played:,} hands{of} played before"
+
+
+# ------------------------------------------------------------------------------- dealer log
+
+
+class DealerLogError(ValueError):
+    """A dealer log that cannot be read, or that disagrees with the match the client played."""
+
+
+@dataclass(frozen=True)
+class LoggedHand:
+    """One hand of an ACPC dealer's log: its last state with every hole card, and what each
+    position won."""
+
+    hand: int
+    betting: str
+    hole: tuple[tuple[int, ...], tuple[int, ...]]  # per position
+    board: tuple[int, ...]
+    values: tuple[float, float]  # per position (the log's order), not per seat
+    line: int  # where it is in the log, counting from 1
+
+
+def parse_dealer_log(text: str, game: GameDef, naming: str = BOTTOM) -> list[LoggedHand]:
+    """The hands of an ACPC dealer's log (dealer.c's `addToLogFile`: one line per finished hand,
+    `STATE:<hand>:<betting>:<hole 0>|<hole 1>/<board>...:<value 0>|<value 1>:<name 0>|<name 1>`,
+    in position order; `#` comments; a last `SCORE:` line of the totals by seat), cards named
+    under `naming`; DealerLogError, naming the line, for anything else."""
+    found = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;" or line.startswith("SCORE:"):
+            continue
+        try:
+            found.append(_logged_hand(line, number, game, naming))
+        except ValueError as exc:
+            raise DealerLogError(f"dealer log line {number} {quote(line)}: {exc}") from None
+    return found
+
+
+def _logged_hand(line: str, number: int, game: GameDef, naming: str) -> LoggedHand:
+    parts = line.split(":")
+    if len(parts) != 6 or parts[0] != "STATE":
+        raise ValueError("expected STATE:hand:betting:cards:values:names")
+    _, hand, betting, cards, values, _names = parts
+    if not _NUMBER.fullmatch(hand):
+        raise ValueError("bad hand number")
+    if any(ch not in "fcr/" for ch in betting):
+        raise ValueError("betting must use f, c, r and / (a limit game)")
+    rounds = cards.split("/")
+    holes = rounds[0].split("|")
+    amounts = values.split("|")
+    if len(holes) != 2 or len(amounts) != 2:
+        raise ValueError("expected two players' hole cards and values")
+    hole = (tuple(game.parse_cards(holes[0], naming)), tuple(game.parse_cards(holes[1], naming)))
+    if any(len(h) != game.num_hole_cards for h in hole):
+        raise ValueError(f"each player holds {game.num_hole_cards} card(s) in {game.name}")
+    board = tuple(c for r in rounds[1:] for c in game.parse_cards(r, naming))
+    return LoggedHand(
+        int(hand), betting, hole, board, (float(amounts[0]), float(amounts[1])), number
+    )
+
+
+def with_dealer_log(
+    hands: list[PlayedHand], logged: list[LoggedHand], game: GameDef
+) -> list[PlayedHand]:
+    """The client's hands with both hole cards of each from the dealer's log of the match;
+    DealerLogError, in one line, where the log and the match disagree (another match's log, a
+    log cut short, another deal) on the hands, a betting, the client's cards, a board, a hole
+    card shown at a showdown or the chips."""
+    by_hand: dict[int, LoggedHand] = {}
+    for entry in logged:
+        if entry.hand in by_hand:
+            raise DealerLogError(
+                f"the dealer log has hand {entry.hand} twice (lines {by_hand[entry.hand].line} "
+                f"and {entry.line}): a log of more than one match?"
+            )
+        by_hand[entry.hand] = entry
+    played = [h.hand for h in hands]
+    if sorted(played) != sorted(by_hand):
+        raise DealerLogError(
+            f"the dealer log does not hold the match's hands: it has {_hand_range(list(by_hand))}, "
+            f"the client played {_hand_range(played)}"
+        )
+    out = []
+    for h in hands:
+        entry = by_hand[h.hand]
+        problem = _disagreement(h, entry, game)
+        if problem:
+            raise DealerLogError(
+                f"the dealer log disagrees with the match at hand {h.hand} (log line "
+                f"{entry.line}): {problem}"
+            )
+        out.append(PlayedHand(h.hand, h.seat, h.betting, entry.hole, h.board, h.chips))
+    return out
+
+
+def _disagreement(h: PlayedHand, entry: LoggedHand, game: GameDef) -> str:
+    """What a log entry says otherwise than the client saw, or ''."""
+    if entry.betting != h.betting:
+        return f"its betting is {entry.betting!r}, the client's {h.betting!r}"
+    for p in (0, 1):
+        if h.hole[p] and sorted(h.hole[p]) != sorted(entry.hole[p]):
+            whose = "the client's" if p == h.seat else "the opponent's shown"
+            return (
+                f"{whose} hole cards (position {p}) are {game.format_cards(entry.hole[p])} in "
+                f"the log, {game.format_cards(h.hole[p])} at the client"
+            )
+    if entry.board != h.board:
+        return (
+            f"its board is {game.format_cards(entry.board) or 'empty'}, the client's "
+            f"{game.format_cards(h.board) or 'empty'}"
+        )
+    if entry.values[h.seat] != h.chips:
+        return f"it gives position {h.seat} {entry.values[h.seat]:g} chips, the client {h.chips}"
+    return ""
+
+
+def _hand_range(hands: list[int]) -> str:
+    """`300 hands (0-299)` for messages."""
+    if not hands:
+        return "no hands"
+    return f"{len(hands):,} hands ({min(hands)}-{max(hands)})"
 
 
 def strategy_chooser(view, seed: int = 0) -> Callable[[MatchState, int], str]:  # type: ignore[no-untyped-def]

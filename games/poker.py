@@ -16,6 +16,7 @@ GAME = Game(
         "gameforge.stages.poker.league": ("league",),
         "gameforge.stages.poker.best_response": ("best-response",),
         "gameforge.stages.poker.lbr": ("lbr",),
+        "gameforge.stages.poker.hand_history": ("hand-history",),
     },
     flows="gameforge.flows.specs.poker",
     plots="gameforge.flows.plots.poker",

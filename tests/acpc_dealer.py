@@ -6,7 +6,10 @@ change (the client's hole cards only, both at a showdown), reads `<state>:<actio
 client is to act and checks it. Positions alternate by hand. At the end it prints the client's
 total chips as `SCORE:<chips>` and closes. `--close-after K` plays a dealer that breaks off: it
 hangs up before hand K (after K whole hands), or with `--mid-hand` just after hand K's first
-state, and prints `CLOSED:<K>` instead.
+state, and prints `CLOSED:<K>` instead. `--log PATH` writes the match's log as the ACPC dealer
+does (dealer.c's `-L`, `matchName.log`): the comment lines of its start, a `STATE:` line for each
+hand before its last state is sent (every hole card; each position's chips; each position's
+player's name) and the `SCORE:` line of the totals by seat before it hangs up.
 
 Cards are dealt and named as the ACPC dealer's `game.c` does, on its own 52-card ids
 (`rank * 4 + suit` over the full alphabets '23456789TJQKA' and 'cdhs'), independently of
@@ -78,18 +81,35 @@ def start_dealer(
     seed: int = 0,
     close_after: int | None = None,
     mid_hand: bool = False,
+    log: str | None = None,
 ) -> tuple[subprocess.Popen, int]:
     """This dealer as a process serving `hands` hands of `game` at a free port, naming cards
-    `bottom` or `top` (breaking off at hand `close_after`, if given); (it, the port). Its
-    standard output is a pipe: read the `SCORE:` or `CLOSED:` line (and any `ERROR:` line) with
-    `communicate()`."""
+    `bottom` or `top` (breaking off at hand `close_after`, if given; writing its log to `log`,
+    if given); (it, the port). Its standard output is a pipe: read the `SCORE:` or `CLOSED:`
+    line (and any `ERROR:` line) with `communicate()`."""
     args = [sys.executable, __file__, "--game", game, "--hands", str(hands),
             "--card-names", card_names, "--seed", str(seed)]  # fmt: skip
     if close_after is not None:
         args += ["--close-after", str(close_after)] + (["--mid-hand"] if mid_hand else [])
+    if log is not None:
+        args += ["--log", log]
     dealer = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     assert dealer.stdout is not None
     return dealer, int(dealer.stdout.readline().strip().split(":")[1])
+
+
+def acpc_value(value: float) -> str:
+    """dealer.c's value text: `%.6f` without trailing zeros, nor a trailing point."""
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+def log_line(game, hand: int, betting: str, holes, board, round_: int, values, names) -> str:  # type: ignore[no-untyped-def]
+    """One hand of the log, as dealer.c's `addToLogFile` writes it: `printState` (every hole
+    card, the board through the hand's last round), then the values and the names in position
+    order."""
+    cards = cards_field(game, holes, board, 0, True, round_)
+    shown = "|".join(acpc_value(v) for v in values)
+    return f"STATE:{hand}:{betting}:{cards}:{shown}:{'|'.join(names)}"
 
 
 def hang_up(conn: socket.socket) -> None:
@@ -140,8 +160,15 @@ def main() -> None:
     parser.add_argument("--card-names", choices=("bottom", "top"), default="bottom")
     parser.add_argument("--close-after", type=int, default=None, help="hang up at this hand")
     parser.add_argument("--mid-hand", action="store_true", help="after its first state")
+    parser.add_argument("--log", default=None, help="write the match's log here")
     args = parser.parse_args()
     game = load_game(args.game)
+    log = open(args.log, "w", encoding="ascii") if args.log else None  # noqa: SIM115
+    seats = ("client", "always_call")  # by seat: the client connects first, as seat 0
+    if log is not None:  # dealer.c's printInitialMessage: name/game/hands/seed, time limits
+        log.write(f"# name/game/hands/seed test {args.game} {args.hands} {args.seed}\n"
+                  "#--t_response 600000\n#--t_hand 600000\n#--t_per_hand 7000\n")  # fmt: skip
+        log.flush()
     cards = np.array(acpc_deck(game, args.card_names))
     tree = build_tree(game)
     rng = np.random.default_rng(args.seed)
@@ -155,6 +182,7 @@ def main() -> None:
         print(f"ERROR: bad version line {version!r}", flush=True)
         sys.exit(1)
     total = 0.0
+    opponent_total = 0.0
     board_total = sum(game.num_board_cards)
     for hand in range(args.hands):
         if hand == args.close_after and not args.mid_hand:
@@ -179,13 +207,13 @@ def main() -> None:
                 f"MATCHSTATE:{position}:{hand}:{betting}:"
                 f"{cards_field(game, holes, board, position, showdown, round_)}"
             )
+            if terminal:
+                break  # its last state is sent once the hand is scored (and logged)
             conn.sendall((state + "\r\n").encode())
             if hand == args.close_after:  # --mid-hand: the hand's first state was its last
                 hang_up(conn)
                 print(f"CLOSED:{hand}", flush=True)
                 return
-            if terminal:
-                break
             if tree.player[node] == position:
                 answer = reader.readline().strip()
                 if not answer.startswith(state + ":") or len(answer) != len(state) + 2:
@@ -211,6 +239,17 @@ def main() -> None:
             sign = np.sign(int(v[position]) - int(v[1 - position]))
             gain = sign * spent[position]
         total += float(gain)
+        opponent_total -= float(gain)
+        if log is not None:  # written before the hand's last state is sent, as dealer.c does
+            values = [0.0, 0.0]
+            values[position], values[1 - position] = float(gain), 0.0 - float(gain)
+            names = [seats[0], seats[1]] if position == 0 else [seats[1], seats[0]]
+            log.write(log_line(game, hand, betting, holes, board, round_, values, names) + "\n")
+            log.flush()
+        conn.sendall((state + "\r\n").encode())
+    if log is not None:  # the totals by seat, before the connections close
+        log.write(f"SCORE:{acpc_value(total)}|{acpc_value(opponent_total)}:{'|'.join(seats)}\n")
+        log.close()
     conn.close()
     print(f"SCORE:{total}", flush=True)
 

@@ -57,6 +57,9 @@ def match(store, key: str, game: str, hands: int, dealer_names: str, card_names:
     out, _ = dealer.communicate(timeout=60)
     assert client.returncode == 0, client.stderr
     assert f"played {hands} hands" in client.stdout
+    # the hands are stored and scored (AIVAT only where the dealer showed every hole card)
+    assert "plain: " in client.stdout and "AIVAT: " in client.stdout
+    assert "hand history: hand-history-" in client.stdout
     assert dealer.returncode == 0, out
     return client.stdout, float(out.strip().splitlines()[-1].split(":")[1])
 

@@ -4,6 +4,8 @@ play` (a match at an ACPC dealer with it)."""
 from __future__ import annotations
 
 import sys
+import tempfile
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -95,9 +97,19 @@ def play_cmd(
             "before its last hand is then an error (the protocol never says the length).",
         ),
     ] = None,
+    dealer_log: Annotated[
+        str | None,
+        typer.Option(
+            "--dealer-log",
+            help="The ACPC dealer's log of this match (its matchName.log), read after the "
+            "match: it supplies the hole cards the dealer did not show (hands that ended in a "
+            "fold), so that AIVAT can score every hand; it must agree with the match.",
+        ),
+    ] = None,
     store: StoreOpt = "store",
 ) -> None:
-    """Play a match at an ACPC dealer with a solved strategy (ACPC protocol 2.0.0)."""
+    """Play a match at an ACPC dealer with a solved strategy (ACPC protocol 2.0.0); store its
+    hand history (stage hand-history) and print the plain and AIVAT results in mbb/g."""
     from dataclasses import replace
 
     from gameforge.artifacts.store import ArtifactStore
@@ -106,6 +118,7 @@ def play_cmd(
         CARD_NAME_CHOICES,
         ACPCClient,
         CardNames,
+        DealerLogError,
         ProtocolError,
         strategy_chooser,
     )
@@ -128,10 +141,66 @@ def play_cmd(
     except user_errors() + (ProtocolError, OSError) as exc:
         fail(str(exc))
     found = names.found or "not decided: every card sent is in both namings, read as bottom"
+    record = client.hands
+    if dealer_log is not None:
+        try:
+            record = dealer_log_hands(dealer_log, record, view.game, names.naming)
+        except DealerLogError as exc:
+            fail(str(exc))
     say(
         f"played {played:,} hands at {host}:{port} with {view.artifact.key} "
         f"(card names: {names.naming or 'bottom'}, {found})"
     )
+    if not record:
+        return
+    from gameforge.stages.poker.hand_history import estimate_text
+
+    history = store_history(view.game, view.artifact.key, record, store)
+    summary = history.meta["summary"]
+    say(f"plain: {estimate_text(summary['plain'])} (95% interval, {summary['hands']:,} hands)")
+    aivat = summary["aivat"]
+    if aivat is None:
+        say(f"AIVAT: {summary['aivat_note']}")
+    else:
+        narrower = f"{aivat['narrower']:.2f}x narrower" if aivat["narrower"] else "no interval"
+        baseline = aivat["baseline"]
+        say(f"AIVAT: {estimate_text(aivat)} (95% interval, {narrower}; baseline {baseline})")
+    say(f"hand history: {history.key}")
+
+
+def dealer_log_hands(path: str, hands: list[Any], game: Any, naming: str | None) -> list[Any]:
+    """The match's hands with every hole card from the dealer's log at `path` (its cards named
+    as the match's were read); DealerLogError in one line if it is unreadable or disagrees."""
+    from gameforge.engines.poker.cards import BOTTOM
+    from gameforge.flows.acpc_client import DealerLogError, parse_dealer_log, with_dealer_log
+
+    try:
+        text = Path(path).read_text(encoding="ascii", errors="replace")
+    except OSError as exc:
+        raise DealerLogError(f"cannot read the dealer log {path}: {exc.strerror or exc}") from None
+    try:
+        return with_dealer_log(hands, parse_dealer_log(text, game, naming or BOTTOM), game)
+    except DealerLogError as exc:
+        raise DealerLogError(f"{path}: {exc}") from None
+
+
+def store_history(game: Any, strategy: str, hands: list[Any], store: str) -> Any:
+    """Store the match's hands (stage hand-history, from a history file that lasts only as long
+    as the build: the artifact is the history's only copy) and open the artifact."""
+    from gameforge.engines.poker.hand_history import history_digest, history_text
+
+    text = history_text(game, hands)
+    values = {"hands": len(hands), "history_sha256": history_digest(text)}
+    with tempfile.TemporaryDirectory(prefix="gameforge-play-") as folder:
+        source = Path(folder) / "hands.txt"
+        source.write_text(text, encoding="ascii")
+        try:
+            history, _ = _strategy_stage(
+                "hand-history", strategy, {**values, "source": str(source)}, store, "local"
+            )
+        except user_errors() + (ValueError,) as exc:
+            fail(str(exc))
+    return history
 
 
 def _strategy_stage(
