@@ -3,14 +3,16 @@
     python bench/stage_times.py fit STORE... [--walls TIMES] [--write]
     python bench/stage_times.py check STORE... --walls TIMES
 
-`fit` reads every complete artifact of the stores (but those resumed, or built while other work
-took the CPU): its stage's footprint (from its recorded parameters) gives the work, the
-artifact's `duration_s` the time. Each time model (a stage, or
-one work kind of it) gets `fixed + rate x work` by least squares on relative errors; a model
-measured at one work size only gets the median fixed cost of the models measured at several,
-and the rest as its rate. With `--walls` (the `times.txt` of bench/tiny_times.sh: one line per
-flow store with its wall time), a flow's start-up cost is its wall minus its stages' durations
-(the median over the stores). `--write` stores the result in stages/timings.json.
+`fit` reads every complete artifact of the stores (but those resumed, built while other work
+took the CPU, or by an older version of their stage): its stage's footprint (from its recorded
+parameters) gives the work, the artifact's `duration_s` the time; the parts a stage timed on
+its own (`Footprint.parts`, a league's AIVAT) are models of their own, taken from the rest.
+Each time model (a stage, or one work kind of it) gets `fixed + rate x work` by least squares
+on relative errors; a model measured at one work size only gets the median fixed cost of the
+models measured at several, and the rest as its rate. With `--walls` (the `times.txt` of
+bench/tiny_times.sh: one line per flow store with its wall time), a flow's start-up cost is its
+wall minus its stages' durations (the median over the stores). `--write` stores the result in
+stages/timings.json.
 
 `check` prints, per store, the estimated wall time (flow start plus every stage's estimate)
 beside the measured one and their ratio.
@@ -30,7 +32,14 @@ import numpy as np
 
 from gameforge.artifacts import ArtifactStore
 from gameforge.stages import timing
-from gameforge.stages.timing import model_name, recorded_footprint, stage_seconds
+from gameforge.stages.registry import current_version
+from gameforge.stages.timing import (
+    model_name,
+    part_model_name,
+    part_seconds,
+    recorded_footprint,
+    stage_seconds,
+)
 
 
 def machine() -> str:
@@ -68,10 +77,17 @@ def measured_runs(stores: list[str]) -> list[tuple[str, str, float, float, str]]
             footprint = recorded_footprint(store, key)
             if footprint is None or duration is None or artifact.meta.get("resumed"):
                 continue
+            if artifact.meta.get("version") != current_version(artifact.stage):
+                continue  # an older version's work need not be this one's
             if contended(artifact.meta):
                 continue
+            parts = part_seconds(artifact.meta)
+            for part, seconds in parts.items():  # timed on its own: its own model
+                work = footprint.parts.get(part, 0.0)
+                rows.append((root, part_model_name(artifact.stage, part), work, seconds, key))
             name = model_name(artifact.stage, footprint)
-            rows.append((root, name, float(footprint.work), float(duration), key))
+            rest = float(duration) - sum(parts.values())
+            rows.append((root, name, float(footprint.work), rest, key))
     return rows
 
 

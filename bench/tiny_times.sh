@@ -5,8 +5,8 @@ set -u
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/tinyt}
 mkdir -p "$out"
-for flow in solve-lossless lhe-abstraction lhe-abstraction-pa lhe-solve lhe-league nlhe-cnn \
-    hearts-falcon blokus-bootstrap blokus-zero; do
+for flow in ${FLOWS:-solve-lossless lhe-abstraction lhe-abstraction-pa lhe-solve lhe-league nlhe-cnn \
+    hearts-falcon blokus-bootstrap blokus-zero}; do
   store=$out/$flow
   rm -rf "$store"
   t0=$(date +%s.%N)

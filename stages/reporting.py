@@ -117,6 +117,15 @@ def win_rate_text(row: dict[str, Any]) -> str:
     )
 
 
+def width_ratio(narrower: float | None) -> str:
+    """How AIVAT's interval compares with the plain one: '2.1x narrower' or '1.4x wider'."""
+    if not narrower:
+        return "no plain interval to compare"
+    if narrower >= 1:
+        return f"{narrower:.2f}x narrower"
+    return f"{1 / narrower:.2f}x wider"
+
+
 def inline(value: Any) -> str:
     """A value on one line: lists in brackets, dicts in braces, strings unquoted."""
     if isinstance(value, list):

@@ -5,6 +5,7 @@ CFR node visits, games times simulations, multiply-adds of SGD). A run takes abo
 `fixed + rate x work` seconds: `fixed` is what does not scale (loading inputs and compiled
 kernels, the commit), `rate` the seconds per unit. Both are fitted per stage (per CFR
 algorithm, per player kind: `Footprint.work_kind`) to the `duration_s` that artifacts record,
+less the seconds of parts a stage times on its own (`Footprint.parts`, each its own model),
 by `bench/stage_times.py fit`, which writes them to `timings.json` beside this module with the
 machine they were measured on. A flow adds `flow_start_s` (Python, Prefect's temporary API,
 Dask's local cluster). On another machine the estimates scale with its speed: refit them there
@@ -52,16 +53,35 @@ def time_model(name: str) -> TimeModel | None:
     return TimeModel(**found) if found else None
 
 
+def part_model_name(stage: str, part: str) -> str:
+    """The time model of a part a stage times on its own (`Footprint.parts`)."""
+    return f"{stage}:{part}"
+
+
 def stage_seconds(stage: str, footprint: Footprint) -> float | None:
-    """Estimated seconds of a stage run; None when its kind was never measured."""
+    """Estimated seconds of a stage run; None when its kind (or a part of it with work) was
+    never measured."""
     model = time_model(model_name(stage, footprint))
     if model is None:
         return None
     seconds = model.fixed_s + model.rate_s * footprint.work
-    if footprint.budget_s is None:
-        return seconds
-    budget = model.fixed_s + footprint.budget_s  # it stops at its wall-time budget
-    return min(seconds, budget) if footprint.work else budget
+    if footprint.budget_s is not None:
+        budget = model.fixed_s + footprint.budget_s  # it stops at its wall-time budget
+        seconds = min(seconds, budget) if footprint.work else budget
+    for part, work in footprint.parts.items():
+        if work <= 0:
+            continue
+        part_model = time_model(part_model_name(stage, part))
+        if part_model is None:
+            return None
+        seconds += part_model.fixed_s + part_model.rate_s * work
+    return seconds
+
+
+def part_seconds(meta: dict[str, Any]) -> dict[str, float]:
+    """The seconds of the parts an artifact's stage timed on its own (none for most)."""
+    found = meta.get("part_seconds") or {}
+    return {str(k): float(v) for k, v in found.items()}
 
 
 def flow_start_seconds() -> float:

@@ -47,6 +47,34 @@ def test_league_ranks_longer_solves_higher(store, tmp_path):
     from gameforge.flows.plots import plot
 
     assert plot(art, tmp_path / "league.png").startswith("ranking at 95%: ")
+    # AIVAT for the row player (its strategy is known; Leduc's values exact) on the first 500
+    # deals' plays, beside the plain result on them; the stored histories recompute the latter
+    aivat_mean = np.asarray(art["aivat_mbb_per_game"][:])
+    aivat_half = np.asarray(art["aivat_ci95"][:])
+    plain_half = np.asarray(art["aivat_plain_ci95"][:])
+    off = ~np.eye(3, dtype=bool)
+    assert np.allclose(aivat_mean[off], -aivat_mean.T[off]) and np.isnan(np.diag(aivat_mean)).all()
+    assert (aivat_half[off] < plain_half[off]).all()
+    assert (np.asarray(art["aivat_hands"][:])[off] == 1000).all()
+    assert all(v["narrower"] > 1 for v in summary["aivat"].values())
+    ends = np.asarray(art["hand_ends"][:])
+    assert ends.shape == (3, 500, 2)
+    from gameforge.engines.poker.aivat import betting_of, match_hands, showdown_payoff
+    from gameforge.engines.poker.shipped_games import load_game
+
+    b = betting_of(load_game(LEDUC))
+    hands, seats = match_hands(b, 0, ends[0])  # players 0 and 1
+    chips = []
+    for hand, seat in zip(hands, seats):
+        state = b.start()
+        for action in hand.actions:
+            state = b.apply(state, action)
+        pay = showdown_payoff(b, state, hand.hole, hand.board)
+        chips.append(pay if seat == 0 else -pay)
+    per_deal = np.asarray(chips, float).reshape(500, 2).mean(axis=1)
+    assert per_deal.mean() * 1000 == pytest.approx(
+        np.asarray(art["aivat_plain_mbb_per_game"][:])[0, 1]
+    )
     # Same seed, same table: a rerun is a cache hit with the same key.
     assert run_stage("league", params, inputs, store=store, log=quiet).cached
 

@@ -426,7 +426,7 @@ def test_league_resumes_after_a_kill_from_its_finished_pairings(tiny_chain, monk
     """Killed in its third pairing, a rerun replays only the pairings not checkpointed and
     writes the uninterrupted league's bytes."""
     store, _h1, g1, _h2 = tiny_chain
-    params = {"hands": 200, "seed": 9}
+    params = {"hands": 200, "seed": 9, "aivat_hands": 40}
     whole = run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
     want = _checksums(store, whole.key)
     store.remove(whole.key, force=True)
@@ -440,7 +440,8 @@ def test_league_resumes_after_a_kill_from_its_finished_pairings(tiny_chain, monk
 
 def test_league_table_is_antisymmetric_and_random_loses(tiny_chain):
     store, _h1, g1, _h2 = tiny_chain
-    run = run_stage("nlhe-league", {"hands": 400}, {"cnn.0": g1}, store=store, log=lambda m: None)
+    params = {"hands": 400, "aivat_hands": 200}
+    run = run_stage("nlhe-league", params, {"cnn.0": g1}, store=store, log=lambda m: None)
     art = store.open(run.key)
     table = np.asarray(art["bb_per_hand"][:])
     ci = np.asarray(art["ci95"][:])
@@ -458,6 +459,22 @@ def test_league_table_is_antisymmetric_and_random_loses(tiny_chain):
     assert abs(s["fold_call_raise"]["heuristic"][2] - 0.42) < 0.05
     sizes = np.asarray(art["raise_sizes"][:])
     assert sizes.sum(axis=1).tolist() == np.asarray(art["action_mix"][:])[:, 2].tolist()
+    # AIVAT beside the plain result wherever a player's strategy is known (here: every pairing;
+    # the random player is the known one where it plays), on the first aivat_hands hands
+    aivat_mean = np.asarray(art["aivat_mean"][:])
+    aivat_half = np.asarray(art["aivat_half"][:])
+    plain_mean = np.asarray(art["aivat_plain_mean"][:])
+    off = ~np.eye(3, dtype=bool)
+    assert np.isfinite(aivat_mean[off]).all() and np.isnan(aivat_mean[~off]).all()
+    assert np.allclose(aivat_mean[off], -aivat_mean.T[off])
+    assert np.allclose(aivat_half[off], aivat_half.T[off])
+    assert (np.asarray(art["aivat_hands"][:])[off] == 200).all()
+    scored = s["aivat"]
+    assert [v["known"] for v in scored.values()] == ["random", "random", "heuristic"]
+    assert scored["random vs heuristic"]["narrower"] > 1  # the random player's own luck removed
+    # on the same hands, the AIVAT and the plain mean agree within their widths
+    both = np.hypot(aivat_half[0, 1], np.asarray(art["aivat_plain_half"][:])[0, 1])
+    assert abs(aivat_mean[0, 1] - plain_mean[0, 1]) < 2 * both
 
 
 @pytest.mark.parametrize("native", [False, True])
@@ -513,9 +530,9 @@ def test_plots_of_histories_training_and_league_show_data(tiny_chain, tmp_path):
     from tests.plot_checks import assert_plot_has_data
 
     store, h1, g1, h2 = tiny_chain
-    league = run_stage("nlhe-league", {"hands": 400}, {"cnn.0": g1}, store=store,
-                       log=lambda m: None)  # fmt: skip
-    for key, axes in ((h1, 3), (h2, 3), (g1, 1), (league.key, 3)):
+    league = run_stage("nlhe-league", {"hands": 400, "aivat_hands": 100}, {"cnn.0": g1},
+                       store=store, log=lambda m: None)  # fmt: skip
+    for key, axes in ((h1, 3), (h2, 3), (g1, 1), (league.key, 4)):
         art = store.open(key)
         description = assert_plot_has_data(art, tmp_path / f"{key}.png", min_axes=axes)
         assert description

@@ -37,15 +37,18 @@ from gameforge.engines.poker.aivat import (
 from gameforge.engines.poker.betting import CALL, FOLD, RAISE
 
 HEURISTIC_RAISE, HEURISTIC_FOLD = 0.45, 0.10  # game.heuristic_action's thresholds
+KNOWN_KINDS = (RANDOM, HEURISTIC)  # the built-in kinds `policy_of` gives exactly
 
 
-def hands_of(records: HandRecords, num_hole: int) -> list[Hand]:
-    """The records' hands, in order: holes by seat, the board, actions (a raise's raise-to)."""
+def hands_of(records: HandRecords, num_hole: int, limit: int | None = None) -> list[Hand]:
+    """The records' hands (the first `limit`), in order: holes by seat, the board, actions (a
+    raise's raise-to)."""
     cards = np.asarray(records.cards)
     starts = np.concatenate([[0], np.cumsum(records.counts)])
     acts = np.asarray(records.actions)
+    n = len(records.payoff) if limit is None else min(limit, len(records.payoff))
     out = []
-    for h in range(len(records.payoff)):
+    for h in range(n):
         row = [int(c) for c in cards[h]]
         hole = (tuple(row[:num_hole]), tuple(row[num_hole : 2 * num_hole]))
         actions = tuple(

@@ -63,7 +63,7 @@ from gameforge.engines.poker.betting import (
 )
 from gameforge.engines.poker.cards import BOTTOM
 from gameforge.engines.poker.evaluator import evaluate
-from gameforge.engines.poker.match import ALWAYS_CALL, ALWAYS_RAISE, STRATEGY, Agent
+from gameforge.engines.poker.match import ALWAYS_CALL, ALWAYS_RAISE, STRATEGY, Agent, deal_cards
 from gameforge.engines.poker.mccfr import lookup_bucket
 
 Action = tuple[int, int]  # (FOLD, CALL or RAISE; a no-limit raise's raise-to chips, else 0)
@@ -373,6 +373,7 @@ class AgentPolicy:
         self.kind, self.strategy, self.offsets, self.ndec, self.lookup = agent.packed(betting.game)
         self._buckets: dict[tuple[int, Cards], int] = {}
         self._memo: dict[tuple[State, Cards], tuple[list[Action], np.ndarray]] = {}
+        self._by_bucket: dict[tuple[State, int], tuple[list[Action], np.ndarray]] = {}
 
     def bucket(self, round_: int, cards: Cards) -> int:
         """The agent's bucket of its cards in a round (memoized)."""
@@ -402,7 +403,14 @@ class AgentPolicy:
 
     def by_bucket(self, state: State, bucket: int) -> tuple[list[Action], np.ndarray]:
         """The agent's actions and probabilities at a decision node holding cards of `bucket`
-        in the node's round (any bucket for the card-blind kinds)."""
+        in the node's round (any bucket for the card-blind kinds; memoized)."""
+        key = (state, bucket)
+        found = self._by_bucket.get(key)
+        if found is None:
+            found = self._by_bucket[key] = self._of_bucket(state, bucket)
+        return found
+
+    def _of_bucket(self, state: State, bucket: int) -> tuple[list[Action], np.ndarray]:
         legal = [a for a in range(3) if self.tree.children[state, a] >= 0]
         if self.kind == ALWAYS_CALL:
             return [(CALL, 0)], np.ones(1)
@@ -846,6 +854,23 @@ def interval(values: np.ndarray) -> tuple[float, float]:
     if n < 2:
         return (float(values.mean()) if n else 0.0), float("inf")
     return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(n))
+
+
+def match_hands(betting: LimitBetting, seed: int, ends: np.ndarray) -> tuple[list[Hand], list[int]]:
+    """The hands `match.play_match(..., ends=ends)` played: deal d of `seed` in set s (deal-major
+    order), and agent A's seat in each (s & 1: consecutive sets swap seats)."""
+    game = betting.game
+    cards = deal_cards(game, seed, ends.shape[0])
+    h = game.num_hole_cards
+    hands, seats = [], []
+    for d in range(ends.shape[0]):
+        row = tuple(int(c) for c in cards[d])
+        hole = (row[:h], row[h : 2 * h])
+        for s in range(ends.shape[1]):
+            actions = parse_betting(game, betting.tree.history[int(ends[d, s])])
+            hands.append(Hand(hole, row[2 * h :], actions))
+            seats.append(s & 1)
+    return hands, seats
 
 
 def sample_hands(

@@ -28,6 +28,7 @@ get against it. Either is unbiased; `bench/aivat.py` measures both.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from itertools import combinations
 from math import comb, log2
 from typing import Any
 
@@ -56,6 +57,9 @@ KNOWN_HOLE, OTHER_HOLE, BOARD = 0, 1, 2  # which part of the deal a chance outco
 LEVELS = 4  # pooling levels of a fitted value, finest first
 EXPECTED_MEMO = 1_000_000  # exact expectations kept before the memo is dropped
 KEEP = 32  # chance events whose outcome equities `Equity.after` keeps
+# RoundValues walks chance exactly from where the events left have this many outcomes together
+# (all of Kuhn and Leduc, hold'em's river)
+EXACT_OUTCOMES = 200
 
 
 @njit(cache=True, nogil=True)
@@ -282,11 +286,13 @@ class Equity:
         )
         self._one: dict[Deal, float] = {}
         self._many: dict[Deal, np.ndarray] = {}
+        self._holes: dict[Deal, np.ndarray] = {}
 
     def clear(self) -> None:
         """Forget the memoized equities (their memory grows with the deals seen)."""
         self._one.clear()
         self._many.clear()
+        self._holes.clear()
 
     def _parts(self, deal: Deal) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:
         h = self.game.num_hole_cards
@@ -320,6 +326,11 @@ class Equity:
     def after(self, deal: Deal, outcomes: Sequence[Cards]) -> np.ndarray:
         """Equity after each outcome of the chance event that follows `deal` (the outcomes of
         a deal are always the same list: `aivat.next_outcomes`)."""
+        if len(deal) < 2:  # a hole event: at most one per hole of the known seat, kept
+            found = self._holes.get(deal)
+            if found is None:
+                found = self._holes[deal] = self._after(deal, outcomes)
+            return found
         found = self._many.get(deal)
         if found is None or len(found) != len(outcomes):
             found = self._after(deal, outcomes)
@@ -343,7 +354,7 @@ class Equity:
         `event_samples` run-outs drawn afresh (randomness independent of the cards)."""
         g = self.game
         known, other, n_other, board, n_board = self._parts(deal)
-        rows = np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
+        rows = outcome_rows(self.game, deal, outcomes)
         perms = np.array(
             [self.rng.permutation(g.deck_size) for _ in range(self.event_samples)], np.int8
         )
@@ -357,7 +368,7 @@ class Equity:
     def _after(self, deal: Deal, outcomes: Sequence[Cards]) -> np.ndarray:
         g = self.game
         known, other, n_other, board, n_board = self._parts(deal)
-        rows = np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
+        rows = outcome_rows(self.game, deal, outcomes)
         if len(deal) >= 2:
             used = {c for group in deal for c in group}
             rest = np.array([c for c in range(g.deck_size) if c not in used], dtype=np.int64)
@@ -378,6 +389,26 @@ class Equity:
             g.num_hole_cards, self.board_total, g.deck_size, self.perms, self.exact, self.ev, out,
         )  # fmt: skip
         return out
+
+
+_POSITIONS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def outcome_rows(game: Any, deal: Deal, outcomes: Sequence[Cards]) -> np.ndarray:
+    """`outcomes` (the next chance event's, `aivat.next_outcomes` order) as an int8 array, built
+    from the cards left without reading the tuples (a flop's 17,296 of them)."""
+    used = {c for group in deal for c in group}
+    rest = np.array([c for c in range(game.deck_size) if c not in used], dtype=np.int8)
+    size = len(outcomes[0]) if len(outcomes) else 0
+    key = (len(rest), size)
+    positions = _POSITIONS.get(key)
+    if positions is None:
+        positions = _POSITIONS[key] = np.array(
+            list(combinations(range(len(rest)), size)), dtype=np.int64
+        ).reshape(-1, size)
+    if len(positions) != len(outcomes):
+        return np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
+    return rest[positions]
 
 
 def spent_bucket(chips: int, unit: int) -> int:
@@ -609,6 +640,42 @@ class BucketView:
         return self.policy.distribution(state, bucket)
 
 
+class MarginalPolicy:
+    """A strategy agent's play averaged over its buckets, equally, at each betting node: card-
+    blind, so as `RoundValues`' reference it needs one walk of a round per bucket of the known
+    player only (with the agent itself as reference, a walk per pair of buckets: millions on a
+    9,000-bucket abstraction)."""
+
+    card_blind = True
+
+    def __init__(self, policy: AgentPolicy):
+        self.policy = policy
+        self._memo: dict[State, tuple[list[Action], np.ndarray]] = {}
+
+    def distribution(self, state: State, cards: Cards) -> tuple[list[Action], np.ndarray]:
+        """The same distribution for every hand (memoized by node)."""
+        found = self._memo.get(state)
+        if found is None:
+            found = self._memo[state] = self._mean(state)
+        return found
+
+    def _mean(self, state: State) -> tuple[list[Action], np.ndarray]:
+        p = self.policy
+        if p.card_blind:
+            return p.by_bucket(state, 0)
+        tree = p.tree
+        legal = [a for a in range(3) if tree.children[state, a] >= 0]
+        r = int(tree.round[state])
+        end = p.offsets[r + 1] if r + 1 < len(p.offsets) else p.strategy.shape[0]
+        buckets = int((end - p.offsets[r]) // p.ndec[r])
+        rows = p.offsets[r] + np.arange(buckets) * p.ndec[r] + tree.slot[state]
+        weights = np.asarray(p.strategy[rows][:, legal], dtype=np.float64)
+        weights /= np.maximum(weights.sum(axis=1, keepdims=True), 1e-300)
+        probs = weights.mean(axis=0)
+        keep = probs > 0
+        return [(a, 0) for a, k in zip(legal, keep) if k], probs[keep] / probs[keep].sum()
+
+
 class RoundValues:
     """Exact within the betting round under way, fitted where it ends (limit games).
 
@@ -631,7 +698,7 @@ class RoundValues:
         reference: Policy,
         equity: Equity,
         prior: float = 20.0,
-        exact_outcomes: int = 200,
+        exact_outcomes: int = EXACT_OUTCOMES,
         subsample: int = 8,
         seed: int = 0,
     ):
@@ -652,6 +719,8 @@ class RoundValues:
             together *= sizes[self.exact_depth]
         self._events: dict[Deal, tuple[list[Hashable], list[Hashable]]] = {}
         self.subsample = subsample
+        # a limit tree's children as lists (the walks' inner loop; no-limit states apply)
+        self._children = betting.tree.children.tolist() if isinstance(betting, LimitBetting) else []
         self.rng = np.random.default_rng(seed)  # the outcomes of subsampled means
         self.last_round = self.game.num_rounds - 1
 
@@ -717,8 +786,11 @@ class RoundValues:
             view, bucket = (self.known, kb) if actor == seat else (self.reference, rb)
             actions, probs = view.distribution(state, bucket)
             a_sum = b_sum = 0.0
-            for action, q in zip(actions, probs):
-                a, bb = self._walk(seat, b.apply(state, action), depth, kb, rb)
+            for action, q in zip(actions, probs.tolist()):
+                child = self._children[state][action[0]] if self._children else None
+                if child is None:
+                    child = b.apply(state, action)
+                a, bb = self._walk(seat, child, depth, kb, rb)
                 a_sum += q * a
                 b_sum += q * bb
             found = (a_sum, b_sum)
@@ -813,7 +885,7 @@ class RoundValues:
         found = self._events.get(deal)
         if found is not None and len(found[0]) == len(outcomes):
             return found
-        rows = np.array(outcomes, dtype=np.int8).reshape(len(outcomes), -1)
+        rows = outcome_rows(self.game, deal, outcomes)
         board = np.array([c for group in deal[2:] for c in group], dtype=np.int8)
         through = self.game.num_hole_cards + self.game.board_cards_through(r)
         spread = np.broadcast_to(board, (len(rows), len(board)))

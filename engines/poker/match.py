@@ -116,8 +116,11 @@ def _play_block(
     a: PackedAgent,
     b: PackedAgent,
     out: np.ndarray,
+    ends: np.ndarray,
 ) -> None:
-    """out[i] = agent A's mean chips per hand over the `sets` plays of deal deal_ids[i]."""
+    """out[i] = agent A's mean chips per hand over the `sets` plays of deal deal_ids[i];
+    ends[i, s] = the terminal betting node of its play in set s, for the first len(ends) deals
+    and ends.shape[1] sets."""
     kind, player, rnd, spent, children, slot = tree
     card_key, card_bit, rank_table, flush_table = ev
     a_kind, a_lookup, b_kind, b_lookup = a.kind, a.lookup, b.kind, b.lookup
@@ -160,6 +163,8 @@ def _play_block(
                 else:
                     act = _choose(b, buckets[1, p, r], r, slot[n], children[n], u)
                 n = children[n, act]
+            if i < ends.shape[0] and s < ends.shape[1]:
+                ends[i, s] = n
             if kind[n] == FOLD_END:
                 folder = player[n]
                 seat0 = -float(spent[n, 0]) if folder == 0 else float(spent[n, 1])
@@ -179,9 +184,13 @@ def play_match(
     sets: int = 2,
     matches: int = 1,
     parallel: Parallel = SERIAL,
+    ends: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per-deal duplicate outcomes (A's mean chips per hand), matches * hands_per_set deals
-    (`parallel`: threads, deals per task and progress)."""
+    (`parallel`: threads, deals per task and progress). `ends`, if given, an int32 (deals kept,
+    sets kept) array: filled with the terminal betting node of each play of the first deals in
+    the first sets (with `deal_cards` of the same seed, the hands' histories; A holds seat
+    s & 1 in set s)."""
     n_threads, chunk = parallel.threads, parallel.chunk
     if sets < 2 or sets % 2:
         raise ValueError("sets must be even (>= 2): consecutive sets swap seats")
@@ -198,12 +207,15 @@ def play_match(
         chunk = max(1, min(4096, -(-deals // (8 * max(1, n_threads)))))
     out = np.zeros(deals)
     ids = np.arange(deals, dtype=np.int64)
+    kept = np.zeros((0, sets), dtype=np.int32) if ends is None else ends
+    if kept.dtype != np.int32 or kept.ndim != 2 or kept.shape[1] > sets:
+        raise ValueError(f"ends must be an int32 array (deals, at most {sets} sets)")
 
     def work(start: int) -> int:
         stop = min(deals, start + chunk)
         _play_block(
             seed, ids[start:stop], sets, tree, game.deck_size, game.num_hole_cards,
-            board_through, ev, pa, pb, out[start:stop],
+            board_through, ev, pa, pb, out[start:stop], kept[start:stop],
         )  # fmt: skip
         return stop - start
 
@@ -211,6 +223,24 @@ def play_match(
         for done in pool.map(work, range(0, deals, chunk)):
             if parallel.progress is not None:
                 parallel.progress(done)
+    return out
+
+
+@njit(cache=True)
+def _deal_cards(seed: int, deals: int, deck_size: int, need: int, out: np.ndarray) -> None:
+    state = np.zeros(1, dtype=np.uint64)
+    deck = np.empty(deck_size, dtype=np.int8)
+    for d in range(deals):
+        shuffle_deal(seed, d, state, deck, need)
+        out[d] = deck[:need]
+
+
+def deal_cards(game: GameDef, seed: int, deals: int) -> np.ndarray:
+    """(deals, 2 holes + board) int8: the cards `play_match` deals for deals 0.. of `seed`,
+    seat 0's hole, seat 1's, then the whole board."""
+    need = 2 * game.num_hole_cards + sum(game.num_board_cards)
+    out = np.zeros((deals, need), dtype=np.int8)
+    _deal_cards(seed, deals, game.deck_size, need, out)
     return out
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gameforge.games import GAMES, Game
+from gameforge.stages.reporting import width_ratio
 
 if TYPE_CHECKING:
     from gameforge.artifacts.store import Artifact, ArtifactStore
@@ -94,6 +95,21 @@ def head_to_head_findings(label: str, artifact: Artifact) -> list[Finding]:
     for line in [*summary.get("decided", []), *summary.get("undecided", [])]:
         pair, _, result = line.partition(": ")
         rows.append(Finding(f"{label}: {pair}", result, artifact.key))
+    return rows
+
+
+def aivat_findings(label: str, artifact: Artifact, unit: str, digits: int) -> list[Finding]:
+    """A league's pairings scored by AIVAT (its summary's `aivat`): both estimates on the same
+    hands with their 95% intervals, whose strategy was known, how much narrower."""
+    rows = []
+    for pair, got in (summary_of(artifact).get("aivat") or {}).items():
+        (mean, half), (plain, plain_half) = got["aivat"], got["plain"]
+        value = (
+            f"AIVAT {mean:+.{digits}f} ± {half:.{digits}f} {unit}, plain {plain:+.{digits}f} ± "
+            f"{plain_half:.{digits}f} on the same {got['hands']:,} hands ({got['known']}'s "
+            f"strategy known; {width_ratio(got['narrower'])})"
+        )
+        rows.append(Finding(f"{label}: {pair} (AIVAT)", value, artifact.key))
     return rows
 
 

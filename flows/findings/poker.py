@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from gameforge.artifacts import Artifact
-from gameforge.flows.findings import Finding, Reader, head_to_head_findings, summary_of
+from gameforge.flows.findings import (
+    Finding,
+    Reader,
+    aivat_findings,
+    head_to_head_findings,
+    summary_of,
+)
 
 ROUND_NAMES = ("preflop", "flop", "turn", "river")
 
@@ -82,10 +88,11 @@ def mbb(x: float) -> str:
 
 
 def league_findings(label: str, artifact: Artifact) -> list[Finding]:
-    """A duplicate league: its ranking at 95%, each pairing with its interval, and the
-    opponent-cluster claim where the players are C6, C8, ..."""
+    """A duplicate league: its ranking at 95%, each pairing with its interval, AIVAT beside it,
+    and the opponent-cluster claim where the players are C6, C8, ..."""
     summary = summary_of(artifact)
     rows = head_to_head_findings(label, artifact)
+    rows += aivat_findings(label, artifact, "mbb/g", 1)
     claim = summary.get("more_clusters_rank_higher")
     if isinstance(claim, dict):
         value = f"{claim['holds']} (the claim: {claim['statement']})"

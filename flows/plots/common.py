@@ -13,6 +13,7 @@ import numpy as np
 from gameforge.artifacts import Artifact
 from gameforge.stages.base import StageError
 from gameforge.stages.poker.params import GameParams
+from gameforge.stages.reporting import width_ratio
 
 # A figure of one artifact: writes the PNG `out` (`hand` is the `--hand` option, or None) and
 # returns a one-line description.
@@ -240,3 +241,24 @@ def readable_log_axis(axis) -> None:  # type: ignore[no-untyped-def]
 def store_of(artifact: Artifact):  # type: ignore[no-untyped-def]
     """The store an artifact was opened from: for figures that draw its inputs beside it."""
     return artifact.store
+
+
+def aivat_panel(ax, scored: dict, unit: str) -> None:  # type: ignore[no-untyped-def]
+    """A league's pairings scored by AIVAT (its summary's `aivat`): the plain and the AIVAT mean
+    on the same hands, each ± its 95% interval, in `unit`."""
+    names = list(scored)
+    rows = np.arange(len(names))
+    for shift, field, colour, label in ((-0.15, "plain", "#7a7a7a", "plain (duplicate)"),
+                                        (0.15, "aivat", "#1f5fbf", "AIVAT")):  # fmt: skip
+        mean = [scored[k][field][0] for k in names]
+        half = [scored[k][field][1] for k in names]
+        ax.errorbar(mean, rows + shift, xerr=half, fmt="o", color=colour, label=label, capsize=3)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(rows, [
+        f"{k}\n({v['known']} known, {v['hands']:,} hands, {width_ratio(v['narrower'])})"
+        for k, v in scored.items()
+    ])  # fmt: skip
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{unit}, ± 95% interval")
+    ax.set_title("AIVAT beside the plain result, same hands")
+    legend_below(ax, ncol=2)

@@ -10,6 +10,7 @@ from gameforge.artifacts import Artifact
 from gameforge.flows.plots.common import (
     MUTED,
     Plotter,
+    aivat_panel,
     figure,
     heat_map,
     integer_ticks,
@@ -63,9 +64,11 @@ def plot_nlhe_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     summary = artifact.meta["summary"]
     labels = summary["players"]
     n = len(labels)
-    size = (1.5 * n + 12, 1.1 * n + 3)
-    ratios = {"width_ratios": [1.6, 1, 1]}
-    with figure(out, ncols=3, figsize=size, gridspec_kw=ratios, layout="constrained") as (
+    scored = summary.get("aivat") or {}
+    size = (1.5 * n + 12 + (4 if scored else 0), 1.1 * n + 3)
+    ratios = {"width_ratios": [1.6, 1, 1] + ([1.2] if scored else [])}
+    panels = 4 if scored else 3
+    with figure(out, ncols=panels, figsize=size, gridspec_kw=ratios, layout="constrained") as (
         fig,
         axes,
     ):
@@ -93,6 +96,8 @@ def plot_nlhe_league(artifact: Artifact, out: Path, hand: str | None) -> str:
         _stacked_shares(axes[2], sizes, ("<=1/2 pot", "<=1 pot", "<=2 pots", ">2 pots", "all-in"),
                         labels, "share of the player's bets and raises (size vs the pot)",
                         "raise sizes (the paper's Figure 3)")  # fmt: skip
+        if scored:
+            aivat_panel(axes[3], scored, "row player's BB won per hand")
         key_footnote(fig, artifact)
     return ranking_line(summary)
 

@@ -12,6 +12,7 @@ from gameforge.engines.poker.cards import PAPER_BOARD, PAPER_HOLE, RANK_CHARS
 from gameforge.flows.plots.common import (
     MUTED,
     Plotter,
+    aivat_panel,
     figure,
     game_def,
     hand_index,
@@ -486,8 +487,15 @@ def plot_league(artifact: Artifact, out: Path, hand: str | None) -> str:
     n = len(labels)
     hands = summary["hands_per_pairing"]
     ranking = ranking_line(summary)
-    size = (1.5 * n + 3.8, 1.2 * n + 2.8)
-    with figure(out, figsize=size, layout="constrained") as (fig, ax):
+    scored = summary.get("aivat") or {}
+    size = (1.5 * n + 3.8 + (5 if scored else 0), 1.2 * n + 2.8)
+    panels: dict[str, Any] = (
+        {"ncols": 2, "gridspec_kw": {"width_ratios": [1.4, 1]}} if scored else {}
+    )
+    with figure(out, figsize=size, layout="constrained", **panels) as (fig, axes):
+        ax = axes[0] if scored else axes
+        if scored:
+            aivat_panel(axes[1], scored, "row player's mbb/g")
         heat_map(ax, mbb, ci, labels, 1, mute_insignificant=True,
                  colour_bar="row player's winnings (mbb/g)")  # fmt: skip
         ax.set_ylabel("row player")

@@ -16,6 +16,9 @@ _NLHE = {
     "small": (20_000, 6_000, {"epochs": 2, **_NLHE_NET}, 2_000),
     "paper": (200_000, 200_000, {"epochs": 3, **_NLHE_NET}, 100_000),
 }
+# Hands of each league pairing scored again by AIVAT where a player's strategy is known (about
+# 10-20 ms a hand): the tiny preset keeps to its minute.
+_AIVAT_HANDS = {"tiny": 100, "small": 2_000, "paper": 5_000}
 NLHE_GENERATIONS = 3
 # Presets whose CNNs score through torch.compile (not tiny: compiling would outlast its games).
 _COMPILED = ("small", "paper")
@@ -49,7 +52,12 @@ def _nlhe_preset(
             for g in generations
         },
         **{f"train-{g}": dict(train) for g in generations},
-        "league": {"players": ["random", "heuristic"], "hands": league, **compiled},
+        "league": {
+            "players": ["random", "heuristic"],
+            "hands": league,
+            "aivat_hands": _AIVAT_HANDS[name],
+            **compiled,
+        },
     }
 
 

@@ -11,7 +11,9 @@ paper's.
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from itertools import combinations
 from typing import Any
 
@@ -19,7 +21,24 @@ import numpy as np
 from pydantic import Field
 
 from gameforge.engines.common.parallel import Parallel
-from gameforge.engines.poker.match import play_match, summarize
+from gameforge.engines.poker.acpc import GameDef
+from gameforge.engines.poker.aivat import (
+    AgentPolicy,
+    LimitBetting,
+    Policy,
+    aivat,
+    match_hands,
+    sample_hands,
+)
+from gameforge.engines.poker.aivat_values import (
+    EXACT_OUTCOMES,
+    Equity,
+    MarginalPolicy,
+    RoundValues,
+    outcome_counts,
+)
+from gameforge.engines.poker.match import Agent, play_match, summarize
+from gameforge.engines.poker.mccfr import lossless_tables
 from gameforge.stages.base import Seed, StageContext, StageError, numbered
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
@@ -45,6 +64,89 @@ class LeagueParams(TreeGameParams):
         description="Blocks of fresh deals, each played in all sets (the paper: 9).",
     )
     seed: Seed = Field(default=0, description="Seed of the deals every pairing plays.")
+    aivat_hands: int = Field(
+        default=1000,
+        ge=0,
+        description="Hands of each pairing (its first deals, each played from both seats in"
+        " the first two sets) scored again by AIVAT for the row player, whose strategy the"
+        " league knows, beside the plain result on the same hands; their histories are stored"
+        " (hand_ends). 0: none.",
+    )
+
+
+AIVAT_FIELDS = ("mbb_per_game", "ci95", "plain_mbb_per_game", "plain_ci95", "hands")
+AIVAT_FIT_HANDS = 2000  # at most, self-play hands a player's AIVAT baseline is fitted on
+# Beyond this many buckets a round after the first, the reference's own buckets would make a
+# walk per pair of buckets per chance outcome (a flop's 17,296): its play averaged over them.
+SELF_REFERENCE_BUCKETS = 64
+
+
+def aivat_work(game: GameDef, params: LeagueParams, players: int) -> float:
+    """AIVAT's work in a league: hands scored and fitted on, times the chance outcomes a hand
+    walks (every event's; the baselines' lookups and walks scale with them, about 2 us each
+    here). Kuhn and Leduc fit nothing: their values are exact."""
+    scored = aivat_deals(params) * AIVAT_SETS
+    if scored == 0:
+        return 0.0
+    outcomes = outcome_counts(game)
+    pairings = players * (players - 1) // 2
+    fits = (
+        0
+        if math.prod(outcomes) <= EXACT_OUTCOMES
+        else (players - 1) * min(AIVAT_FIT_HANDS, 2 * params.aivat_hands)
+    )
+    return float((pairings * scored + fits) * sum(outcomes))
+
+
+AIVAT_SETS = 2  # a deal's duplicate pair: the first two sets, seats swapped
+
+
+def aivat_deals(params: LeagueParams) -> int:
+    """Deals whose first two plays (both seats) AIVAT scores: enough for `aivat_hands` hands
+    (many deals rather than all sets of a few: its interval is over deals)."""
+    if params.aivat_hands == 0:
+        return 0
+    deals = params.matches * params.hands_per_set
+    return min(deals, -(-params.aivat_hands // AIVAT_SETS))
+
+
+def aivat_scores(
+    game: GameDef,
+    agent: Agent,
+    seed: int,
+    ends: np.ndarray,
+    fitted: dict[int, tuple[AgentPolicy, RoundValues]],
+    index: int,
+    fit: int,
+) -> np.ndarray:
+    """AIVAT_FIELDS of agent A (`agent`, player `index`) on the recorded hands: AIVAT with its
+    own strategy as the reference (nothing of the opponent; averaged over its buckets,
+    `MarginalPolicy`, where it has more than `SELF_REFERENCE_BUCKETS` a round; `RoundValues`,
+    exact on Kuhn and Leduc, fitted on `fit` hands against that reference elsewhere), and the
+    plain result, both
+    per deal over its sets (mbb/g with 95% half-widths, as `summarize`)."""
+    betting = LimitBetting(game)
+    if index not in fitted:
+        known = AgentPolicy(betting, agent)
+        tables = agent.tables if agent.tables is not None else lossless_tables(game)
+        small = int(np.max(tables.num_buckets[1:], initial=0)) <= SELF_REFERENCE_BUCKETS
+        reference: Policy = known if small else MarginalPolicy(known)
+        values = RoundValues(betting, known, reference, Equity(game, samples=64))
+        if values.exact_depth > 0:
+            for seat in (0, 1):
+                policies = (known, reference) if seat == 0 else (reference, known)
+                hands = sample_hands(betting, policies, fit // 2, seed + 1 + seat)
+                values.fit(hands, seat)
+        fitted[index] = (known, values)
+    known, values = fitted[index]
+    hands, seats = match_hands(betting, seed, ends)
+    est = aivat(betting, hands, seats, known, values)
+    deals, sets = ends.shape
+    bb = float(max(game.blind))
+    got = summarize(est.corrected.reshape(deals, sets).mean(axis=1), bb, sets)
+    plain = summarize(est.plain.reshape(deals, sets).mean(axis=1), bb, sets)
+    return np.array([got["mbb_per_game"], got["ci95"], plain["mbb_per_game"], plain["ci95"],
+                     got["hands"]])  # fmt: skip
 
 
 def player_label(view: StrategyView) -> str:
@@ -72,14 +174,20 @@ def _footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footprint:
         (params.matches, params.sets, params.hands_per_set), 8
     )
     pairings = len(players) * (len(players) - 1) // 2
+    if params.aivat_hands:  # the baselines' walks and equities, kept between hands
+        peak["AIVAT baselines"] = 64 << 20
     return Footprint(
         peak=peak,
-        stored={"tables": nbytes((len(players), len(players), 3), 8)},
+        stored={
+            "tables": nbytes((len(players), len(players), 3 + len(AIVAT_FIELDS)), 8),
+            "hand_ends": nbytes((pairings, aivat_deals(params), AIVAT_SETS), 4),
+        },
         work=pairings * params.matches * params.sets * params.hands_per_set,  # hands dealt
+        parts={"aivat": aivat_work(game, params, len(players))},
     )
 
 
-@stage("league", 2, LeagueParams, inputs={"players": "cfr"}, many={"players"},
+@stage("league", 4, LeagueParams, inputs={"players": "cfr"}, many={"players"},
        check_inputs=same_game, labels=("hands_per_set", "sets"), footprint=_footprint)  # fmt: skip
 def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     """Duplicate round robin between solved strategies (mbb/g, 95% intervals).
@@ -104,9 +212,13 @@ def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     hands = np.zeros((n, n))
     bb = float(max(game.blind))
     pairs = list(combinations(range(n), 2))
+    kept = aivat_deals(params)
+    ends = np.zeros((len(pairs), kept, AIVAT_SETS), dtype=np.int32)
+    scored = np.full((len(AIVAT_FIELDS), n, n), np.nan)  # AIVAT_FIELDS, row player's view
+    fitted: dict[int, tuple[AgentPolicy, RoundValues]] = {}
     deals = params.matches * params.hands_per_set  # each played `sets` times
     bar = ctx.progress.start(f"duplicate deals ({len(pairs)} pairings)", len(pairs) * deals)
-    for i, j in pairs:
+    for p, (i, j) in enumerate(pairs):
         out = play_match(
             game,
             agents[i],
@@ -116,18 +228,31 @@ def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
             sets=params.sets,
             matches=params.matches,
             parallel=Parallel(threads=os.cpu_count() or 1, progress=bar.advance),
+            ends=ends[p],
         )
         stats = summarize(out, bb, params.sets)
+        if kept:
+            fit = min(AIVAT_FIT_HANDS, 2 * params.aivat_hands)
+            started = time.perf_counter()  # its own time model (Footprint.parts)
+            got = aivat_scores(game, agents[i], params.seed, ends[p], fitted, i, fit)
+            ctx.writer.add_part_seconds("aivat", time.perf_counter() - started)
+            scored[:, i, j] = got
+            scored[:, j, i] = got * np.array([-1, 1, -1, 1, 1])  # means change sign
         mbb[i, j], mbb[j, i] = stats["mbb_per_game"], -stats["mbb_per_game"]
         ci[i, j] = ci[j, i] = stats["ci95"]
         hands[i, j] = hands[j, i] = stats["hands"]
+        got = scored[:, i, j]
         ctx.log(
             f"league: {labels[i]} vs {labels[j]}: {stats['mbb_per_game']:+.2f} "
             f"± {stats['ci95']:.2f} mbb/g over {int(stats['hands']):,} hands"
-        )
+            + ("" if np.isnan(got[0]) else f"; AIVAT on {int(got[4]):,} of them: "
+               f"{got[0]:+.2f} ± {got[1]:.2f} (plain {got[2]:+.2f} ± {got[3]:.2f})")
+        )  # fmt: skip
     bar.close()
     results = {"mbb_per_game": mbb, "ci95": ci, "hands": hands}
+    results |= {f"aivat_{name}": scored[f] for f, name in enumerate(AIVAT_FIELDS)}
     ctx.writer.write_arrays({name: np.asarray(t, np.float64) for name, t in results.items()})
+    ctx.writer.write_arrays({"hand_ends": ends})
     means = mbb.sum(axis=1) / (n - 1)
     summary: dict[str, Any] = {
         "players": labels,
@@ -135,10 +260,32 @@ def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
         "mean_mbb_per_game": [round(float(m), 3) for m in means],
         **head_to_head(labels, mbb, ci, "mbb/g", 1),
         "hands_per_pairing": int(hands[0, 1]),
+        "aivat": aivat_summary(labels, scored),
+        "hand_histories": f"hand_ends[pairing, deal, set]: the terminal betting node of the "
+        f"plays of deals 0..{kept - 1} of seed {params.seed} in sets 0 and 1 (cards: "
+        "match.deal_cards; the pairing's first player sits in seat set & 1)",
     }
     if all(label[1:].isdigit() and label[0] == "C" for label in labels):
         summary["more_clusters_rank_higher"] = more_clusters_claim(labels, mbb, ci)
     return summary
+
+
+def aivat_summary(labels: list[str], scored: np.ndarray) -> dict[str, Any]:
+    """Per pairing: the hands AIVAT scored, its and the plain result on them (row player's view,
+    mbb/g, 95% half-widths) and how much narrower its interval is."""
+    out: dict[str, Any] = {}
+    for i, j in combinations(range(len(labels)), 2):
+        mean, half, plain, plain_half, hands = (float(x) for x in scored[:, i, j])
+        if np.isnan(mean):
+            continue
+        out[f"{labels[i]} vs {labels[j]}"] = {
+            "known": labels[i],
+            "hands": int(hands),
+            "aivat": [round(mean, 2), round(half, 2)],
+            "plain": [round(plain, 2), round(plain_half, 2)],
+            "narrower": round(plain_half / half, 2) if half > 0 else None,
+        }
+    return out
 
 
 def more_clusters_claim(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> dict[str, Any]:
