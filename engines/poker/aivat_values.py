@@ -48,10 +48,12 @@ from gameforge.engines.poker.aivat import (
     deal_groups,
     groups_needed,
     next_outcomes,
+    sample_hands,
     showdown_payoff,
 )
 from gameforge.engines.poker.evaluator import EvalTables, hand_value
-from gameforge.engines.poker.mccfr import lookup_bucket, showdown_tables
+from gameforge.engines.poker.match import Agent
+from gameforge.engines.poker.mccfr import lookup_bucket, lossless_tables, showdown_tables
 
 KNOWN_HOLE, OTHER_HOLE, BOARD = 0, 1, 2  # which part of the deal a chance outcome fills
 LEVELS = 4  # pooling levels of a fitted value, finest first
@@ -951,3 +953,30 @@ def outcome_counts(game: Any) -> list[int]:
         out.append(comb(left, n))
         left -= n
     return out
+
+
+# Beyond this many buckets a round after the first, a self-reference's own buckets would make a
+# walk per pair of buckets per chance outcome (a flop's 17,296): its play is averaged over them.
+SELF_REFERENCE_BUCKETS = 64
+
+
+def self_reference_values(
+    betting: LimitBetting, agent: Agent, fit_hands: int, seed: int = 0
+) -> tuple[AgentPolicy, RoundValues]:
+    """A known agent's policy and an AIVAT baseline that needs nothing of its opponent:
+    `RoundValues` with the agent itself as the reference opponent (its play averaged over its
+    buckets, `MarginalPolicy`, beyond SELF_REFERENCE_BUCKETS a round), fitted on `fit_hands`
+    hands against that reference where the game's chance events are too many to average
+    exactly (hold'em decks; Kuhn and Leduc fit nothing). Any baseline keeps AIVAT unbiased; one
+    nearer the true opponent only removes more luck."""
+    game = betting.game
+    known = AgentPolicy(betting, agent)
+    tables = agent.tables if agent.tables is not None else lossless_tables(game)
+    small = int(np.max(tables.num_buckets[1:], initial=0)) <= SELF_REFERENCE_BUCKETS
+    reference: Policy = known if small else MarginalPolicy(known)
+    values = RoundValues(betting, known, reference, Equity(game, samples=64, seed=seed), seed=seed)
+    if values.exact_depth > 0 and fit_hands > 1:
+        for seat in (0, 1):
+            policies = (known, reference) if seat == 0 else (reference, known)
+            values.fit(sample_hands(betting, policies, fit_hands // 2, seed + 1 + seat), seat)
+    return known, values

@@ -25,7 +25,6 @@ import numpy as np
 
 from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.aivat import (
-    AgentPolicy,
     Cards,
     Hand,
     LimitBetting,
@@ -33,10 +32,9 @@ from gameforge.engines.poker.aivat import (
     board_groups,
     interval,
     parse_betting,
-    sample_hands,
     showdown_payoff,
 )
-from gameforge.engines.poker.aivat_values import Equity, RoundValues
+from gameforge.engines.poker.aivat_values import self_reference_values
 from gameforge.engines.poker.betting import DECISION, FOLD_END
 from gameforge.engines.poker.cards import BOTTOM
 from gameforge.engines.poker.match import Agent
@@ -199,18 +197,11 @@ def aivat_chips(
     both hole cards of every hand known). ValueError when a hand's actions are ones the
     strategy never takes (it was not what the player played) or its chips are not the cards'.
 
-    The baseline is `RoundValues` with the strategy itself as the reference opponent: it uses
-    nothing of the opponent, whom the player does not know; any baseline keeps AIVAT unbiased,
-    one nearer the true opponent only removes more luck. Where a game's chance events are too
-    many to average exactly (hold'em decks; not Leduc), the values where rounds end are fitted
-    on `fit_hands` hands of the strategy against itself, dealt from `seed`."""
+    The baseline is `self_reference_values`, the league's: the strategy itself as the
+    reference opponent (nothing of the opponent, whom the player does not know), fitted on
+    `fit_hands` hands against it, dealt from `seed`, where the game needs it."""
     betting = LimitBetting(game)
-    known = AgentPolicy(betting, agent)
-    values = RoundValues(betting, known, known, Equity(game, seed=seed), seed=seed)
-    if values.exact_depth > 0 and fit_hands > 1:
-        for seat in (0, 1):
-            fit = sample_hands(betting, (known, known), fit_hands // 2, seed=2 * seed + seat)
-            values.fit(fit, seat)
+    known, values = self_reference_values(betting, agent, fit_hands, seed)
     played = [Hand(h.hole, h.board, parse_betting(game, h.betting)) for h in hands]
     seats = [h.seat for h in hands]
     found = aivat(betting, played, seats, known, values)

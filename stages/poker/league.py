@@ -22,23 +22,14 @@ from pydantic import Field
 
 from gameforge.engines.common.parallel import Parallel
 from gameforge.engines.poker.acpc import GameDef
-from gameforge.engines.poker.aivat import (
-    AgentPolicy,
-    LimitBetting,
-    Policy,
-    aivat,
-    match_hands,
-    sample_hands,
-)
+from gameforge.engines.poker.aivat import AgentPolicy, LimitBetting, aivat, match_hands
 from gameforge.engines.poker.aivat_values import (
     EXACT_OUTCOMES,
-    Equity,
-    MarginalPolicy,
     RoundValues,
     outcome_counts,
+    self_reference_values,
 )
 from gameforge.engines.poker.match import Agent, play_match, summarize
-from gameforge.engines.poker.mccfr import lossless_tables
 from gameforge.stages.base import Seed, StageContext, StageError, numbered
 from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
@@ -76,9 +67,6 @@ class LeagueParams(TreeGameParams):
 
 AIVAT_FIELDS = ("mbb_per_game", "ci95", "plain_mbb_per_game", "plain_ci95", "hands")
 AIVAT_FIT_HANDS = 2000  # at most, self-play hands a player's AIVAT baseline is fitted on
-# Beyond this many buckets a round after the first, the reference's own buckets would make a
-# walk per pair of buckets per chance outcome (a flop's 17,296): its play averaged over them.
-SELF_REFERENCE_BUCKETS = 64
 
 
 def aivat_work(game: GameDef, params: LeagueParams, players: int) -> float:
@@ -120,24 +108,12 @@ def aivat_scores(
     fit: int,
 ) -> np.ndarray:
     """AIVAT_FIELDS of agent A (`agent`, player `index`) on the recorded hands: AIVAT with its
-    own strategy as the reference (nothing of the opponent; averaged over its buckets,
-    `MarginalPolicy`, where it has more than `SELF_REFERENCE_BUCKETS` a round; `RoundValues`,
-    exact on Kuhn and Leduc, fitted on `fit` hands against that reference elsewhere), and the
-    plain result, both
-    per deal over its sets (mbb/g with 95% half-widths, as `summarize`)."""
+    own strategy as the reference (`self_reference_values`: nothing of the opponent; fitted on
+    `fit` hands where a game needs it) and the plain result, both per deal over its two seats
+    (mbb/g with 95% half-widths, as `summarize`)."""
     betting = LimitBetting(game)
     if index not in fitted:
-        known = AgentPolicy(betting, agent)
-        tables = agent.tables if agent.tables is not None else lossless_tables(game)
-        small = int(np.max(tables.num_buckets[1:], initial=0)) <= SELF_REFERENCE_BUCKETS
-        reference: Policy = known if small else MarginalPolicy(known)
-        values = RoundValues(betting, known, reference, Equity(game, samples=64))
-        if values.exact_depth > 0:
-            for seat in (0, 1):
-                policies = (known, reference) if seat == 0 else (reference, known)
-                hands = sample_hands(betting, policies, fit // 2, seed + 1 + seat)
-                values.fit(hands, seat)
-        fitted[index] = (known, values)
+        fitted[index] = self_reference_values(betting, agent, fit, seed)
     known, values = fitted[index]
     hands, seats = match_hands(betting, seed, ends)
     est = aivat(betting, hands, seats, known, values)
