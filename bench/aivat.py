@@ -145,10 +145,17 @@ def summary(values: np.ndarray, bb: float) -> dict[str, float]:
 
 
 def score_rows(
-    b: Any, played: list[tuple[Hand, int]], known: Policy, models: list, bb: float, log: Any
+    b: Any,
+    played: list[tuple[Hand, int]],
+    known: Policy,
+    models: list,
+    bb: float,
+    log: Any,
+    save: Path | None = None,
 ) -> list[dict]:
     """Every baseline on every (hand, seat) (they share a hand's equities): the plain row, then
-    one per baseline with its paired difference from plain and its milliseconds a hand."""
+    one per baseline with its paired difference from plain, how much narrower (with a bootstrap
+    interval) and its milliseconds a hand; the per-hand values saved to `save` (.npz)."""
     corrected = np.zeros((len(models), len(played)))
     plain = np.zeros(len(played))
     seconds = np.zeros(len(models))
@@ -168,8 +175,28 @@ def score_rows(
             "baseline": label, **summary(corrected[m], bb),
             "diff": diff["mean"], "diff_half": diff["half"],
             "ms": 1000 * seconds[m] / len(played),
+            "narrower_ci": narrower_interval(plain, corrected[m]),
         })  # fmt: skip
+    labels = [label for label, _, _ in models]
+    if "both known" in labels and "AIVAT, ref opponent" in labels:
+        # what correcting the opponent's decisions removes: luck AIVAT cannot touch without its
+        # strategy (with these values and no imaginary observations, whose ratio it bounds: the
+        # terms are uncorrelated)
+        ref_opp, both = labels.index("AIVAT, ref opponent"), labels.index("both known")
+        left = corrected[ref_opp] - corrected[both]
+        rows.append({"baseline": "opponent's decisions alone", **summary(left, bb), "ms": 0.0})
+    if save is not None:
+        np.savez_compressed(save, plain=plain, corrected=corrected, labels=np.array(labels))
     return rows
+
+
+def narrower_interval(plain: np.ndarray, corrected: np.ndarray, draws: int = 2000) -> list[float]:
+    """95% bootstrap interval (over hands) of how many times narrower `corrected`'s interval
+    is than `plain`'s on the same hands: the ratio of their standard deviations."""
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(plain), size=(draws, len(plain)))
+    ratios = plain[picks].std(axis=1, ddof=1) / corrected[picks].std(axis=1, ddof=1)
+    return [float(x) for x in np.percentile(ratios, [2.5, 97.5])]
 
 
 def measure_limit(name: str, opponent: str, hands: int, fit_hands: int, log: Any) -> dict:
@@ -203,7 +230,8 @@ def measure_limit(name: str, opponent: str, hands: int, fit_hands: int, log: Any
     played: list[tuple[Hand, int]] = []
     for seat in (0, 1):
         played += [(h, seat) for h in sample_hands(b, seated(known, opp, seat), hands // 2, seat)]
-    rows = score_rows(b, played, known, models, float(max(game.blind)), log)
+    save = OUT / f"{name}-{opponent}-hands.npz"
+    rows = score_rows(b, played, known, models, float(max(game.blind)), log, save)
     return {"game": GAMES[name], "known": "cfr", "opponent": opponent, "hands": len(played),
             "fit_hands": fit_hands if name != "leduc" else 0, "rows": rows}  # fmt: skip
 
@@ -248,6 +276,16 @@ def measure_nolimit(opponent: str, hands: int, fit_hands: int, log: Any) -> dict
 # ------------------------------------------------------------------------------- report
 
 
+def narrower_text(plain_sd: float, row: dict) -> str:
+    """How many times narrower a row's interval is than the plain one, with its bootstrap 95%
+    interval where measured."""
+    text = f"{plain_sd / row['sd']:.2f}x"
+    if "narrower_ci" in row:
+        low, high = row["narrower_ci"]
+        text += f" ({low:.2f}-{high:.2f})"
+    return text
+
+
 def table(results: list[dict]) -> str:
     """One markdown row per (game, opponent, baseline)."""
     head = (
@@ -266,7 +304,7 @@ def table(results: list[dict]) -> str:
             )  # fmt: skip
             lines.append(
                 f"| {res['game']} | {res['known']} vs {res['opponent']} | {res['hands']:,} | "
-                f"{row['baseline']} | {row['sd']:,.0f} | {plain_sd / row['sd']:.2f}x | "
+                f"{row['baseline']} | {row['sd']:,.0f} | {narrower_text(plain_sd, row)} | "
                 f"{row['hands_50']:,.0f} | {row['mean']:+,.0f} ± {row['half']:,.0f} | {diff} | "
                 f"{row['ms']:.1f} |"
             )
