@@ -27,8 +27,9 @@ on separate hands (`--fit-hands`, other seeds). Rows per run:
   nothing of the opponent).
 - `AIVAT, ref opponent`: the same with the opponent's strategy as the reference (for the example
   player: its published strategy; for `cfr`: the true opponent).
-- `+ imaginary`: the paper's imaginary observations (Leduc only: a walk per hole the known agent
-  could have held).
+- `+ imaginary`: the paper's imaginary observations (Leduc: a walk per hole the known agent
+  could have held; hold'em decks with `--holes K`: K holes drawn in proportion to the agent's
+  reach, unbiased too).
 - `both known`: the opponent's decisions corrected too (`aivat(..., other=...)`): unbiased only
   because the opponent really plays its published strategy; not the issue's setting, shown for
   what knowing the opponent would add.
@@ -199,7 +200,9 @@ def narrower_interval(plain: np.ndarray, corrected: np.ndarray, draws: int = 200
     return [float(x) for x in np.percentile(ratios, [2.5, 97.5])]
 
 
-def measure_limit(name: str, opponent: str, hands: int, fit_hands: int, log: Any) -> dict:
+def measure_limit(
+    name: str, opponent: str, hands: int, fit_hands: int, log: Any, holes: int = 0
+) -> dict:
     """Every baseline on the same hands of one limit game and opponent."""
     game = load_game(GAMES[name])
     b = betting_of(game)
@@ -226,11 +229,18 @@ def measure_limit(name: str, opponent: str, hands: int, fit_hands: int, log: Any
             ("AIVAT, ref self + imaginary", ref_self, {"imaginary": True}),
             ("AIVAT, ref opponent + imaginary", ref_opp, {"imaginary": True}),
         ]
+    elif holes:  # every hole is a walk each: a sample of them drawn by the agent's reach
+        drawn = {"imaginary": True, "holes": holes}
+        models += [
+            (f"AIVAT, ref self + imaginary ({holes} holes)", ref_self, drawn),
+            (f"AIVAT, ref opponent + imaginary ({holes} holes)", ref_opp, drawn),
+        ]
     models.append(("both known", ref_opp, {"other": opp}))
     played: list[tuple[Hand, int]] = []
     for seat in (0, 1):
         played += [(h, seat) for h in sample_hands(b, seated(known, opp, seat), hands // 2, seat)]
-    save = OUT / f"{name}-{opponent}-hands.npz"
+    tag = f"{name}-{opponent}" + (f"-holes{holes}" if holes and name != "leduc" else "")
+    save = OUT / f"{tag}-hands.npz"
     rows = score_rows(b, played, known, models, float(max(game.blind)), log, save)
     return {"game": GAMES[name], "known": "cfr", "opponent": opponent, "hands": len(played),
             "fit_hands": fit_hands if name != "leduc" else 0, "rows": rows}  # fmt: skip
@@ -336,6 +346,13 @@ def main() -> None:
     )
     parser.add_argument("--hands", type=int, default=2000, help="hands evaluated")
     parser.add_argument("--fit-hands", type=int, default=4000, help="hands each fit sees")
+    parser.add_argument(
+        "--holes",
+        type=int,
+        default=0,
+        help="hold'em decks: imaginary observations over this many holes drawn by the agent's "
+        "reach (0: none; Leduc walks every hole)",
+    )
     parser.add_argument("--table", action="store_true", help="print the saved runs' table")
     args = parser.parse_args()
     if args.table:
@@ -350,10 +367,13 @@ def main() -> None:
     if args.game == "nolimit":
         result = measure_nolimit(args.opponent, args.hands, args.fit_hands, log)
     else:
-        result = measure_limit(args.game, args.opponent, args.hands, args.fit_hands, log)
+        result = measure_limit(
+            args.game, args.opponent, args.hands, args.fit_hands, log, args.holes
+        )
     result["seconds"] = round(time.perf_counter() - t0, 1)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{args.game}-{args.opponent}.json").write_text(json.dumps(result, indent=1))
+    tag = f"{args.game}-{args.opponent}" + (f"-holes{args.holes}" if args.holes else "")
+    (OUT / f"{tag}.json").write_text(json.dumps(result, indent=1))
     print(table([result]))
 
 

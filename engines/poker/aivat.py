@@ -44,6 +44,7 @@ held; `other=` corrects the other seat's decisions too where its strategy is kno
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -778,6 +779,7 @@ def aivat_hand(
     values: ValueModel,
     imaginary: bool = False,
     other: Policy | None = None,
+    holes: int = 0,
 ) -> tuple[float, float, float, float]:
     """(plain chips, chance, action and imaginary corrections) of `seat` in one hand.
 
@@ -786,12 +788,16 @@ def aivat_hand(
     proportional to its strategy's probability of the actions it took (chance and the opponent,
     who never sees the hole, weigh all alike); the corrected value is the mean over them of the
     corrected value with that hole: a conditional expectation of the estimate, so unbiased. It
-    costs a walk per possible hole.
+    costs a walk per possible hole; with `holes` > 0, only that many holes are walked, drawn
+    (with replacement, from a stream seeded by the hand) in proportion to those probabilities,
+    which need only the strategy: their mean is an unbiased estimate of that conditional
+    expectation, so the estimate stays unbiased, at `holes` walks a hand.
 
     `other`: the other seat's strategy where it is known too (a published bot such as the ACPC
     example player): its decisions are corrected as well. Unbiased only if it really plays so.
     """
-    return _aivat_hand(betting, hand, seat, known, values, {} if imaginary else None, other)
+    cache = {} if imaginary else None
+    return _aivat_hand(betting, hand, seat, known, values, cache, other, holes)
 
 
 def _aivat_hand(
@@ -802,6 +808,7 @@ def _aivat_hand(
     values: ValueModel,
     cache: dict[tuple[Any, ...], np.ndarray] | None,
     other: Policy | None = None,
+    holes: int = 0,
 ) -> tuple[float, float, float, float]:
     """`aivat_hand`, imaginary when `cache` (what the hole walks gave, by what they condition on)
     is given."""
@@ -818,13 +825,41 @@ def _aivat_hand(
     if mean is None:
         used = set(other_hole) | set(board)
         rest = [c for c in range(betting.game.deck_size) if c not in used]
-        total = np.zeros(4)
+        hands = []
         for hole in combinations(rest, betting.game.num_hole_cards):
-            holes = (hole, other_hole) if seat == 0 else (other_hole, hole)
-            hole_hand = Hand(holes, board, hand.actions)
-            total += _walk(betting, hole_hand, seat, known, values, other)[0]
+            seated = (hole, other_hole) if seat == 0 else (other_hole, hole)
+            hands.append(Hand(seated, board, hand.actions))
+        if holes > 0:  # a sample in proportion to the reach: its plain mean estimates theirs
+            reach = np.array([_reach(betting, h, seat, known) for h in hands])
+            rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
+            picks = rng.choice(len(hands), size=holes, p=reach / reach.sum())
+            hands = [hands[i] for i in picks]
+        total = np.zeros(4)
+        for hole_hand in hands:
+            got = _walk(betting, hole_hand, seat, known, values, other)[0]
+            total += got / got[3] if holes > 0 else got
         mean = cache[key] = total[:3] / total[3]
     return plain, float(mean[1]), float(mean[2]), plain - float(mean[0])
+
+
+def _reach(betting: Betting, hand: Hand, seat: int, known: Policy) -> float:
+    """The known seat's strategy's probability of its actions in `hand` (the cards dealt as
+    its decisions need them)."""
+    groups = deal_groups(betting.game, hand, seat)
+    state, reach = betting.start(), 1.0
+    for action in hand.actions:
+        if betting.actor(state) == seat:
+            deal = tuple(groups[: groups_needed(betting, state)])
+            cards = seat_cards(betting.game, seat, seat, deal, betting.round(state))
+            canonical = betting.canonical(state, action)
+            actions, probs = known.distribution(state, cards)
+            if canonical not in actions:
+                return 0.0
+            reach *= float(probs[actions.index(canonical)])
+            state = betting.apply(state, canonical)
+        else:
+            state = betting.apply(state, betting.canonical(state, action))
+    return reach
 
 
 def aivat(
@@ -835,15 +870,19 @@ def aivat(
     values: ValueModel,
     imaginary: bool = False,
     other: Policy | None = None,
+    holes: int = 0,
 ) -> Estimate:
     """AIVAT for the known player, in `seats` (one seat, or one per hand), over `hands`
-    (`imaginary`, `other`: see `aivat_hand`; hands alike but for the known seat's hole share
-    its walks)."""
+    (`imaginary`, `other`, `holes`: see `aivat_hand`; hands alike but for the known seat's hole
+    share its walks)."""
     seat_of = [seats] * len(hands) if isinstance(seats, int) else list(seats)
     if len(seat_of) != len(hands):
         raise ValueError(f"{len(seat_of)} seats for {len(hands)} hands")
     cache: dict[tuple[Any, ...], np.ndarray] | None = {} if imaginary else None
-    rows = [_aivat_hand(betting, h, s, known, values, cache, other) for h, s in zip(hands, seat_of)]
+    rows = [
+        _aivat_hand(betting, h, s, known, values, cache, other, holes)
+        for h, s in zip(hands, seat_of)
+    ]
     out = np.array(rows, dtype=np.float64).reshape(len(hands), 4)
     return Estimate(out[:, 0], out[:, 1], out[:, 2], out[:, 3])
 
