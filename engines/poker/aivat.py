@@ -796,7 +796,7 @@ def aivat_hand(
     `other`: the other seat's strategy where it is known too (a published bot such as the ACPC
     example player): its decisions are corrected as well. Unbiased only if it really plays so.
     """
-    cache = {} if imaginary else None
+    cache: dict[tuple[Any, ...], np.ndarray] | None = {} if imaginary else None
     return _aivat_hand(betting, hand, seat, known, values, cache, other, holes)
 
 
