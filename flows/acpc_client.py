@@ -13,11 +13,13 @@ A dealer is not trusted to be well behaved: a line longer than `MAX_LINE_BYTES` 
 must arrive whole within `MESSAGE_TIMEOUT` seconds and the match within `MATCH_TIMEOUT` (both
 parameters of `ACPCClient.play`), and error messages quote at most `QUOTE_CHARS` of a line.
 
-Card names: two ACPC dealers name a short deck's cards differently (`gameforge.engines.poker.cards`:
-`bottom`, the released University of Alberta dealer; `top`, the fork behind the `acpc_dealer`
-gem). `CardNames` reads the dealer's names into this engine's card ids under one of them, or
-finds which one the dealer uses (`auto`). The client never sends card text of its own: its answer
-repeats the dealer's line verbatim, in the dealer's names, and appends the action.
+Card names: a short deck's cards can be named two ways (`gameforge.engines.poker.cards`): `top`,
+the ACPC dealer's (project_acpc_server's game.c builds a short deck from the highest ranks and
+suits, in every published copy found, the `acpc_dealer` gem's included), and `bottom`, the
+lowest ranks and suits, as gameforge names every deck and as a dealer that built its deck from
+rank 0 would. `CardNames` reads the dealer's names into this engine's card ids under one of them,
+or finds which one the dealer uses (`auto`). The client never sends card text of its own: its
+answer repeats the dealer's line verbatim, in the dealer's names, and appends the action.
 
 Hand histories: the client records each hand as its last state shows it (`PlayedHand`: the
 hand's number, the client's position, the betting, the cards it saw, the chips it won). The
@@ -54,9 +56,13 @@ VERSION = "VERSION:2.0.0"
 AUTO = "auto"
 CARD_NAME_CHOICES = (AUTO, *CARD_NAMINGS)
 DEALERS = {
-    BOTTOM: "the University of Alberta dealer as released",
-    TOP: "the acpc_dealer gem's fork by dmorrill10",
+    BOTTOM: "gameforge's own naming, a deck from rank 0 up",
+    TOP: "the ACPC dealer's naming, game.c's deck",
 }
+# How `auto` reads cards that both namings have before it has decided: as the ACPC dealer names
+# them (a dealer naming from the bottom has those lines misread until its first card that only
+# `bottom` has).
+UNDECIDED = TOP
 
 
 # A MATCHSTATE line is at most a few hundred bytes (a limit game's betting and cards; a no-limit
@@ -110,7 +116,9 @@ class MatchState:
 
 def parse_match_state(line: str, game: GameDef, naming: str = BOTTOM) -> MatchState:
     """Parse `MATCHSTATE:pos:hand:betting:cards` with the cards named under `naming` into this
-    engine's card ids; raises ProtocolError if it is malformed."""
+    engine's card ids; raises ProtocolError if it is malformed. The default is gameforge's own
+    naming; the ACPC dealer's short-deck lines are named `top` (`CardNames.naming_for` says which
+    naming a dealer's line uses)."""
     parts = line.split(":")
     if len(parts) != 5 or parts[0] != "MATCHSTATE":
         raise ProtocolError(
@@ -154,16 +162,17 @@ def card_tokens(line: str) -> list[str]:
 
 @dataclass
 class CardNames:
-    """Which ACPC naming the dealer's cards use: a fixed one, or `auto`, decided by the first
-    dealer line whose cards fit only one naming. Until then, cards that both namings have are
-    read as `bottom` (a 52-card deck is named alike by both: nothing to decide there)."""
+    """Which naming the dealer's cards use: a fixed one, or `auto`, decided by the first dealer
+    line whose cards fit only one naming. Until then, cards that both namings have are read as
+    `UNDECIDED` (`top`, as the ACPC dealer names them; a dealer naming from the bottom has those
+    lines misread). A 52-card deck is named alike by both: nothing to decide there."""
 
     game: GameDef
     choice: str = AUTO
     log: Callable[[str], None] = print
     naming: str | None = None  # the naming in use; None while `auto` has not decided
     found: str = ""  # how it was chosen, for the log
-    shared_lines: int = 0  # lines read as `bottom` before `auto` decided
+    shared_lines: int = 0  # lines read as `UNDECIDED` before `auto` decided
 
     def __post_init__(self) -> None:
         if self.choice not in CARD_NAME_CHOICES:
@@ -172,6 +181,11 @@ class CardNames:
             self.naming, self.found = self.choice, f"--card-names {self.choice}"
         elif self.game.num_ranks == MAX_RANKS and self.game.num_suits == MAX_SUITS:
             self.naming, self.found = BOTTOM, "a 52-card deck, named alike by both"
+
+    @property
+    def reading(self) -> str:
+        """The naming the cards read so far were read with: the one in use, or `UNDECIDED`."""
+        return self.naming or UNDECIDED
 
     def both(self) -> str:
         """Both namings' card sets, for messages."""
@@ -209,7 +223,7 @@ class CardNames:
             )
         if len(common) > 1:
             self.shared_lines += bool(tokens)
-            return BOTTOM
+            return UNDECIDED
         self.naming = common.pop()
         decider = next(t for t in tokens if fits[t] == (self.naming,))
         hand = line.split(":")[2]  # not yet checked: parse_match_state reads the line next
@@ -218,7 +232,7 @@ class CardNames:
         if self.shared_lines:
             self.found += (
                 f"; {self.shared_lines} earlier lines, all of whose cards both namings have, "
-                f"were read as {BOTTOM}"
+                f"were read as {UNDECIDED}"
             )
         self.log(
             f"card names: {self.naming} ({DEALERS[self.naming]}: "
@@ -467,7 +481,8 @@ def parse_dealer_log(text: str, game: GameDef, naming: str = BOTTOM) -> list[Log
     """The hands of an ACPC dealer's log (dealer.c's `addToLogFile`: one line per finished hand,
     `STATE:<hand>:<betting>:<hole 0>|<hole 1>/<board>...:<value 0>|<value 1>:<name 0>|<name 1>`,
     in position order; `#` comments; a last `SCORE:` line of the totals by seat), cards named
-    under `naming`; DealerLogError, naming the line, for anything else."""
+    under `naming` (the default is gameforge's own naming; the ACPC dealer's log of a short deck
+    is named `top`); DealerLogError, naming the line, for anything else."""
     found = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()

@@ -13,10 +13,12 @@ player's name) and the `SCORE:` line of the totals by seat before it hangs up.
 
 Cards are dealt and named as the ACPC dealer's `game.c` does, on its own 52-card ids
 (`rank * 4 + suit` over the full alphabets '23456789TJQKA' and 'cdhs'), independently of
-gameforge's card module: `--card-names bottom` builds a short deck from the lowest ranks and
-suits (the released dealer: Leduc is 2-4 of c, d), `top` from the highest (the acpc_dealer gem's
-fork: Leduc is Q-A of h, s). Hands are ranked on those ids with the 52-card evaluator, as
-`game.c` ranks them. The same seed deals the same cards, relative to the deck, under both.
+gameforge's card module: `--card-names top`, the default, builds a short deck from the highest
+ranks and suits, as `dealCards` in project_acpc_server's game.c does (every published copy
+found, the acpc_dealer gem's included: Leduc is Q-A of h, s); `bottom` from the lowest (as
+gameforge names a deck, and as a dealer building its deck from rank 0 would: Leduc is 2-4 of c,
+d). Hands are ranked on those ids with the 52-card evaluator, as `game.c` ranks them. The same
+seed deals the same cards, relative to the deck, under both.
 
     python tests/acpc_dealer.py --game leduc.limit.2p --hands 100 --port 0   # prints PORT:<n>
 
@@ -45,8 +47,8 @@ MAX_RANKS, MAX_SUITS = len(RANKS), len(SUITS)
 
 
 def acpc_deck(game, card_names: str) -> list[int]:  # type: ignore[no-untyped-def]
-    """The deck as `dealCards` builds it: suits outer, ranks inner, from 0 up (`bottom`) or
-    from MAX_SUITS - numSuits and MAX_RANKS - numRanks up (`top`)."""
+    """The deck, suits outer, ranks inner: from MAX_SUITS - numSuits and MAX_RANKS - numRanks up
+    (`top`, as game.c's `dealCards` builds it) or from 0 up (`bottom`)."""
     first_suit = MAX_SUITS - game.num_suits if card_names == "top" else 0
     first_rank = MAX_RANKS - game.num_ranks if card_names == "top" else 0
     return [
@@ -77,16 +79,16 @@ def cards_field(game, holes, board, position, show_all: bool, round_: int) -> st
 def start_dealer(
     game: str,
     hands: int,
-    card_names: str = "bottom",
+    card_names: str = "top",
     seed: int = 0,
     close_after: int | None = None,
     mid_hand: bool = False,
     log: str | None = None,
 ) -> tuple[subprocess.Popen, int]:
     """This dealer as a process serving `hands` hands of `game` at a free port, naming cards
-    `bottom` or `top` (breaking off at hand `close_after`, if given; writing its log to `log`,
-    if given); (it, the port). Its standard output is a pipe: read the `SCORE:` or `CLOSED:`
-    line (and any `ERROR:` line) with `communicate()`."""
+    `top` (the ACPC dealer's naming) or `bottom` (breaking off at hand `close_after`, if given;
+    writing its log to `log`, if given); (it, the port). Its standard output is a pipe: read the
+    `SCORE:` or `CLOSED:` line (and any `ERROR:` line) with `communicate()`."""
     args = [sys.executable, __file__, "--game", game, "--hands", str(hands),
             "--card-names", card_names, "--seed", str(seed)]  # fmt: skip
     if close_after is not None:
@@ -157,7 +159,7 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=100)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--card-names", choices=("bottom", "top"), default="bottom")
+    parser.add_argument("--card-names", choices=("bottom", "top"), default="top")
     parser.add_argument("--close-after", type=int, default=None, help="hang up at this hand")
     parser.add_argument("--mid-hand", action="store_true", help="after its first state")
     parser.add_argument("--log", default=None, help="write the match's log here")

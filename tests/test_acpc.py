@@ -98,8 +98,8 @@ def test_card_text():
 
 
 def test_short_decks_are_named_from_the_bottom_or_the_top():
-    """The released ACPC dealer names a short deck's lowest ranks and suits, the acpc_dealer
-    gem's fork its highest; the card ids are the same, a 52-card deck is named alike."""
+    """gameforge names a short deck's lowest ranks and suits, the ACPC dealer (game.c's
+    `dealCards`) its highest; the card ids are the same, a 52-card deck is named alike."""
     leduc = load_game("leduc.limit.2p")
     assert (
         leduc.deck_text() == "ranks 234, suits cd" and leduc.deck_text(TOP) == "ranks QKA, suits hs"

@@ -1,11 +1,12 @@
 """`gameforge play`: the ACPC protocol over a real TCP socket against a dealer process.
 
-The test dealer (`tests/acpc_dealer.py`) deals and names cards as either ACPC dealer does: the
-released one names a short deck's lowest ranks and suits (`bottom`), the acpc_dealer gem's fork
-its highest (`top`). With the same seed both deal the same cards relative to the deck, so a
-client that reads both namings right sees the same hands and, with the same seed, plays the
-same match. Scripted dealers that break off, send over-long lines or dribble bytes check that the
-client ends every match it cannot finish with one clear error, quickly.
+The test dealer (`tests/acpc_dealer.py`) deals and names cards as the ACPC dealer's game.c does,
+naming a short deck's highest ranks and suits (`top`, its default), or its lowest (`bottom`,
+gameforge's own naming, as a dealer building its deck from rank 0 would). With the same seed
+both deal the same cards relative to the deck, so a client that reads both namings right sees
+the same hands and, with the same seed, plays the same match. Scripted dealers that break off,
+send over-long lines or dribble bytes check that the client ends every match it cannot finish
+with one clear error, quickly.
 """
 
 from __future__ import annotations
@@ -104,21 +105,35 @@ def cards_seen(game: str, dealer_names: str, card_names: str, hands: int, seed: 
 
 def test_8_rank_deck_read_alike_under_both_namings():
     """Holdem8 (2-9 named bottom, 7-A named top: 7, 8, 9 are in both) from both seats: under the
-    explicit naming, the client sees the same cards from both dealers; `auto` reads the shared
-    cards of the first lines as `bottom`, decides at the first card only one naming has, and from
-    then on sees the same cards. Seed 13 deals 7h8c preflop (both namings) and a jack on the flop.
-    """
-    reference, _ = cards_seen(HOLDEM8, "bottom", "bottom", 30, seed=13)
+    explicit naming, the client sees the same cards from both dealers. `auto` reads the shared
+    cards of the first lines as `top`, the ACPC dealer's naming, and decides at the first card
+    only one naming has. Seed 13 deals the client 7h8c preflop at the top dealer (both namings
+    have them) and a jack on the flop: auto sees every card the explicit naming sees. Seed 26
+    deals it 7h8d preflop at a bottom dealer and a 3 on the flop: auto misreads its preflop
+    decision of hand 0 (as top: 2h3d) and from the flop on sees the same cards."""
+    reference, _ = cards_seen(HOLDEM8, "top", "top", 30, seed=13)
     assert {seat for _, seat, _, _ in reference} == {0, 1}
-    assert cards_seen(HOLDEM8, "top", "top", 30, seed=13)[0] == reference
+    assert cards_seen(HOLDEM8, "bottom", "bottom", 30, seed=13)[0] == reference
     seen, log = cards_seen(HOLDEM8, "top", "auto", 30, seed=13)
     assert len(log) == 1 and log[0].startswith("card names: top ("), log
     assert "found from the dealer's card 'Jh' in hand 0" in log[0]
-    assert "earlier lines" in log[0] and "were read as bottom" in log[0]
-    later = [s for s in seen if s[0] > 0]
-    assert later and later == [s for s in reference if s[0] > 0]
-    seen, log = cards_seen(HOLDEM8, "bottom", "auto", 30, seed=13)
+    assert "earlier lines" in log[0] and "were read as top" in log[0]
+    assert seen == reference
+    seen, log = cards_seen(HOLDEM8, "bottom", "auto", 30, seed=13)  # 2h3c: only bottom has them
     assert seen == reference and log[0].startswith("card names: bottom ("), log
+    assert "in hand 0" in log[0] and "earlier lines" not in log[0], log
+    # A dealer naming from the bottom, its first lines' cards in both namings: misread till then.
+    holdem8 = load_game(HOLDEM8)
+    reference, _ = cards_seen(HOLDEM8, "bottom", "bottom", 4, seed=26)
+    seen, log = cards_seen(HOLDEM8, "bottom", "auto", 4, seed=26)
+    assert len(log) == 1 and log[0].startswith("card names: bottom ("), log
+    assert "found from the dealer's card '3c' in hand 0" in log[0]
+    assert "2 earlier lines" in log[0] and "were read as top" in log[0]
+    first = reference[0]
+    assert first[:2] == (0, 0) and holdem8.format_cards(first[2]) == "7h8d" and not first[3]
+    misread = tuple(holdem8.parse_cards("7h8d", "top"))
+    assert holdem8.format_cards(misread) == "2h3d"
+    assert seen == [(0, 0, misread, ()), *reference[1:]]
 
 
 def test_top_names_are_read_into_this_engines_cards():
@@ -158,9 +173,9 @@ def serve_lines(lines: list[bytes]) -> tuple[int, threading.Thread]:
         (b"HELLO WORLD\r\n", "malformed dealer line 'HELLO WORLD'"),
         (
             b"MATCHSTATE:0:0::Jc|\r\n",
-            "card 'Jc' is in neither ACPC naming of leduc.limit.2p's deck: bottom (the University "
-            "of Alberta dealer as released): ranks 234, suits cd; top (the acpc_dealer gem's fork "
-            "by dmorrill10): ranks QKA, suits hs",
+            "card 'Jc' is in neither ACPC naming of leduc.limit.2p's deck: bottom (gameforge's "
+            "own naming, a deck from rank 0 up): ranks 234, suits cd; top (the ACPC dealer's "
+            "naming, game.c's deck): ranks QKA, suits hs",
         ),
     ],
 )

@@ -54,7 +54,7 @@ def play(store: ArtifactStore, key: str, port: int, *extra: str) -> subprocess.C
 @pytest.fixture(scope="module")
 def match(tmp_path_factory):  # type: ignore[no-untyped-def]
     """A near-equilibrium Leduc strategy's 300 hands against the always-call dealer bot, whose
-    log `--dealer-log` reads (cards named from the top, as the acpc_dealer gem's fork names
+    log `--dealer-log` reads (cards named from the top, as the ACPC dealer's game.c names
     them): (the store, the client's stdout, the dealer's score of the client, the log)."""
     folder = tmp_path_factory.mktemp("play")
     store = ArtifactStore(folder / "store")
@@ -126,6 +126,8 @@ def test_a_dealer_log_of_another_match_fails_in_one_line_and_stores_nothing(stor
 # -- the dealer's log and the client's records, in process --------------------------------------
 
 
+# Cards named bottom (gameforge's naming, parse_dealer_log's default); the ACPC dealer's own log
+# of Leduc names Q-A of h, s (top), as the match fixture's does.
 LOG = """# name/game/hands/seed m leduc.limit.2p 3 7
 #--t_response 600000
 STATE:0:rc/cc:3d|2c/4c:3|-3:a|b

@@ -2,19 +2,20 @@
 
 A card is the integer ``rank * num_suits + suit`` of its game's deck: rank 0 is the deck's lowest
 rank and suit 0 its first suit. Card text uses the ACPC alphabets, ranks '23456789TJQKA' and
-suits 'cdhs' (in that order). A 52-card deck is named alike everywhere; a short deck is named in
-one of two ways, because two ACPC dealers build it differently (both print a card as
-``rankChars[rank] + suitChars[suit]`` of the full alphabets):
+suits 'cdhs' (in that order). A 52-card deck is named alike everywhere; a short deck can be
+named in one of two ways (both print a card as ``rankChars[rank] + suitChars[suit]`` of the full
+alphabets):
 
-- ``bottom``: the University of Alberta dealer as released (``dealCards`` in its ``game.c`` loops
-  ranks and suits up from 0) deals the lowest ranks and suits: Leduc is 2, 3, 4 of clubs and
-  diamonds, an 8-rank deck 2 to 9. gameforge (and OpenSpiel's ``universal_poker``) name every
-  deck this way.
-- ``top``: the widely used fork (project_acpc_server as forked by dmorrill10, the dealer of the
-  ``acpc_dealer`` gem; changed in 2013 so that small games use the high end of the rank range)
-  deals the highest ranks and suits. Its ``dealCards`` loops ``s`` from ``MAX_SUITS - numSuits``
-  and ``r`` from ``MAX_RANKS - numRanks``, so Leduc is Q, K, A of hearts and spades and an 8-rank
-  deck 7 to A. The ids here stay the same; only the names move up the alphabets.
+- ``top``: the ACPC dealer (project_acpc_server's ``game.c``, in every published copy found,
+  the ``acpc_dealer`` gem's included) deals the highest ranks and suits. Its ``dealCards``
+  builds the deck with ``s`` from ``MAX_SUITS - numSuits`` and ``r`` from
+  ``MAX_RANKS - numRanks``, so Leduc is Q, K, A of hearts and spades and an 8-rank deck 7 to A
+  (a Leduc log line: ``STATE:0:rc/crf:Kh|Ks/Qh:-3|3:...``).
+- ``bottom``: the lowest ranks and suits, as gameforge (and OpenSpiel's ``universal_poker``)
+  name every deck internally, and as a dealer that built its deck from rank and suit 0 would:
+  Leduc is 2, 3, 4 of clubs and diamonds, an 8-rank deck 2 to 9. It is this module's default.
+
+The ids here are the same under both; only the names move up the alphabets.
 
 `example_cards` is the paper's example hand moved into any deck (rule in its docstring).
 """
@@ -27,8 +28,8 @@ RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "cdhs"
 MAX_RANKS = len(RANK_CHARS)
 MAX_SUITS = len(SUIT_CHARS)
-BOTTOM = "bottom"  # the lowest ranks and suits (the released ACPC dealer, gameforge)
-TOP = "top"  # the highest ranks and suits (the dmorrill10 fork of the dealer)
+BOTTOM = "bottom"  # the lowest ranks and suits (gameforge's own naming, OpenSpiel's)
+TOP = "top"  # the highest ranks and suits (the ACPC dealer's game.c)
 CARD_NAMINGS = (BOTTOM, TOP)
 
 

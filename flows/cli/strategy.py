@@ -83,9 +83,10 @@ def play_cmd(
         str,
         typer.Option(
             "--card-names",
-            help="How the dealer names a short deck's cards: bottom (the ACPC dealer as "
-            "released: lowest ranks and suits, Leduc 2-4 of c, d), top (the acpc_dealer gem's "
-            "fork: highest, Leduc Q-A of h, s) or auto (found from the dealer's cards).",
+            help="How the dealer names a short deck's cards: top (the ACPC dealer's game.c: "
+            "highest ranks and suits, Leduc Q-A of h, s), bottom (lowest, as gameforge names "
+            "them: Leduc 2-4 of c, d) or auto (found from the dealer's cards; cards both have "
+            "are read as top until then).",
         ),
     ] = "auto",
     hands: Annotated[
@@ -140,16 +141,18 @@ def play_cmd(
         played = client.play(host, port, hands=hands)
     except user_errors() + (ProtocolError, OSError) as exc:
         fail(str(exc))
-    found = names.found or "not decided: every card sent is in both namings, read as bottom"
+    found = names.found or (
+        f"not decided: every card sent is in both namings, read as {names.reading}"
+    )
     record = client.hands
     if dealer_log is not None:
         try:
-            record = dealer_log_hands(dealer_log, record, view.game, names.naming)
+            record = dealer_log_hands(dealer_log, record, view.game, names.reading)
         except DealerLogError as exc:
             fail(str(exc))
     say(
         f"played {played:,} hands at {host}:{port} with {view.artifact.key} "
-        f"(card names: {names.naming or 'bottom'}, {found})"
+        f"(card names: {names.reading}, {found})"
     )
     if not record:
         return
@@ -168,10 +171,10 @@ def play_cmd(
     say(f"hand history: {history.key}")
 
 
-def dealer_log_hands(path: str, hands: list[Any], game: Any, naming: str | None) -> list[Any]:
+def dealer_log_hands(path: str, hands: list[Any], game: Any, naming: str) -> list[Any]:
     """The match's hands with every hole card from the dealer's log at `path` (its cards named
-    as the match's were read); DealerLogError in one line if it is unreadable or disagrees."""
-    from gameforge.engines.poker.cards import BOTTOM
+    `naming`, as the match's were read); DealerLogError in one line if it is unreadable or
+    disagrees."""
     from gameforge.flows.acpc_client import DealerLogError, parse_dealer_log, with_dealer_log
 
     try:
@@ -179,7 +182,7 @@ def dealer_log_hands(path: str, hands: list[Any], game: Any, naming: str | None)
     except OSError as exc:
         raise DealerLogError(f"cannot read the dealer log {path}: {exc.strerror or exc}") from None
     try:
-        return with_dealer_log(hands, parse_dealer_log(text, game, naming or BOTTOM), game)
+        return with_dealer_log(hands, parse_dealer_log(text, game, naming), game)
     except DealerLogError as exc:
         raise DealerLogError(f"{path}: {exc}") from None
 
