@@ -49,7 +49,6 @@ def artifacts_ls(
     partial), size, and when built (on a terminal wide enough)."""
     from rich import box
 
-    from gameforge.artifacts.runs import share
     from gameforge.artifacts.store import ArtifactStore
     from gameforge.flows.queries import list_artifacts
     from gameforge.stages.reporting import inline
@@ -65,29 +64,55 @@ def artifacts_ls(
         pad_edge=False,
         collapse_padding=True,  # one space between columns: 80 columns hold the key and status
     )
-    table.add_column("game / key", no_wrap=True)
+    # wide enough for every key and game name whole: the parameters fold instead
+    names = [r["key"] for r in rows] + [r["game"] or "" for r in rows]
+    table.add_column("game / key", no_wrap=True, min_width=max(map(len, names), default=10))
     table.add_column("parameters", overflow="fold")
     table.add_column("status", no_wrap=True)
     table.add_column("size", no_wrap=True, justify="right")
     wide = console.width >= 110  # the build time fits beside the rest
     if wide:
         table.add_column("created", no_wrap=True)
+    # the parameters get what the whole key, status and size leave (each label whole)
+    statuses = [status_text(row) for row in rows] + ["status"]
+    sizes = [human_bytes(row["bytes"]) for row in rows] + ["size"]
+    room = console.width - max(map(len, names), default=10) - max(map(len, statuses))
+    room -= max(map(len, sizes)) + 3 + (21 if wide else 0)  # and the spaces, the build time
     game: Any = ()  # no group yet
     for row in sorted(rows, key=lambda r: (r["game"] or "~", r["key"])):
         if row["game"] != game:
             game = row["game"]
             table.add_row(Text(game or "(unknown: partial builds)", style="bold"))
-        labels = " ".join(f"{k}={inline(v)}" for k, v in row["labels"].items()) or "-"
-        status = row["status"]
-        if row.get("progress"):  # chunks finished of all the chunked arrays so far
-            done, total = (sum(pair) for pair in zip(*row["progress"].values(), strict=True))
-            status += f" {share(done, total)}"
+        labels = packed([f"{k}={inline(v)}" for k, v in row["labels"].items()], room) or "-"
+        status = status_text(row)
         cells = [row["key"], labels, status, human_bytes(row["bytes"])]
         if wide:
             cells.append((row["created"] or "-").replace("+00:00", "Z"))
         style = None if row["status"] == "complete" else "yellow"
         table.add_row(*(Text(c) for c in cells), style=style)
     console.print(table)
+
+
+def status_text(row: dict[str, Any]) -> str:
+    """An `artifacts ls` row's status: complete, or partial with the chunks finished so far."""
+    from gameforge.artifacts.runs import share
+
+    status = str(row["status"])
+    if row.get("progress"):  # chunks finished of all the chunked arrays so far
+        done, total = (sum(pair) for pair in zip(*row["progress"].values(), strict=True))
+        status += f" {share(done, total)}"
+    return status
+
+
+def packed(words: list[str], width: int) -> str:
+    """`words` joined by spaces, a new line where the next would pass `width` (never split)."""
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def _show_unfinished(build: UnfinishedBuild, as_json: bool) -> None:
