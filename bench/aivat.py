@@ -52,6 +52,7 @@ from gameforge.engines.poker.aivat import (
     AgentPolicy,
     ExamplePolicy,
     Hand,
+    Imaginary,
     MadeHandValues,
     Policy,
     aivat,
@@ -230,7 +231,7 @@ def measure_limit(
             ("AIVAT, ref opponent + imaginary", ref_opp, {"imaginary": True}),
         ]
     elif holes:  # every hole is a walk each: a sample of them drawn by the agent's reach
-        drawn = {"imaginary": True, "holes": holes}
+        drawn = {"imaginary": Imaginary(holes)}
         models += [
             (f"AIVAT, ref self + imaginary ({holes} holes)", ref_self, drawn),
             (f"AIVAT, ref opponent + imaginary ({holes} holes)", ref_opp, drawn),

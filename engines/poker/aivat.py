@@ -656,6 +656,21 @@ class MadeHandValues:
 # ------------------------------------------------------------------------------- estimator
 
 
+@dataclass(frozen=True)
+class Imaginary:
+    """Imaginary observations over `holes` holes drawn a hand (0: every hole), from `seed`."""
+
+    holes: int = 0
+    seed: int = 0
+
+
+def draws_of(imaginary: bool | Imaginary) -> Imaginary | None:
+    """The imaginary observations asked for: None, every hole, or drawn holes."""
+    if isinstance(imaginary, Imaginary):
+        return imaginary
+    return Imaginary() if imaginary else None
+
+
 class Estimate(NamedTuple):
     """Per hand: the known seat's plain chips and the corrections AIVAT subtracts from them."""
 
@@ -777,9 +792,8 @@ def aivat_hand(
     seat: int,
     known: Policy,
     values: ValueModel,
-    imaginary: bool = False,
+    imaginary: bool | Imaginary = False,
     other: Policy | None = None,
-    holes: int = 0,
 ) -> tuple[float, float, float, float]:
     """(plain chips, chance, action and imaginary corrections) of `seat` in one hand.
 
@@ -788,16 +802,17 @@ def aivat_hand(
     proportional to its strategy's probability of the actions it took (chance and the opponent,
     who never sees the hole, weigh all alike); the corrected value is the mean over them of the
     corrected value with that hole: a conditional expectation of the estimate, so unbiased. It
-    costs a walk per possible hole; with `holes` > 0, only that many holes are walked, drawn
-    (with replacement, from a stream seeded by the hand) in proportion to those probabilities,
-    which need only the strategy: their mean is an unbiased estimate of that conditional
-    expectation, so the estimate stays unbiased, at `holes` walks a hand.
+    costs a walk per possible hole; `Imaginary(holes, seed)` with 0 < holes < their number walks
+    only that many, drawn (with replacement, from a stream seeded by the hand and `seed`) in
+    proportion to those probabilities, which need only the strategy: their mean is an unbiased
+    estimate of that conditional expectation, so the estimate stays unbiased, at `holes` walks
+    a hand.
 
     `other`: the other seat's strategy where it is known too (a published bot such as the ACPC
     example player): its decisions are corrected as well. Unbiased only if it really plays so.
     """
     cache: dict[tuple[Any, ...], np.ndarray] | None = {} if imaginary else None
-    return _aivat_hand(betting, hand, seat, known, values, cache, other, holes)
+    return _aivat_hand(betting, hand, seat, known, values, cache, other, draws_of(imaginary))
 
 
 def _aivat_hand(
@@ -808,7 +823,7 @@ def _aivat_hand(
     values: ValueModel,
     cache: dict[tuple[Any, ...], np.ndarray] | None,
     other: Policy | None = None,
-    holes: int = 0,
+    draws: Imaginary | None = None,
 ) -> tuple[float, float, float, float]:
     """`aivat_hand`, imaginary when `cache` (what the hole walks gave, by what they condition on)
     is given."""
@@ -829,15 +844,17 @@ def _aivat_hand(
         for hole in combinations(rest, betting.game.num_hole_cards):
             seated = (hole, other_hole) if seat == 0 else (other_hole, hole)
             hands.append(Hand(seated, board, hand.actions))
-        if holes > 0:  # a sample in proportion to the reach: its plain mean estimates theirs
+        holes, seed = (draws.holes, draws.seed) if draws is not None else (0, 0)
+        drawn = 0 < holes < len(hands)  # else every hole, exactly
+        if drawn:  # a sample in proportion to the reach: its plain mean estimates theirs
             reach = np.array([_reach(betting, h, seat, known) for h in hands])
-            rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
+            rng = np.random.default_rng([zlib.crc32(repr(key).encode()), seed])
             picks = rng.choice(len(hands), size=holes, p=reach / reach.sum())
             hands = [hands[i] for i in picks]
         total = np.zeros(4)
         for hole_hand in hands:
             got = _walk(betting, hole_hand, seat, known, values, other)[0]
-            total += got / got[3] if holes > 0 else got
+            total += got / got[3] if drawn else got
         mean = cache[key] = total[:3] / total[3]
     return plain, float(mean[1]), float(mean[2]), plain - float(mean[0])
 
@@ -868,19 +885,18 @@ def aivat(
     seats: int | Sequence[int],
     known: Policy,
     values: ValueModel,
-    imaginary: bool = False,
+    imaginary: bool | Imaginary = False,
     other: Policy | None = None,
-    holes: int = 0,
 ) -> Estimate:
     """AIVAT for the known player, in `seats` (one seat, or one per hand), over `hands`
-    (`imaginary`, `other`, `holes`: see `aivat_hand`; hands alike but for the known seat's hole
-    share its walks)."""
+    (`imaginary`, `other`: see `aivat_hand`; hands alike but for the known seat's hole share
+    its walks)."""
     seat_of = [seats] * len(hands) if isinstance(seats, int) else list(seats)
     if len(seat_of) != len(hands):
         raise ValueError(f"{len(seat_of)} seats for {len(hands)} hands")
     cache: dict[tuple[Any, ...], np.ndarray] | None = {} if imaginary else None
     rows = [
-        _aivat_hand(betting, h, s, known, values, cache, other, holes)
+        _aivat_hand(betting, h, s, known, values, cache, other, draws_of(imaginary))
         for h, s in zip(hands, seat_of)
     ]
     out = np.array(rows, dtype=np.float64).reshape(len(hands), 4)
