@@ -94,6 +94,29 @@ def test_the_match_is_stored_with_plain_and_aivat_results(match):
     assert f"AIVAT: {aivat['mbb_per_game']:+,.1f} ± " in stdout and "x narrower" in stdout
 
 
+def test_imaginary_holes_score_the_same_match_again(match, tmp_path):
+    """`--imaginary-holes 4` (every hole Leduc has: exact) on the same match (same dealer seed,
+    same action seed): the same hands and plain result, AIVAT's interval about as narrow or
+    narrower, the baseline naming the imaginary observations."""
+    store, stdout, score, _ = match
+    first = store.open(stdout.split("hand history: ")[1].split()[0]).meta["summary"]
+    log = tmp_path / "again.log"
+    dealer, port = start_dealer(LEDUC, HANDS, "top", seed=3, log=str(log))
+    key = first["strategy"]
+    client = play(store, key[:14], port, "--dealer-log", str(log), "--imaginary-holes", "4")
+    dealer.communicate(timeout=60)
+    assert client.returncode == 0, client.stderr
+    again = store.open(client.stdout.split("hand history: ")[1].split()[0]).meta["summary"]
+    assert again["chips"] == first["chips"] == score and again["plain"] == first["plain"]
+    aivat, before = again["aivat"], first["aivat"]
+    assert "imaginary observations over 4 holes" in aivat["baseline"]
+    assert (
+        abs(aivat["mbb_per_game"] - first["plain"]["mbb_per_game"])
+        < first["plain"]["half_width_95_mbb_per_game"]
+    )
+    assert aivat["half_width_95_mbb_per_game"] < 1.05 * before["half_width_95_mbb_per_game"]
+
+
 def test_a_stored_history_is_not_rebuilt_without_the_match(match):
     """A recompute check of the history needs the match's hands, whose file is gone: one line
     saying so, nothing rebuilt."""

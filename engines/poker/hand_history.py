@@ -27,6 +27,7 @@ from gameforge.engines.poker.acpc import GameDef
 from gameforge.engines.poker.aivat import (
     Cards,
     Hand,
+    Imaginary,
     LimitBetting,
     aivat,
     board_groups,
@@ -192,6 +193,7 @@ def aivat_chips(
     hands: Sequence[PlayedHand],
     fit_hands: int = 2000,
     seed: int = 0,
+    imaginary_holes: int = 0,
 ) -> np.ndarray:
     """AIVAT's value (chips) of each hand for the player who played `agent` (a limit game;
     both hole cards of every hand known). ValueError when a hand's actions are ones the
@@ -199,12 +201,14 @@ def aivat_chips(
 
     The baseline is `self_reference_values`, the league's: the strategy itself as the
     reference opponent (nothing of the opponent, whom the player does not know), fitted on
-    `fit_hands` hands against it, dealt from `seed`, where the game needs it."""
+    `fit_hands` hands against it, dealt from `seed`, where the game needs it; with
+    `imaginary_holes`, the imaginary observations over that many drawn holes a hand."""
     betting = LimitBetting(game)
     known, values = self_reference_values(betting, agent, fit_hands, seed)
     played = [Hand(h.hole, h.board, parse_betting(game, h.betting)) for h in hands]
     seats = [h.seat for h in hands]
-    found = aivat(betting, played, seats, known, values)
+    imaginary = Imaginary(imaginary_holes, seed) if imaginary_holes else False
+    found = aivat(betting, played, seats, known, values, imaginary)
     chips = np.array([h.chips for h in hands], dtype=np.float64)
     wrong = np.flatnonzero(np.abs(found.plain - chips) > 1e-6)  # the walk divides by a reach
     if wrong.size:
