@@ -170,36 +170,46 @@ def order_lines(cells: list[Cell]) -> list[str]:
 
 
 def figure(cells: list[Cell], out: Path, title: str) -> None:
-    """Exploitability (log) against solve length, a line per k with its seed spread shaded."""
+    """Exploitability (log) against solve length, a panel per solver (their iterations differ
+    in kind), a line per k in the same colour in each, with its seed spread shaded."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
-    for (algorithm, k), colour in zip(
-        sorted({(c.algorithm, c.k) for c in cells}), plt.cm.viridis(np.linspace(0, 0.9, 8)),
-        strict=False,
-    ):  # fmt: skip
-        mine = sorted((c for c in cells if (c.algorithm, c.k) == (algorithm, k)),
-                      key=lambda c: c.iterations)  # fmt: skip
-        x = [c.iterations for c in mine]
-        seeds = len(mine[0].values)
-        ax.plot(x, [c.mean for c in mine], marker="o", color=colour,
-                label=f"C{k} ({algorithm}, {seeds} seed{'s' if seeds > 1 else ''})")  # fmt: skip
-        ax.fill_between(x, [min(c.values) for c in mine], [max(c.values) for c in mine],
-                        color=colour, alpha=0.2)  # fmt: skip
-    ax.axvline(PAPER_ITERATIONS, color="grey", linestyle=":", label="the paper's 300,000")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    algorithms = sorted({c.algorithm for c in cells})
+    ks = sorted({c.k for c in cells})
+    colours = dict(zip(ks, plt.cm.viridis(np.linspace(0, 0.85, max(len(ks), 2))), strict=False))
+    fig, axes = plt.subplots(1, len(algorithms), figsize=(5 * len(algorithms), 5), sharey=True,
+                             layout="constrained", squeeze=False)  # fmt: skip
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain)
-    ax.set_xlabel("solve length (iterations)")
-    ax.set_ylabel("exploitability in the real game (mbb/g, exact)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    for ax, algorithm in zip(axes[0], algorithms, strict=True):
+        for k in ks:
+            mine = sorted((c for c in cells if (c.algorithm, c.k) == (algorithm, k)),
+                          key=lambda c: c.iterations)  # fmt: skip
+            if not mine:
+                continue
+            x = [c.iterations for c in mine]
+            seeds = len(mine[0].values)
+            ax.plot(x, [c.mean for c in mine], marker="o", color=colours[k],
+                    label=f"C{k} ({seeds} seed{'s' if seeds > 1 else ''})")  # fmt: skip
+            ax.fill_between(x, [min(c.values) for c in mine], [max(c.values) for c in mine],
+                            color=colours[k], alpha=0.2)  # fmt: skip
+        if algorithm == "chance":
+            ax.axvline(PAPER_ITERATIONS, color="grey", linestyle=":", label="the paper's 300,000")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        lengths = sorted({c.iterations for c in cells if c.algorithm == algorithm})
+        ax.set_xticks(lengths, [f"{x:,}" for x in lengths])  # the lengths solved, in full
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        solver = {"chance": "chance-sampled CFR", "public": "public chance sampling, CFR+"}
+        ax.set_xlabel(f"{solver.get(algorithm, algorithm)}: iterations")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("exploitability in the real game (mbb/g, exact)")
+    fig.suptitle(title, fontsize=10)
     fig.savefig(out, dpi=110)
     plt.close(fig)
 
