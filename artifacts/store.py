@@ -316,11 +316,16 @@ class ArtifactWriter:
         self._earlier = self._earlier_attempts()
         self._recipe_noted = False
 
-    def add_part_seconds(self, part: str, seconds: float) -> None:
-        """Count seconds spent in a part of the build that has its own time model
-        (stages/timing.py), recorded beside `duration_s`."""
-        parts = self.meta.setdefault("part_seconds", {})
-        parts[part] = round(parts.get(part, 0.0) + seconds, 3)
+    @contextlib.contextmanager
+    def timed_part(self, part: str) -> Iterator[None]:
+        """Count the seconds inside the block towards a part of the build that has its own time
+        model (stages/timing.py), recorded beside `duration_s` as `part_seconds`."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            parts = self.meta.setdefault("part_seconds", {})
+            parts[part] = round(parts.get(part, 0.0) + time.perf_counter() - started, 3)
 
     def array_url(self, name: str) -> str:
         """The address of one array being written (for zarr in a worker process)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from functools import partial
 from itertools import combinations, combinations_with_replacement
 from typing import Any, ClassVar
 
@@ -74,7 +75,7 @@ from gameforge.stages.base import (
 )
 from gameforge.stages.poker.params import GameParams, same_game
 from gameforge.stages.registry import stage
-from gameforge.stages.reporting import head_to_head
+from gameforge.stages.reporting import aivat_summary, head_to_head, record_aivat
 from gameforge.stages.resources import NUMBA_WORKING, TORCH_WORKING, Footprint, nbytes
 
 NLHE_GAME = "holdem.nolimit.2p.50bb"
@@ -882,23 +883,10 @@ def aivat_pairing(
     return np.array([mean, half, plain_mean, plain_half, n], dtype=np.float64)
 
 
-def aivat_summary(labels: list[str], players: list[Player], scored: np.ndarray) -> dict:
-    """Per pairing scored by AIVAT: whose strategy was known, the hands, both estimates on them
-    (row player's view, BB/hand, 95% half-widths) and how much narrower AIVAT's interval is."""
-    out: dict[str, Any] = {}
-    for i, j in combinations(range(len(labels)), 2):
-        mean, half, plain, plain_half, hands = (float(x) for x in scored[:, i, j])
-        if np.isnan(mean):
-            continue
-        k = known_side(players, (i, j))
-        out[f"{labels[i]} vs {labels[j]}"] = {
-            "known": labels[k] if k is not None else "",
-            "hands": int(hands),
-            "aivat": [round(mean, 4), round(half, 4)],
-            "plain": [round(plain, 4), round(plain_half, 4)],
-            "narrower": round(plain_half / half, 2) if half > 0 else None,
-        }
-    return out
+def known_label(labels: list[str], players: list[Player], i: int, j: int) -> str:
+    """The label of the player of pairing (i, j) whose strategy AIVAT knew ('' if none)."""
+    k = known_side(players, (i, j))
+    return labels[k] if k is not None else ""
 
 
 def bar_batch(deals: int) -> int:
@@ -927,19 +915,20 @@ def _league_footprint(params: LeagueParams, upstream: dict[str, dict]) -> Footpr
     kind = "cnn" if configs else ""  # networks scoring decisions: their own time model
     return Footprint(peak, stored, TORCH_WORKING if configs else NUMBA_WORKING,
                      work=hands * n * (n - 1) // 2 * _scoring_cost(configs),
-                     work_kind=kind, parts={"aivat": aivat_work(params, n)})  # fmt: skip
+                     work_kind=kind, parts={"aivat": aivat_work(params, n, hands)})  # fmt: skip
 
 
-def aivat_work(params: LeagueParams, n: int) -> float:
-    """AIVAT's work in a league of `n` players: hands scored (every pairing with a built-in
-    player, whose strategy is known) and each known kind's self-play it is fitted on."""
+def aivat_work(params: LeagueParams, n: int, hands: int) -> float:
+    """AIVAT's work in a league of `n` players and `hands` a pairing: hands scored (every
+    pairing with a built-in player, whose strategy is known) and each known kind's self-play it
+    is fitted on."""
     builtins = [KINDS[name] for name in params.players]
     known = {kind for kind in builtins if kind in KNOWN_KINDS}
     if not known or params.aivat_hands == 0:
         return 0.0
     unknown = n - sum(kind in KNOWN_KINDS for kind in builtins)
     pairings = n * (n - 1) // 2 - unknown * (unknown - 1) // 2
-    scored = min(params.aivat_hands, 2 * max(1, params.hands // 2)) // 2 * 2
+    scored = min(params.aivat_hands, hands) // 2 * 2
     return float(pairings * scored + len(known) * 2 * AIVAT_FIT_DEALS)
 
 
@@ -981,10 +970,9 @@ def run_league(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
             starts = np.concatenate([[0], np.cumsum(rec.counts)]).astype(np.int64)
             who = np.where(rec.seat_player == 0, i, j).astype(np.int64)
             m, s = action_profile(who, starts, rec.actions, rules.blind, rules.stack, n)
-            started = time.perf_counter()  # its own time model (Footprint.parts)
-            scores = aivat_pairing(rules, players, (i, j), rec, params.aivat_hands, fitted,
-                                   params.seed)  # fmt: skip
-            ctx.writer.add_part_seconds("aivat", time.perf_counter() - started)
+            with ctx.writer.timed_part("aivat"):  # its own time model (Footprint.parts)
+                scores = aivat_pairing(rules, players, (i, j), rec, params.aivat_hands, fitted,
+                                       params.seed)  # fmt: skip
             result = {"mean": np.array(mean), "half": np.array(half),
                       "hands": np.array(len(rec.payoff)), "mix": m, "sizes": s,
                       "aivat": scores}  # fmt: skip
@@ -997,8 +985,7 @@ def run_league(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
         mix += result["mix"]
         sizes += result["sizes"]
         got = np.asarray(result["aivat"], np.float64)
-        scored[:, i, j] = got
-        scored[:, j, i] = got * np.array([-1, 1, -1, 1, 1])  # means change sign, not widths
+        record_aivat(scored, i, j, got)
         ctx.log(
             f"nlhe-league: {labels[i]} vs {labels[j]}: {mean:+.3f} ± {half:.3f} BB/hand over "
             f"{int(result['hands']):,} hands ({time.perf_counter() - t0:.1f} s)"
@@ -1029,7 +1016,7 @@ def run_league(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
             labels[k]: dict(zip(RAISE_BINS, [int(x) for x in sizes[k]])) for k in range(n)
         },
     }
-    summary["aivat"] = aivat_summary(labels, players, scored)
+    summary["aivat"] = aivat_summary(labels, scored, partial(known_label, labels, players), 4)
     if "heuristic" in labels:
         h = labels.index("heuristic")
         summary["beats_heuristic_significantly"] = [

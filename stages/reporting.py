@@ -13,6 +13,7 @@ Light imports only (numpy): the figures import it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
@@ -159,3 +160,35 @@ def summary_lines(values: dict[str, Any], indent: str, width: int = 80) -> list[
         else:
             lines.append(text)
     return lines
+
+
+# A league's AIVAT table rows (its `scored` array's first axis): the mean and 95% half-width of
+# AIVAT, the same of the plain result on the same hands, and the hands (row player's view).
+AIVAT_MIRROR = np.array([-1.0, 1.0, -1.0, 1.0, 1.0])  # the column player's view: means change sign
+
+
+def record_aivat(scored: np.ndarray, i: int, j: int, got: np.ndarray) -> None:
+    """Store pairing (i, j)'s AIVAT row from i's view, and j's view of it."""
+    scored[:, i, j] = got
+    scored[:, j, i] = got * AIVAT_MIRROR
+
+
+def aivat_summary(
+    labels: list[str], scored: np.ndarray, known: Callable[[int, int], str], digits: int
+) -> dict[str, Any]:
+    """Per pairing AIVAT scored: whose strategy was known (`known(i, j)`), the hands, both
+    estimates on them (row player's view, 95% half-widths, to `digits`) and how much narrower
+    AIVAT's interval is."""
+    out: dict[str, Any] = {}
+    for i, j in combinations(range(len(labels)), 2):
+        mean, half, plain, plain_half, hands = (float(x) for x in scored[:, i, j])
+        if np.isnan(mean):
+            continue
+        out[f"{labels[i]} vs {labels[j]}"] = {
+            "known": known(i, j),
+            "hands": int(hands),
+            "aivat": [round(mean, digits), round(half, digits)],
+            "plain": [round(plain, digits), round(plain_half, digits)],
+            "narrower": round(plain_half / half, 2) if half > 0 else None,
+        }
+    return out

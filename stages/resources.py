@@ -51,7 +51,7 @@ class Footprint:
     work: float = 0.0
     work_kind: str = ""
     budget_s: float | None = None
-    # work of parts that the stage times on its own (ArtifactWriter.add_part_seconds), each with its
+    # work of parts that the stage times on its own (ArtifactWriter.timed_part), each with its
     # own time model `stage:part`: a league's AIVAT scoring beside its dealt hands
     parts: dict[str, float] = field(default_factory=dict)
 

@@ -895,8 +895,9 @@ def aivat(
     if len(seat_of) != len(hands):
         raise ValueError(f"{len(seat_of)} seats for {len(hands)} hands")
     cache: dict[tuple[Any, ...], np.ndarray] | None = {} if imaginary else None
+    draws = draws_of(imaginary)
     rows = [
-        _aivat_hand(betting, h, s, known, values, cache, other, draws_of(imaginary))
+        _aivat_hand(betting, h, s, known, values, cache, other, draws)
         for h, s in zip(hands, seat_of)
     ]
     out = np.array(rows, dtype=np.float64).reshape(len(hands), 4)

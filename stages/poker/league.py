@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from itertools import combinations
 from typing import Any
 
@@ -35,7 +34,12 @@ from gameforge.stages.poker.best_response import strategy_bytes
 from gameforge.stages.poker.params import TreeGameParams, same_game
 from gameforge.stages.poker.strategy import StrategyView, abstraction_keys
 from gameforge.stages.registry import stage
-from gameforge.stages.reporting import comparison_text, head_to_head
+from gameforge.stages.reporting import (
+    aivat_summary,
+    comparison_text,
+    head_to_head,
+    record_aivat,
+)
 from gameforge.stages.resources import Footprint, nbytes
 
 
@@ -83,8 +87,13 @@ def aivat_work(game: GameDef, params: LeagueParams, players: int) -> float:
     outcomes = outcome_counts(game)
     pairings = players * (players - 1) // 2
     fitted = 0 if math.prod(outcomes) <= EXACT_OUTCOMES else players - 1  # the row players
-    fit_hands = min(AIVAT_FIT_HANDS, 2 * params.aivat_hands) + AIVAT_START_HANDS
+    fit_hands = aivat_fit_hands(params) + AIVAT_START_HANDS
     return float((pairings * scored + fitted * fit_hands) * sum(outcomes))
+
+
+def aivat_fit_hands(params: LeagueParams) -> int:
+    """Hands of self-play each scored player's AIVAT baseline is fitted on (games that fit)."""
+    return min(AIVAT_FIT_HANDS, 2 * params.aivat_hands)
 
 
 AIVAT_SETS = 2  # a deal's duplicate pair: the first two sets, seats swapped
@@ -209,12 +218,11 @@ def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
         )
         stats = summarize(out, bb, params.sets)
         if kept:
-            fit = min(AIVAT_FIT_HANDS, 2 * params.aivat_hands)
-            started = time.perf_counter()  # its own time model (Footprint.parts)
-            got = aivat_scores(game, agents[i], params.seed, ends[p], fitted, i, fit)
-            ctx.writer.add_part_seconds("aivat", time.perf_counter() - started)
-            scored[:, i, j] = got
-            scored[:, j, i] = got * np.array([-1, 1, -1, 1, 1])  # means change sign
+            with ctx.writer.timed_part("aivat"):  # its own time model (Footprint.parts)
+                got = aivat_scores(
+                    game, agents[i], params.seed, ends[p], fitted, i, aivat_fit_hands(params)
+                )
+            record_aivat(scored, i, j, got)
         mbb[i, j], mbb[j, i] = stats["mbb_per_game"], -stats["mbb_per_game"]
         ci[i, j] = ci[j, i] = stats["ci95"]
         hands[i, j] = hands[j, i] = stats["hands"]
@@ -237,7 +245,7 @@ def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
         "mean_mbb_per_game": [round(float(m), 3) for m in means],
         **head_to_head(labels, mbb, ci, "mbb/g", 1),
         "hands_per_pairing": int(hands[0, 1]),
-        "aivat": aivat_summary(labels, scored),
+        "aivat": aivat_summary(labels, scored, lambda i, _j: labels[i], 2),
         "hand_histories": f"hand_ends[pairing, deal, set]: the terminal betting node of the "
         f"plays of deals 0..{kept - 1} of seed {params.seed} in sets 0 and 1 (cards: "
         "match.deal_cards; the pairing's first player sits in seat set & 1)",
@@ -245,24 +253,6 @@ def run(ctx: StageContext[LeagueParams]) -> dict[str, Any]:
     if all(label[1:].isdigit() and label[0] == "C" for label in labels):
         summary["more_clusters_rank_higher"] = more_clusters_claim(labels, mbb, ci)
     return summary
-
-
-def aivat_summary(labels: list[str], scored: np.ndarray) -> dict[str, Any]:
-    """Per pairing: the hands AIVAT scored, its and the plain result on them (row player's view,
-    mbb/g, 95% half-widths) and how much narrower its interval is."""
-    out: dict[str, Any] = {}
-    for i, j in combinations(range(len(labels)), 2):
-        mean, half, plain, plain_half, hands = (float(x) for x in scored[:, i, j])
-        if np.isnan(mean):
-            continue
-        out[f"{labels[i]} vs {labels[j]}"] = {
-            "known": labels[i],
-            "hands": int(hands),
-            "aivat": [round(mean, 2), round(half, 2)],
-            "plain": [round(plain, 2), round(plain_half, 2)],
-            "narrower": round(plain_half / half, 2) if half > 0 else None,
-        }
-    return out
 
 
 def more_clusters_claim(labels: list[str], mbb: np.ndarray, ci: np.ndarray) -> dict[str, Any]:
