@@ -3,6 +3,8 @@
 
     .venv/bin/python bench/cluster_convergence.py run --store S --preset small \\
         --k 6,8,10,12 --abstraction-seeds 0,1,2 --solve-seeds 0,1 --lengths 300000,1200000,4800000
+    .venv/bin/python bench/cluster_convergence.py league --store S --preset small --game G \\
+        --algorithm public --abstraction-seeds 0 --solve-seeds 0
     .venv/bin/python bench/cluster_convergence.py report --store S --figure bench/figures/F.png
 
 `run` builds, for every cluster count k and abstraction seed (the seed of every k-means: the
@@ -14,7 +16,11 @@ through `parent`, and takes the exact best response of each solve in the real ga
 `report` gathers every best response in the store whose strategy has that lineage (`gather`):
 a markdown table of exploitability (mbb/g) per k and solve length, with the mean over seeds, its
 spread (min-max) and a 95% t-interval over the seeds, and a figure (log scale) with one line per
-k, its seed spread shaded and the paper's 300,000 iterations marked.
+k, its seed spread shaded and the paper's 300,000 iterations marked; and, for every `league` in
+the store between gathered solves, its order beside their order by exploitability.
+
+`league` plays the duplicate league (stage `league`, the preset's deals) between the longest
+solve of each k for one abstraction seed and solve seed: the converged strategies.
 """
 
 from __future__ import annotations
@@ -214,8 +220,90 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
     plt.close(fig)
 
 
+def longest_solves(points: list[Point], algorithm: str, abstraction_seed: int,
+                   solve_seed: int) -> dict[int, Point]:  # fmt: skip
+    """Per k, the longest solve of one abstraction seed and solve seed by `algorithm`."""
+    longest: dict[int, Point] = {}
+    for p in points:
+        if (p.algorithm, p.abstraction_seed, p.solve_seed) != (algorithm, abstraction_seed,
+                                                              solve_seed):  # fmt: skip
+            continue
+        if p.k not in longest or p.iterations > longest[p.k].iterations:
+            longest[p.k] = p
+    return longest
+
+
+def league_lines(store: ArtifactStore, points: list[Point]) -> list[str]:
+    """Each stored league whose players are all gathered solves: its order (head to head at
+    95%) beside the same players' order by exact exploitability (lowest first)."""
+    by_strategy = {p.strategy: p for p in points}
+    lines = []
+    for key in store.keys():  # noqa: SIM118 (a store, not a dict)
+        if not key.startswith("league-"):
+            continue
+        league = store.open(key)
+        players = [by_strategy.get(league.inputs[f"players.{i}"]) for i in
+                   range(len([n for n in league.inputs if n.startswith("players.")]))]  # fmt: skip
+        if not players or any(p is None for p in players):
+            continue
+        summary = league.meta["summary"]
+        ranked = sorted((p for p in players if p is not None), key=lambda p: p.exploitability_mbb)
+        first = players[0]
+        assert first is not None
+        lines.append(
+            f"- league `{key}` ({first.algorithm}, abstraction seed {first.abstraction_seed}, "
+            f"solve seed {first.solve_seed}, "
+            + ", ".join(f"C{p.k} at {p.iterations:,}" for p in players if p is not None)
+            + f", {int(summary['hands_per_pairing']):,} hands a pairing): by the league "
+            f"{summary['ranking_text']}; by exploitability "
+            + " < ".join(f"C{p.k} {p.exploitability_mbb:.1f}" for p in ranked)
+        )
+        lines += [f"  - {line}" for line in summary["decided"] + summary["undecided"]]
+    return lines
+
+
+def play_league(args: argparse.Namespace, log: Callable[[str], None]) -> None:
+    """The preset's duplicate league between the longest solve of each k (one abstraction seed
+    and solve seed each), stored as a `league` artifact."""
+    from gameforge.flows.specs import get_flow
+    from gameforge.stages.runner import run_stage
+
+    store = ArtifactStore(args.store)
+    points = gather(store, args.game)
+    params = get_flow("lhe-league").resolve(args.preset, args.set)["league"]
+    for seed in _ints(args.abstraction_seeds):
+        for solve_seed in _ints(args.solve_seeds):
+            longest = longest_solves(points, args.algorithm, seed, solve_seed)
+            if len(longest) < 2:
+                sys.exit(f"fewer than two k solved for abstraction seed {seed}, solve seed "
+                         f"{solve_seed} by {args.algorithm} in {args.store}")  # fmt: skip
+            game = store.open(longest[min(longest)].strategy).params["game"]
+            inputs = {f"players.{i}": longest[k].strategy for i, k in enumerate(sorted(longest))}
+            run_stage("league", {**params, "game": game}, inputs, store=store, log=log)
+    print("\n".join(league_lines(store, points)))
+
+
 def _ints(text: str) -> list[int]:
     return [int(v) for v in text.split(",") if v.strip()]
+
+
+def stored_parent(store: ArtifactStore, cfr: dict, inputs: dict[str, str]) -> str | None:
+    """The longest stored solve of the same abstraction and settings shorter than `cfr` asks
+    for, to continue rather than restart (a run given fewer lengths than an earlier one)."""
+    same = {name: value for name, value in cfr.items() if name != "iterations"}
+    best: tuple[int, str] | None = None
+    for key in store.keys():  # noqa: SIM118 (a store, not a dict)
+        if not key.startswith("cfr-"):
+            continue
+        solve = store.open(key)
+        if any(solve.inputs.get(name) != value for name, value in inputs.items()):
+            continue
+        if any(solve.params.get(name) != value for name, value in same.items()):
+            continue
+        done = int(solve.meta["summary"]["iterations"])
+        if done < cfr["iterations"] and (best is None or done > best[0]):
+            best = (done, key)
+    return None if best is None else best[1]
 
 
 def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
@@ -247,14 +335,15 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                     {"middle_buckets": built["hsd-buckets"].key,
                      "river_buckets": built["ochs-buckets"].key},
                 )  # fmt: skip
-        parents: dict[tuple[int, int, int], str] = {}  # each solve continues its shorter one
+        # each solve continues the longest shorter one, of this run or stored before
+        parents: dict[tuple[int, int, int], str] = {}
         for length in sorted(_ints(args.lengths)):
             for (seed, k), (game, inputs) in abstractions.items():
                 for solve_seed in _ints(args.solve_seeds):
                     cfr = {"game": game, "algorithm": args.algorithm, "iterations": length,
                            "seed": solve_seed, "evaluations": 0,
                            **PUBLIC_CFR_PLUS.get(args.algorithm, {})}  # fmt: skip
-                    parent = parents.get((seed, k, solve_seed))
+                    parent = parents.get((seed, k, solve_seed)) or stored_parent(store, cfr, inputs)
                     given = {**inputs, **({"parent": parent} if parent else {})}
                     solve = run_stage("cfr", cfr, given, store=store, log=log)
                     parents[seed, k, solve_seed] = solve.key
@@ -266,7 +355,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
 def main() -> None:
     """Dispatch."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=("run", "report"))
+    parser.add_argument("which", choices=("run", "league", "report"))
     parser.add_argument("--store", required=True)
     parser.add_argument("--preset", default="small")
     parser.add_argument("--k", default="6,8,10,12")
@@ -276,14 +365,14 @@ def main() -> None:
     parser.add_argument("--algorithm", default="chance")
     parser.add_argument("--precision", default="float64")
     parser.add_argument("--set", action="append", default=[], help="run: a preset override")
-    parser.add_argument("--game", default=None, help="report: only this game's best responses")
+    parser.add_argument("--game", default=None, help="report, league: only this game's solves")
     parser.add_argument("--figure", default=None, help="report: write the figure here")
     args = parser.parse_args()
-    if args.which == "run":
+    if args.which in ("run", "league"):
         sys.path.insert(0, str(Path(__file__).parent))
         from _shared import elapsed_log
 
-        run(args, elapsed_log())
+        (run if args.which == "run" else play_league)(args, elapsed_log())
         return
     store = ArtifactStore(args.store)
     cells = summarise(gather(store, args.game))
@@ -292,6 +381,10 @@ def main() -> None:
     print("\n".join(table_lines(cells)))
     print()
     print("\n".join(order_lines(cells)))
+    leagues = league_lines(store, gather(store, args.game))
+    if leagues:
+        print()
+        print("\n".join(leagues))
     if args.figure:
         title = f"exact exploitability by opponent clusters, {args.game or 'every game stored'}"
         figure(cells, Path(args.figure), title)

@@ -66,6 +66,32 @@ def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
     assert all("separated: none" in line for line in cc.order_lines(cells))
     cc.figure(cells, tmp_path / "curves.png", "test")
     assert (tmp_path / "curves.png").stat().st_size > 10_000
+    # a later run given only longer lengths continues the longest stored solve below each
+    solves = {(p.k, p.iterations): store.open(p.strategy) for p in points}
+    four = solves[4, 4000]
+    inputs = {n: four.inputs[n] for n in ("middle_buckets", "river_buckets")}
+    asked = {n: four.params[n] for n in ("game", "algorithm", "seed", "evaluations")}
+    for length, parent in ((8000, four.key), (3000, solves[4, 2000].key), (2000, None)):
+        assert cc.stored_parent(store, {**asked, "iterations": length}, inputs) == parent
+    assert cc.stored_parent(store, {**asked, "iterations": 8000, "seed": 1}, inputs) is None
     again = ArtifactStore(store.root)
     cc.run(args, quiet)  # everything cached: the same points
     assert cc.gather(again) == points
+
+    # the league between each k's longest solve, its order set beside exploitability's
+    league_args = argparse.Namespace(
+        store=str(store.root), preset="tiny", game=None, algorithm="chance",
+        abstraction_seeds="1", solve_seeds="0",
+        set=["league.hands_per_set=200", "league.sets=2", "league.aivat_hands=0"],
+    )  # fmt: skip
+    cc.play_league(league_args, quiet)
+    (league_key,) = [k for k in store.keys() if k.startswith("league-")]  # noqa: SIM118
+    league = store.open(league_key)
+    longest = [p for p in points if p.iterations == 4000]
+    assert [league.inputs[f"players.{i}"] for i in range(2)] == [p.strategy for p in longest]
+    (line, *pairs) = cc.league_lines(store, points)
+    assert league_key in line and "C4 at 4,000, C6 at 4,000, 400 hands a pairing" in line
+    ranked = sorted(longest, key=lambda p: p.exploitability_mbb)
+    assert line.endswith(" < ".join(f"C{p.k} {p.exploitability_mbb:.1f}" for p in ranked))
+    assert pairs == [f"  - {t}" for t in league.meta["summary"]["decided"]
+                     + league.meta["summary"]["undecided"]]  # fmt: skip
