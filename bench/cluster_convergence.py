@@ -19,8 +19,8 @@ spread (min-max) and a 95% t-interval over the seeds, and a figure (log scale) w
 k, its seed spread shaded and the paper's 300,000 iterations marked; and, for every `league` in
 the store between gathered solves, its order beside their order by exploitability.
 
-`league` plays the duplicate league (stage `league`, the preset's deals) between the longest
-solve of each k for one abstraction seed and solve seed: the converged strategies.
+`league` plays the duplicate league (stage `league`, the preset's deals) between the solves of
+each k for one abstraction seed and solve seed at the longest length they all reached.
 """
 
 from __future__ import annotations
@@ -222,15 +222,17 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
 
 def longest_solves(points: list[Point], algorithm: str, abstraction_seed: int,
                    solve_seed: int) -> dict[int, Point]:  # fmt: skip
-    """Per k, the longest solve of one abstraction seed and solve seed by `algorithm`."""
-    longest: dict[int, Point] = {}
-    for p in points:
-        if (p.algorithm, p.abstraction_seed, p.solve_seed) != (algorithm, abstraction_seed,
-                                                              solve_seed):  # fmt: skip
-            continue
-        if p.k not in longest or p.iterations > longest[p.k].iterations:
-            longest[p.k] = p
-    return longest
+    """Per k, the solve of one abstraction seed and solve seed by `algorithm` at the longest
+    length every k reached (equal iterations: a k solved further would be favoured)."""
+    mine = [p for p in points
+            if (p.algorithm, p.abstraction_seed, p.solve_seed) == (algorithm, abstraction_seed,
+                                                                   solve_seed)]  # fmt: skip
+    ks = {p.k for p in mine}
+    common = [n for n in {p.iterations for p in mine}
+              if {p.k for p in mine if p.iterations == n} == ks]  # fmt: skip
+    if not common:
+        return {}
+    return {p.k: p for p in mine if p.iterations == max(common)}
 
 
 def league_lines(store: ArtifactStore, points: list[Point]) -> list[str]:
@@ -263,8 +265,8 @@ def league_lines(store: ArtifactStore, points: list[Point]) -> list[str]:
 
 
 def play_league(args: argparse.Namespace, log: Callable[[str], None]) -> None:
-    """The preset's duplicate league between the longest solve of each k (one abstraction seed
-    and solve seed each), stored as a `league` artifact."""
+    """The preset's duplicate league between each k's solve at the longest length every k
+    reached (one abstraction seed and solve seed each), stored as a `league` artifact."""
     from gameforge.flows.specs import get_flow
     from gameforge.stages.runner import run_stage
 
@@ -275,8 +277,10 @@ def play_league(args: argparse.Namespace, log: Callable[[str], None]) -> None:
         for solve_seed in _ints(args.solve_seeds):
             longest = longest_solves(points, args.algorithm, seed, solve_seed)
             if len(longest) < 2:
-                sys.exit(f"fewer than two k solved for abstraction seed {seed}, solve seed "
-                         f"{solve_seed} by {args.algorithm} in {args.store}")  # fmt: skip
+                sys.exit(
+                    f"fewer than two k solved to a common length for abstraction seed {seed}, "
+                    f"solve seed {solve_seed} by {args.algorithm} in {args.store}"
+                )
             game = store.open(longest[min(longest)].strategy).params["game"]
             inputs = {f"players.{i}": longest[k].strategy for i, k in enumerate(sorted(longest))}
             run_stage("league", {**params, "game": game}, inputs, store=store, log=log)
