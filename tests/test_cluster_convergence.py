@@ -95,18 +95,3 @@ def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
     assert line.endswith(" < ".join(f"C{p.k} {p.exploitability_mbb:.1f}" for p in ranked))
     assert pairs == [f"  - {t}" for t in league.meta["summary"]["decided"]
                      + league.meta["summary"]["undecided"]]  # fmt: skip
-
-
-def test_a_league_takes_each_k_at_the_longest_length_all_reached():
-    cc = _script()
-
-    def point(k: int, iterations: int, solve_seed: int = 0):  # type: ignore[no-untyped-def]
-        return cc.Point(k, 0, solve_seed, "public", iterations, 100.0, f"br{k}-{iterations}",
-                        f"cfr{k}-{iterations}-{solve_seed}")  # fmt: skip
-
-    points = [point(6, 1000), point(6, 4000), point(6, 16000), point(8, 1000), point(8, 4000),
-              point(8, 4000, solve_seed=1)]  # fmt: skip
-    chosen = cc.longest_solves(points, "public", 0, 0)
-    assert {k: p.strategy for k, p in chosen.items()} == {6: "cfr6-4000-0", 8: "cfr8-4000-0"}
-    assert cc.longest_solves(points, "public", 0, 1) == {8: points[-1]}  # one k: no league
-    assert cc.longest_solves(points, "chance", 0, 0) == {}

@@ -1,0 +1,54 @@
+"""bench/cluster_convergence.py's arithmetic on made-up points: which solves a league takes,
+and when a difference between cluster counts is claimed (paired over common seeds or not)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import t
+
+from tests.test_cluster_convergence import _script
+
+
+def test_a_league_takes_each_k_at_the_longest_length_all_reached():
+    cc = _script()
+
+    def point(k: int, iterations: int, solve_seed: int = 0):  # type: ignore[no-untyped-def]
+        return cc.Point(k, 0, solve_seed, "public", iterations, 100.0, f"br{k}-{iterations}",
+                        f"cfr{k}-{iterations}-{solve_seed}")  # fmt: skip
+
+    points = [point(6, 1000), point(6, 4000), point(6, 16000), point(8, 1000), point(8, 4000),
+              point(8, 4000, solve_seed=1)]  # fmt: skip
+    chosen = cc.longest_solves(points, "public", 0, 0)
+    assert {k: p.strategy for k, p in chosen.items()} == {6: "cfr6-4000-0", 8: "cfr8-4000-0"}
+    assert cc.longest_solves(points, "public", 0, 1) == {8: points[-1]}  # one k: no league
+    assert cc.longest_solves(points, "chance", 0, 0) == {}
+
+
+def test_differences_pair_over_common_seeds_and_claim_only_separated_orders():
+    cc = _script()
+    seeds = ((0, 0), (0, 1), (1, 0))
+    c6 = cc.Cell("public", 6, 4000, (300.0, 310.0, 290.0), seeds)
+    c12 = cc.Cell("public", 12, 4000, (305.0, 316.0, 294.0), seeds)  # 4-6 above, seed by seed
+    gap, width, how = cc.difference(c6, c12)
+    diffs = np.array([5.0, 6.0, 4.0])
+    assert (gap, how) == (5.0, "paired over 3 seeds")
+    assert np.isclose(width, t.ppf(0.975, 2) * diffs.std(ddof=1) / np.sqrt(3))
+    # the same values as independent means: the spread between seeds hides the difference
+    alone = cc.Cell("public", 12, 4000, c12.values, ((2, 0), (2, 1), (3, 0)))
+    gap, width, how = cc.difference(c6, alone)
+    assert how == "independent" and np.isclose(width, np.hypot(c6.half_width, alone.half_width))
+    assert width > gap
+    # over the seeds in common only
+    short = cc.Cell("public", 12, 4000, (305.0, 316.0), seeds[:2])
+    gap, _, how = cc.difference(c6, short)
+    assert (gap, how) == (5.5, "paired over 2 seeds")
+
+    (line,) = cc.order_lines([c6, c12])
+    assert "separated: C6 < C12 (+5.0 ± " in line
+    assert "C12 - C6 = +5.0 ± " in line and "(paired over 3 seeds)" in line
+    (line,) = cc.order_lines([c6, alone])
+    assert "separated: none" in line and "not separated: C6 ~ C12" in line
+    one = [cc.Cell("public", k, 1000, (v,), ((0, 0),)) for k, v in ((6, 400.0), (8, 300.0))]
+    (line,) = cc.order_lines(one)  # one seed: no interval, nothing claimed
+    assert line.endswith("lowest first: C8 300.0, C6 400.0; separated: none; not separated: "
+                         "C8 ~ C6")  # fmt: skip
