@@ -214,7 +214,8 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
     algorithms = sorted({c.algorithm for c in cells})
     ks = sorted({c.k for c in cells})
     colours = dict(zip(ks, plt.cm.viridis(np.linspace(0, 0.85, max(len(ks), 2))), strict=False))
-    fig, axes = plt.subplots(1, len(algorithms), figsize=(5 * len(algorithms), 5), sharey=True,
+    fig, axes = plt.subplots(1, len(algorithms), figsize=(max(5 * len(algorithms), 7), 5),
+                             sharey=True,
                              layout="constrained", squeeze=False)  # fmt: skip
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
     for ax, algorithm in zip(axes[0], algorithms, strict=True):
@@ -224,9 +225,11 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
             if not mine:
                 continue
             x = [c.iterations for c in mine]
-            seeds = len(mine[0].values)
+            counts = sorted({len(c.values) for c in mine})
+            seeds = (f"{counts[0]} seed{'s' if counts[0] > 1 else ''}" if len(counts) == 1
+                     else f"{counts[0]}-{counts[-1]} seeds a point")  # fmt: skip
             ax.plot(x, [c.mean for c in mine], marker="o", color=colours[k],
-                    label=f"C{k} ({seeds} seed{'s' if seeds > 1 else ''})")  # fmt: skip
+                    label=f"C{k} ({seeds})")  # fmt: skip
             ax.fill_between(x, [min(c.values) for c in mine], [max(c.values) for c in mine],
                             color=colours[k], alpha=0.2)  # fmt: skip
         if algorithm == "chance":
@@ -264,27 +267,28 @@ def longest_solves(points: list[Point], algorithm: str, abstraction_seed: int,
 
 
 def league_lines(store: ArtifactStore, points: list[Point]) -> list[str]:
-    """Each stored league whose players are all gathered solves: its order (head to head at
-    95%) beside the same players' order by exact exploitability (lowest first)."""
+    """Each stored league between gathered solves of one algorithm, length, abstraction seed
+    and solve seed (as `league` plays them): its order (head to head at 95%) beside the same
+    players' order by exact exploitability (lowest first)."""
     by_strategy = {p.strategy: p for p in points}
     lines = []
     for key in store.keys():  # noqa: SIM118 (a store, not a dict)
         if not key.startswith("league-"):
             continue
         league = store.open(key)
-        players = [by_strategy.get(league.inputs[f"players.{i}"]) for i in
-                   range(len([n for n in league.inputs if n.startswith("players.")]))]  # fmt: skip
-        if not players or any(p is None for p in players):
+        seats = sorted((n for n in league.inputs if n.startswith("players.")),
+                       key=lambda n: int(n.split(".")[1]))  # fmt: skip
+        players = [by_strategy[league.inputs[n]] for n in seats if league.inputs[n] in by_strategy]
+        alike = {(p.algorithm, p.iterations, p.abstraction_seed, p.solve_seed) for p in players}
+        if len(players) < 2 or len(players) != len(seats) or len(alike) != 1:
             continue
         summary = league.meta["summary"]
-        ranked = sorted((p for p in players if p is not None), key=lambda p: p.exploitability_mbb)
+        ranked = sorted(players, key=lambda p: p.exploitability_mbb)
         first = players[0]
-        assert first is not None
         lines.append(
-            f"- league `{key}` ({first.algorithm}, abstraction seed {first.abstraction_seed}, "
-            f"solve seed {first.solve_seed}, "
-            + ", ".join(f"C{p.k} at {p.iterations:,}" for p in players if p is not None)
-            + f", {int(summary['hands_per_pairing']):,} hands a pairing): by the league "
+            f"- league `{key}` ({first.algorithm} at {first.iterations:,} iterations, "
+            f"abstraction seed {first.abstraction_seed}, solve seed {first.solve_seed}, "
+            f"{int(summary['hands_per_pairing']):,} hands a pairing): by the league "
             f"{summary['ranking_text']}; by exploitability "
             + " < ".join(f"C{p.k} {p.exploitability_mbb:.1f}" for p in ranked)
         )

@@ -90,7 +90,9 @@ def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
     longest = [p for p in points if p.iterations == 4000]
     assert [league.inputs[f"players.{i}"] for i in range(2)] == [p.strategy for p in longest]
     (line, *pairs) = cc.league_lines(store, points)
-    assert league_key in line and "C4 at 4,000, C6 at 4,000, 400 hands a pairing" in line
+    head = (f"- league `{league_key}` (chance at 4,000 iterations, abstraction seed 1, solve "
+            "seed 0, 400 hands a pairing): by the league ")  # fmt: skip
+    assert line.startswith(head)
     ranked = sorted(longest, key=lambda p: p.exploitability_mbb)
     assert line.endswith(" < ".join(f"C{p.k} {p.exploitability_mbb:.1f}" for p in ranked))
     assert pairs == [f"  - {t}" for t in league.meta["summary"]["decided"]
