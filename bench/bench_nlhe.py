@@ -731,9 +731,8 @@ def variants(
     Across seeds, the mean of each result comes with a 95% Student-t interval over the seeds
     (n - 1 degrees of freedom): the spread of whole pipelines, not of hands within one.
     """
-    from scipy import stats
-
     from gameforge.artifacts import ArtifactStore
+    from gameforge.engines.common.stats import t_half_width
     from gameforge.flows.pipeline import run_plan
     from gameforge.flows.request import RunRequest
     from gameforge.flows.specs import get_flow
@@ -783,13 +782,12 @@ def variants(
     print(f"\nAcross {seeds} seeds (mean, 95% t-interval over seeds):\n")
     print("| variant | CNN-3g vs heuristic | CNN-3g vs card-aware heuristic |")
     print("|---|---:|---:|")
-    t = stats.t.ppf(0.975, seeds - 1)
     for name in names:
         mine = [r for r in rows if r[0] == name]
         cells = []
         for col in (2, 4):
             x = np.array([r[col] for r in mine])
-            half = t * x.std(ddof=1) / np.sqrt(len(x))
+            half = t_half_width(x)
             cells.append(f"{x.mean():+.2f} ± {half:.2f}")
         print(f"| {name} | {cells[0]} | {cells[1]} |")
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from gameforge.artifacts import Artifact, ArtifactStore
+from gameforge.engines.common.stats import t_half_width
 
 PAPER_ITERATIONS = 300_000  # the paper's chance-sampled CFR iterations per abstraction
 KMEANS_NODES = ("opponent-clusters", "hsd-buckets", "ochs-buckets")
@@ -99,16 +100,6 @@ def gather(store: ArtifactStore, game: str | None = None) -> list[Point]:
             points.append(point)
     return sorted(points, key=lambda p: (p.algorithm, p.k, p.iterations, p.abstraction_seed,
                                          p.solve_seed))  # fmt: skip
-
-
-def t_half_width(values: np.ndarray) -> float:
-    """95% t-interval half-width of the mean of `values` (nan with fewer than two)."""
-    n = len(values)
-    if n < 2:
-        return float("nan")
-    from scipy.stats import t
-
-    return float(t.ppf(0.975, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from gameforge.engines.common.stats import (
     one_sided_lower_bound,
     separated,
+    t_half_width,
     tiers,
     wilson_interval,
 )
@@ -88,6 +89,13 @@ def test_rate_fields_and_blokus_text():
 def test_one_sided_lower_bound():
     """mean - 1.645 SE."""
     assert one_sided_lower_bound(100.0, 10.0) == pytest.approx(83.55)
+
+
+def test_t_half_width_known_values():
+    """t(0.975, 2) = 4.3027 (the tables' value) times SD 1 over sqrt(3); one value: none."""
+    assert t_half_width(np.array([1.0, 2.0, 3.0])) == pytest.approx(4.302653 / sqrt(3), rel=1e-6)
+    assert t_half_width(np.array([5.0, 5.0])) == 0.0
+    assert np.isnan(t_half_width(np.array([7.0])))
 
 
 def test_tiers_split_only_where_every_pair_across_is_decided():

@@ -3,6 +3,7 @@
 - `wilson_interval`: the 95% interval of a rate (a win rate, a fraction of trials), valid for
   small counts where the normal approximation gives "0.000 ± 0.000" for 0 wins of 2.
 - `one_sided_lower_bound`: mean - z * SE, the bound an "at least" claim (LBR) needs.
+- `t_half_width`: the 95% Student-t half-width of a mean over a few trials or seeds.
 - `separated` and `tiers`: which head-to-head results exclude zero, and the partial order
   (ordered tiers) those decisions support.
 """
@@ -40,6 +41,17 @@ def wilson_interval(successes: float, n: int, z: float = Z_TWO_SIDED_95) -> tupl
 def one_sided_lower_bound(mean: float, standard_error: float, z: float = Z_ONE_SIDED_95) -> float:
     """The one-sided lower confidence bound mean - z * SE (95% for the default z)."""
     return mean - z * standard_error
+
+
+def t_half_width(values: np.ndarray) -> float:
+    """95% two-sided Student-t half-width of the mean of `values` (nan with fewer than two)."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    if n < 2:
+        return float("nan")
+    from scipy.stats import t  # scipy only where a t interval is asked for
+
+    return float(t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n))
 
 
 def separated(table: np.ndarray, half_widths: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gameforge.artifacts import Artifact
+from gameforge.engines.common.stats import t_half_width
 from gameforge.engines.hearts.agents import MONTE_CARLO
 from gameforge.engines.hearts.game import RULE_BASED
 from gameforge.flows.findings import Finding, Reader, summary_of
@@ -29,9 +30,7 @@ def mean_interval(values: np.ndarray) -> str:
     n = len(values)
     if n < 2:
         return f"{float(values.mean()):.4f} (1 trial: no interval)"
-    from scipy.stats import t
-
-    half = float(t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    half = t_half_width(values)
     return f"{float(values.mean()):.4f} ± {half:.4f} (95% t, {n} trials)"
 
 
