@@ -110,7 +110,7 @@ class Cell:
     k: int
     iterations: int
     values: tuple[float, ...]  # mbb/g, one per (abstraction seed, solve seed)
-    seeds: tuple[tuple[int, int], ...] = ()  # (abstraction seed, solve seed) of each value
+    seeds: tuple[tuple[int, int], ...]  # (abstraction seed, solve seed) of each value
 
     @property
     def mean(self) -> float:
@@ -314,22 +314,24 @@ def _ints(text: str) -> list[int]:
     return [int(v) for v in text.split(",") if v.strip()]
 
 
-def stored_parent(store: ArtifactStore, cfr: dict, inputs: dict[str, str]) -> str | None:
-    """The longest stored solve of the same abstraction and settings shorter than `cfr` asks
+def stored_solves(store: ArtifactStore) -> list[Artifact]:
+    """Every stored `cfr` artifact, opened once for `stored_parent`'s lookups."""
+    return [store.open(key) for key in store.keys() if key.startswith("cfr-")]  # noqa: SIM118
+
+
+def stored_parent(solves: list[Artifact], cfr: dict, inputs: dict[str, str]) -> str | None:
+    """The longest of `solves` of the same abstraction and settings shorter than `cfr` asks
     for, to continue rather than restart (a run given fewer lengths than an earlier one)."""
     same = {name: value for name, value in cfr.items() if name != "iterations"}
     best: tuple[int, str] | None = None
-    for key in store.keys():  # noqa: SIM118 (a store, not a dict)
-        if not key.startswith("cfr-"):
-            continue
-        solve = store.open(key)
+    for solve in solves:
         if any(solve.inputs.get(name) != value for name, value in inputs.items()):
             continue
         if any(solve.params.get(name) != value for name, value in same.items()):
             continue
         done = int(solve.meta["summary"]["iterations"])
         if done < cfr["iterations"] and (best is None or done > best[0]):
-            best = (done, key)
+            best = (done, solve.key)
     return None if best is None else best[1]
 
 
@@ -362,15 +364,18 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                     {"middle_buckets": built["hsd-buckets"].key,
                      "river_buckets": built["ochs-buckets"].key},
                 )  # fmt: skip
-        # each solve continues the longest shorter one, of this run or stored before
+        # each solve continues the longest shorter one, of this run or stored before it
         parents: dict[tuple[int, int, int], str] = {}
+        stored = stored_solves(store)
         for length in sorted(_ints(args.lengths)):
             for (seed, k), (game, inputs) in abstractions.items():
                 for solve_seed in _ints(args.solve_seeds):
                     cfr = {"game": game, "algorithm": args.algorithm, "iterations": length,
                            "seed": solve_seed, "evaluations": 0,
                            **PUBLIC_CFR_PLUS.get(args.algorithm, {})}  # fmt: skip
-                    parent = parents.get((seed, k, solve_seed)) or stored_parent(store, cfr, inputs)
+                    parent = parents.get((seed, k, solve_seed)) or stored_parent(
+                        stored, cfr, inputs
+                    )
                     given = {**inputs, **({"parent": parent} if parent else {})}
                     solve = run_stage("cfr", cfr, given, store=store, log=log)
                     parents[seed, k, solve_seed] = solve.key
@@ -402,13 +407,14 @@ def main() -> None:
         (run if args.which == "run" else play_league)(args, elapsed_log())
         return
     store = ArtifactStore(args.store)
-    cells = summarise(gather(store, args.game))
+    points = gather(store, args.game)
+    cells = summarise(points)
     if not cells:
         sys.exit(f"no best response of an abstract solve in {args.store}")
     print("\n".join(table_lines(cells)))
     print()
     print("\n".join(order_lines(cells)))
-    leagues = league_lines(store, gather(store, args.game))
+    leagues = league_lines(store, points)
     if leagues:
         print()
         print("\n".join(leagues))

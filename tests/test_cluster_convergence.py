@@ -71,9 +71,10 @@ def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
     four = solves[4, 4000]
     inputs = {n: four.inputs[n] for n in ("middle_buckets", "river_buckets")}
     asked = {n: four.params[n] for n in ("game", "algorithm", "seed", "evaluations")}
+    stored = cc.stored_solves(store)
     for length, parent in ((8000, four.key), (3000, solves[4, 2000].key), (2000, None)):
-        assert cc.stored_parent(store, {**asked, "iterations": length}, inputs) == parent
-    assert cc.stored_parent(store, {**asked, "iterations": 8000, "seed": 1}, inputs) is None
+        assert cc.stored_parent(stored, {**asked, "iterations": length}, inputs) == parent
+    assert cc.stored_parent(stored, {**asked, "iterations": 8000, "seed": 1}, inputs) is None
     again = ArtifactStore(store.root)
     cc.run(args, quiet)  # everything cached: the same points
     assert cc.gather(again) == points
