@@ -315,24 +315,29 @@ def _ints(text: str) -> list[int]:
 
 
 def stored_solves(store: ArtifactStore) -> list[Artifact]:
-    """Every stored `cfr` artifact, opened once for `stored_parent`'s lookups."""
+    """Every stored `cfr` artifact, opened once for `chain_inputs`' lookups."""
     return [store.open(key) for key in store.keys() if key.startswith("cfr-")]  # noqa: SIM118
 
 
-def stored_parent(solves: list[Artifact], cfr: dict, inputs: dict[str, str]) -> str | None:
-    """The longest of `solves` of the same abstraction and settings shorter than `cfr` asks
-    for, to continue rather than restart (a run given fewer lengths than an earlier one)."""
+def chain_inputs(solves: list[Artifact], cfr: dict, inputs: dict[str, str],
+                 parent: str | None) -> dict[str, str]:  # fmt: skip
+    """The inputs of the solve `cfr` asks for: those of a stored solve of that length and
+    settings (continued from `parent` where one was), else `parent` or the longest stored
+    shorter solve to continue, else the abstraction's alone (a fresh solve)."""
     same = {name: value for name, value in cfr.items() if name != "iterations"}
-    best: tuple[int, str] | None = None
-    for solve in solves:
-        if any(solve.inputs.get(name) != value for name, value in inputs.items()):
-            continue
-        if any(solve.params.get(name) != value for name, value in same.items()):
-            continue
-        done = int(solve.meta["summary"]["iterations"])
-        if done < cfr["iterations"] and (best is None or done > best[0]):
-            best = (done, solve.key)
-    return None if best is None else best[1]
+    mine = [solve for solve in solves
+            if all(solve.inputs.get(name) == value for name, value in inputs.items())
+            and all(solve.params.get(name) == value for name, value in same.items())]  # fmt: skip
+    done = {solve.key: int(solve.meta["summary"]["iterations"]) for solve in mine}
+    # a stored solve of this length is reused as it was made, so a rerun recomputes nothing
+    exact = sorted((s for s in mine if done[s.key] == cfr["iterations"]),
+                   key=lambda s: (s.inputs.get("parent") != parent, s.key))  # fmt: skip
+    if exact:
+        return dict(exact[0].inputs)
+    shorter = [s for s in mine if done[s.key] < cfr["iterations"]]
+    if parent is None and shorter:
+        parent = max(shorter, key=lambda s: (done[s.key], s.key)).key
+    return {**inputs, **({"parent": parent} if parent else {})}
 
 
 def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
@@ -364,7 +369,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                     {"middle_buckets": built["hsd-buckets"].key,
                      "river_buckets": built["ochs-buckets"].key},
                 )  # fmt: skip
-        # each solve continues the longest shorter one, of this run or stored before it
+        # each solve is the stored one of its length, or continues the longest shorter one
         parents: dict[tuple[int, int, int], str] = {}
         stored = stored_solves(store)
         for length in sorted(_ints(args.lengths)):
@@ -373,10 +378,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                     cfr = {"game": game, "algorithm": args.algorithm, "iterations": length,
                            "seed": solve_seed, "evaluations": 0,
                            **PUBLIC_CFR_PLUS.get(args.algorithm, {})}  # fmt: skip
-                    parent = parents.get((seed, k, solve_seed)) or stored_parent(
-                        stored, cfr, inputs
-                    )
-                    given = {**inputs, **({"parent": parent} if parent else {})}
+                    given = chain_inputs(stored, cfr, inputs, parents.get((seed, k, solve_seed)))
                     solve = run_stage("cfr", cfr, given, store=store, log=log)
                     parents[seed, k, solve_seed] = solve.key
                     br = {"game": game, "precision": args.precision}

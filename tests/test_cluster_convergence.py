@@ -73,8 +73,10 @@ def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
     asked = {n: four.params[n] for n in ("game", "algorithm", "seed", "evaluations")}
     stored = cc.stored_solves(store)
     for length, parent in ((8000, four.key), (3000, solves[4, 2000].key), (2000, None)):
-        assert cc.stored_parent(stored, {**asked, "iterations": length}, inputs) == parent
-    assert cc.stored_parent(stored, {**asked, "iterations": 8000, "seed": 1}, inputs) is None
+        given = cc.chain_inputs(stored, {**asked, "iterations": length}, inputs, None)
+        assert given.get("parent") == parent
+    assert cc.chain_inputs(stored, {**asked, "iterations": 4000}, inputs, None) == four.inputs
+    assert cc.chain_inputs(stored, {**asked, "iterations": 8000, "seed": 1}, inputs, None) == inputs
     again = ArtifactStore(store.root)
     cc.run(args, quiet)  # everything cached: the same points
     assert cc.gather(again) == points

@@ -1,7 +1,10 @@
-"""bench/cluster_convergence.py's arithmetic on made-up points: which solves a league takes,
-and when a difference between cluster counts is claimed (paired over common seeds or not)."""
+"""bench/cluster_convergence.py's arithmetic on made-up points and solves: which solves a
+league takes, which stored solve a run reuses or continues, and when a difference between
+cluster counts is claimed (paired over common seeds or not)."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.stats import t
@@ -52,3 +55,31 @@ def test_differences_pair_over_common_seeds_and_claim_only_separated_orders():
     (line,) = cc.order_lines(one)  # one seed: no interval, nothing claimed
     assert line.endswith("lowest first: C8 300.0, C6 400.0; separated: none; not separated: "
                          "C8 ~ C6")  # fmt: skip
+
+
+def test_a_run_reuses_a_stored_solve_of_its_length_before_continuing_a_shorter_one():
+    cc = _script()
+    abstraction = {"middle_buckets": "hsd-buckets-a", "river_buckets": "ochs-buckets-a"}
+    settings = {"game": "holdem6", "algorithm": "public", "seed": 0, "evaluations": 0}
+
+    def solve(key: str, iterations: int, parent: str | None = None, **changed):  # type: ignore[no-untyped-def]
+        inputs = {**abstraction, **({"parent": parent} if parent else {})}
+        params = {**settings, "iterations": iterations, **changed}
+        return SimpleNamespace(key=key, inputs=inputs, params=params,
+                               meta={"summary": {"iterations": iterations}})  # fmt: skip
+
+    # a 200-iteration trial beside a chain made from scratch at 1,000, then continued to 4,000
+    solves = [solve("cfr-trial", 200), solve("cfr-1k", 1000), solve("cfr-4k", 4000, "cfr-1k"),
+              solve("cfr-other-seed", 2000, seed=1)]  # fmt: skip
+
+    def given(iterations: int, parent: str | None = None) -> dict[str, str]:
+        return cc.chain_inputs(solves, {**settings, "iterations": iterations}, abstraction, parent)
+
+    assert given(1000) == abstraction  # stored as it was made, not continued from the trial
+    assert given(4000, parent="cfr-1k") == {**abstraction, "parent": "cfr-1k"}
+    assert given(4000) == {**abstraction, "parent": "cfr-1k"}  # the stored 4,000's own parent
+    assert given(16000) == {**abstraction, "parent": "cfr-4k"}  # the longest stored shorter
+    assert given(16000, parent="cfr-1k") == {**abstraction, "parent": "cfr-1k"}  # this run's
+    assert given(100) == abstraction  # nothing shorter: a fresh solve
+    other = {**abstraction, "river_buckets": "ochs-buckets-b"}
+    assert cc.chain_inputs(solves, {**settings, "iterations": 4000}, other, None) == other
