@@ -194,6 +194,34 @@ def order_lines(cells: list[Cell]) -> list[str]:
     return lines
 
 
+def convergence_lines(cells: list[Cell]) -> list[str]:
+    """Per algorithm and k, how much each longer solve gained: the means over the seeds both
+    lengths have, the fall, and the local slope of log exploitability against log iterations
+    (0 where the curve has flattened onto the abstraction's own error)."""
+    lines = []
+    by_k: dict[tuple[str, int], list[Cell]] = {}
+    for c in cells:
+        by_k.setdefault((c.algorithm, c.k), []).append(c)
+    for (algorithm, k), row in sorted(by_k.items()):
+        steps = []
+        for a, b in zip(row, row[1:], strict=False):
+            mine = dict(zip(a.seeds, a.values, strict=True))
+            common = [(mine[seed], v) for seed, v in zip(b.seeds, b.values, strict=True)
+                      if seed in mine]  # fmt: skip
+            if not common:
+                continue
+            before, after = (float(np.mean(v)) for v in zip(*common, strict=True))
+            slope = np.log(after / before) / np.log(b.iterations / a.iterations)
+            steps.append(
+                f"{a.iterations:,} to {b.iterations:,}: {before:.1f} to {after:.1f}, "
+                f"{after / before - 1:+.0%} (slope {slope:+.2f}, {len(common)} "
+                f"seed{'s' if len(common) > 1 else ''})"
+            )
+        if steps:
+            lines.append(f"- {algorithm} C{k}: " + "; ".join(steps))
+    return lines
+
+
 def figure(cells: list[Cell], out: Path, title: str) -> None:
     """Exploitability (log) against solve length, a panel per solver (their iterations differ
     in kind), a line per k in the same colour in each, with its seed spread shaded."""
@@ -416,6 +444,10 @@ def main() -> None:
     print("\n".join(table_lines(cells)))
     print()
     print("\n".join(order_lines(cells)))
+    steps = convergence_lines(cells)
+    if steps:
+        print()
+        print("\n".join(steps))
     leagues = league_lines(store, points)
     if leagues:
         print()

@@ -83,3 +83,15 @@ def test_a_run_reuses_a_stored_solve_of_its_length_before_continuing_a_shorter_o
     assert given(100) == abstraction  # nothing shorter: a fresh solve
     other = {**abstraction, "river_buckets": "ochs-buckets-b"}
     assert cc.chain_inputs(solves, {**settings, "iterations": 4000}, other, None) == other
+
+
+def test_the_gain_of_a_longer_solve_is_taken_over_the_seeds_both_lengths_have():
+    cc = _script()
+    short = cc.Cell("public", 6, 1000, (400.0, 300.0), ((0, 0), (1, 0)))
+    long = cc.Cell("public", 6, 4000, (200.0,), ((0, 0),))  # seed (1, 0) not continued yet
+    longer = cc.Cell("public", 6, 64000, (100.0,), ((0, 0),))
+    alone = cc.Cell("public", 8, 1000, (300.0,), ((0, 0),))
+    assert cc.convergence_lines([short, long, longer, alone]) == [
+        "- public C6: 1,000 to 4,000: 400.0 to 200.0, -50% (slope -0.50, 1 seed); "
+        "4,000 to 64,000: 200.0 to 100.0, -50% (slope -0.25, 1 seed)"
+    ]
