@@ -123,14 +123,18 @@ class Cell:
         return t_half_width(np.asarray(self.values))
 
 
+def paired_values(a: Cell, b: Cell) -> list[tuple[float, float]]:
+    """(a's value, b's value) for every seed both cells have, in b's seed order."""
+    mine = dict(zip(a.seeds, a.values, strict=True))
+    return [(mine[seed], v) for seed, v in zip(b.seeds, b.values, strict=True) if seed in mine]
+
+
 def difference(a: Cell, b: Cell) -> tuple[float, float, str]:
     """b's exploitability minus a's, its 95% half-width and how it was formed: paired seed by
     seed over the seeds both have, where there are two or more (the same abstraction seed
     shares the HSD buckets, the same solve seed the sampled boards, so their noise partly
     cancels), else as independent means."""
-    mine = dict(zip(a.seeds, a.values, strict=True))
-    diffs = np.array([v - mine[seed] for seed, v in zip(b.seeds, b.values, strict=True)
-                      if seed in mine])  # fmt: skip
+    diffs = np.array([vb - va for va, vb in paired_values(a, b)])
     if len(diffs) >= 2:
         return float(diffs.mean()), t_half_width(diffs), f"paired over {len(diffs)} seeds"
     return b.mean - a.mean, float(np.hypot(a.half_width, b.half_width)), "independent"
@@ -205,9 +209,7 @@ def convergence_lines(cells: list[Cell]) -> list[str]:
     for (algorithm, k), row in sorted(by_k.items()):
         steps = []
         for a, b in zip(row, row[1:], strict=False):
-            mine = dict(zip(a.seeds, a.values, strict=True))
-            common = [(mine[seed], v) for seed, v in zip(b.seeds, b.values, strict=True)
-                      if seed in mine]  # fmt: skip
+            common = paired_values(a, b)
             if not common:
                 continue
             before, after = (float(np.mean(v)) for v in zip(*common, strict=True))
