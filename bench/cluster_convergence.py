@@ -20,7 +20,9 @@ k, its seed spread shaded and the paper's 300,000 iterations marked; and, for ev
 the store between gathered solves, its order beside their order by exploitability.
 
 `league` plays the duplicate league (stage `league`, the preset's deals) between the solves of
-each k for one abstraction seed and solve seed at the longest length they all reached.
+each k for one abstraction seed and solve seed at the longest length they all reached (or at
+`--at`), on deals of that seed pair's own; with leagues of several seed pairs at one length,
+`report` pools them: each pairing's mean over the seed pairs with a t-interval over them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ PAPER_ITERATIONS = 300_000  # the paper's chance-sampled CFR iterations per abst
 KMEANS_NODES = ("opponent-clusters", "hsd-buckets", "ochs-buckets")
 # public sampling as lhe-league's paper-public preset runs it: CFR+ with quadratic averaging
 PUBLIC_CFR_PLUS = {"public": {"plus": True, "averaging": 2}}
+
+
+def deal_seed(abstraction_seed: int, solve_seed: int) -> int:
+    """The league deals of one seed pair: its own, so that pooled leagues are independent."""
+    return 1000 * abstraction_seed + solve_seed
 
 
 @dataclass(frozen=True)
@@ -273,26 +280,41 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
 
 
 def longest_solves(points: list[Point], algorithm: str, abstraction_seed: int,
-                   solve_seed: int) -> dict[int, Point]:  # fmt: skip
-    """Per k, the solve of one abstraction seed and solve seed by `algorithm` at the longest
-    length every k reached (equal iterations: a k solved further would be favoured)."""
+                   solve_seed: int, length: int | None = None) -> dict[int, Point]:  # fmt: skip
+    """Per k, the solve of one abstraction seed and solve seed by `algorithm` at `length`, or
+    by default at the longest length every k reached (equal iterations: a k solved further
+    would be favoured); empty where not every k has it."""
     mine = [p for p in points
             if (p.algorithm, p.abstraction_seed, p.solve_seed) == (algorithm, abstraction_seed,
                                                                    solve_seed)]  # fmt: skip
     ks = {p.k for p in mine}
     common = [n for n in {p.iterations for p in mine}
               if {p.k for p in mine if p.iterations == n} == ks]  # fmt: skip
+    if length is not None:
+        common = [n for n in common if n == length]
     if not common:
         return {}
     return {p.k: p for p in mine if p.iterations == max(common)}
 
 
-def league_lines(store: ArtifactStore, points: list[Point]) -> list[str]:
-    """Each stored league between gathered solves of one algorithm, length, abstraction seed
-    and solve seed (as `league` plays them): its order (head to head at 95%) beside the same
-    players' order by exact exploitability (lowest first)."""
+@dataclass(frozen=True)
+class LeagueOf:
+    """A stored league between gathered solves of one algorithm, length and seed pair."""
+
+    key: str
+    players: tuple[Point, ...]  # in seat order: the rows and columns of `mbb`
+    mbb: np.ndarray  # mbb[i, j]: player i's head-to-head result against j, mbb/g
+    ci: np.ndarray  # its 95% half-widths: the card luck of this league's deals
+    deals: int  # the league's deal seed
+    hands: int  # per pairing
+    summary: dict
+
+
+def stored_leagues(store: ArtifactStore, points: list[Point]) -> list[LeagueOf]:
+    """Every stored league whose players are all gathered solves of one algorithm, length,
+    abstraction seed and solve seed (as `league` plays them)."""
     by_strategy = {p.strategy: p for p in points}
-    lines = []
+    found = []
     for key in store.keys():  # noqa: SIM118 (a store, not a dict)
         if not key.startswith("league-"):
             continue
@@ -304,40 +326,106 @@ def league_lines(store: ArtifactStore, points: list[Point]) -> list[str]:
         if len(players) < 2 or len(players) != len(seats) or len(alike) != 1:
             continue
         summary = league.meta["summary"]
-        ranked = sorted(players, key=lambda p: p.exploitability_mbb)
-        first = players[0]
+        found.append(LeagueOf(key, tuple(players), np.asarray(league["mbb_per_game"][:]),
+                              np.asarray(league["ci95"][:]), int(league.params["seed"]),
+                              int(summary["hands_per_pairing"]), summary))  # fmt: skip
+    return found
+
+
+def league_lines(leagues: list[LeagueOf]) -> list[str]:
+    """Each league's order (head to head at 95%) beside the same players' order by exact
+    exploitability (lowest first)."""
+    lines = []
+    for league in leagues:
+        ranked = sorted(league.players, key=lambda p: p.exploitability_mbb)
+        first = league.players[0]
         lines.append(
-            f"- league `{key}` ({first.algorithm} at {first.iterations:,} iterations, "
+            f"- league `{league.key}` ({first.algorithm} at {first.iterations:,} iterations, "
             f"abstraction seed {first.abstraction_seed}, solve seed {first.solve_seed}, "
-            f"{int(summary['hands_per_pairing']):,} hands a pairing): by the league "
-            f"{summary['ranking_text']}; by exploitability "
+            f"deal seed {league.deals}, {league.hands:,} hands a pairing): by the league "
+            f"{league.summary['ranking_text']}; by exploitability "
             + " < ".join(f"C{p.k} {p.exploitability_mbb:.1f}" for p in ranked)
         )
-        lines += [f"  - {line}" for line in summary["decided"] + summary["undecided"]]
+        lines += [f"  - {line}" for line in league.summary["decided"] + league.summary["undecided"]]
+    return lines
+
+
+def pooled_league_lines(leagues: list[LeagueOf]) -> list[str]:
+    """Per algorithm and length with leagues of two or more seed pairs between the same k: each
+    pairing's head-to-head result as the mean over the seed pairs with its 95% t-interval over
+    them (so the interval holds the spread between abstractions and solves as well as the card
+    luck), never narrower than the card luck alone (a few seeds can agree by chance), claimed
+    only where it excludes 0. Only leagues on the seed pair's own deals (`deal_seed`) are
+    pooled: leagues on shared deals share their card luck, which no interval over seeds holds.
+    Of several leagues of one seed pair, the one with the most hands a pairing."""
+    chosen: dict[tuple[str, int, tuple[int, ...]], dict[tuple[int, int], LeagueOf]] = {}
+    for league in leagues:
+        first = league.players[0]
+        if league.deals != deal_seed(first.abstraction_seed, first.solve_seed):
+            continue
+        group = chosen.setdefault(
+            (first.algorithm, first.iterations, tuple(p.k for p in league.players)), {}
+        )
+        seed = (first.abstraction_seed, first.solve_seed)
+        if seed not in group or (league.hands, league.key) > (group[seed].hands, group[seed].key):
+            group[seed] = league
+    lines = []
+    for (algorithm, iterations, ks), group in sorted(chosen.items()):
+        if len(group) < 2:
+            continue
+        tables = np.stack([group[seed].mbb for seed in sorted(group)])
+        luck = np.sqrt(sum(group[seed].ci ** 2 for seed in group)) / len(group)
+        decided, undecided = [], []
+        for i in range(len(ks)):
+            for j in range(i + 1, len(ks)):
+                values = tables[:, i, j]
+                mean = float(values.mean())
+                width = max(t_half_width(values), float(luck[i, j]))
+                winner, loser = (i, j) if mean >= 0 else (j, i)
+                if abs(mean) > width:
+                    decided.append(f"C{ks[winner]} > C{ks[loser]} ({abs(mean):+.1f} ± {width:.1f})")
+                else:
+                    undecided.append(f"C{ks[i]} vs C{ks[j]} ({mean:+.1f} ± {width:.1f})")
+        hands = sorted({league.hands for league in group.values()})
+        hands_text = f"{hands[0]:,}" + (f" to {hands[-1]:,}" if len(hands) > 1 else "")
+        lines.append(
+            f"- leagues over {len(group)} seed pairs ({algorithm} at {iterations:,} iterations, "
+            f"{hands_text} hands a pairing, each on its own deals), mean head to head ± 95% "
+            "over the seeds: "
+            f"separated: {', '.join(decided) or 'none'}"
+            + (f"; not separated: {', '.join(undecided)}" if undecided else "")
+        )
     return lines
 
 
 def play_league(args: argparse.Namespace, log: Callable[[str], None]) -> None:
     """The preset's duplicate league between each k's solve at the longest length every k
-    reached (one abstraction seed and solve seed each), stored as a `league` artifact."""
+    reached, or at `--at` (one abstraction seed and solve seed each, on that pair's own deals),
+    stored as a `league` artifact."""
     from gameforge.flows.specs import get_flow
     from gameforge.stages.runner import run_stage
 
     store = ArtifactStore(args.store)
     points = gather(store, args.game)
+    if any(s.startswith("league.seed=") for s in args.set):
+        sys.exit("league.seed is set per seed pair (1000 x abstraction seed + solve seed)")
     params = get_flow("lhe-league").resolve(args.preset, args.set)["league"]
     for seed in _ints(args.abstraction_seeds):
         for solve_seed in _ints(args.solve_seeds):
-            longest = longest_solves(points, args.algorithm, seed, solve_seed)
+            longest = longest_solves(points, args.algorithm, seed, solve_seed, args.at)
             if len(longest) < 2:
+                length = f"{args.at:,} iterations" if args.at else "a common length"
                 sys.exit(
-                    f"fewer than two k solved to a common length for abstraction seed {seed}, "
+                    f"fewer than two k solved to {length} for abstraction seed {seed}, "
                     f"solve seed {solve_seed} by {args.algorithm} in {args.store}"
                 )
             game = store.open(longest[min(longest)].strategy).params["game"]
             inputs = {f"players.{i}": longest[k].strategy for i, k in enumerate(sorted(longest))}
-            run_stage("league", {**params, "game": game}, inputs, store=store, log=log)
-    print("\n".join(league_lines(store, points)))
+            deals = deal_seed(seed, solve_seed)
+            run_stage("league", {**params, "game": game, "seed": deals}, inputs, store=store,
+                      log=log)  # fmt: skip
+    leagues = stored_leagues(store, points)
+    print("\n".join(league_lines(leagues) + pooled_league_lines(leagues)))
 
 
 def _ints(text: str) -> list[int]:
@@ -431,6 +519,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="run: a preset override")
     parser.add_argument("--game", default=None, help="report, league: only this game's solves")
     parser.add_argument("--figure", default=None, help="report: write the figure here")
+    parser.add_argument(
+        "--at", type=int, default=None, help="league: this solve length (default: the longest)"
+    )
     args = parser.parse_args()
     if args.which in ("run", "league"):
         sys.path.insert(0, str(Path(__file__).parent))
@@ -450,10 +541,14 @@ def main() -> None:
     if steps:
         print()
         print("\n".join(steps))
-    leagues = league_lines(store, points)
+    leagues = stored_leagues(store, points)
     if leagues:
         print()
-        print("\n".join(leagues))
+        print("\n".join(league_lines(leagues)))
+    pooled = pooled_league_lines(leagues)
+    if pooled:
+        print()
+        print("\n".join(pooled))
     if args.figure:
         title = f"exact exploitability by opponent clusters, {args.game or 'every game stored'}"
         figure(cells, Path(args.figure), title)

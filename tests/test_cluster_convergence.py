@@ -84,7 +84,7 @@ def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
     # the league between each k's longest solve, its order set beside exploitability's
     league_args = argparse.Namespace(
         store=str(store.root), preset="tiny", game=None, algorithm="chance",
-        abstraction_seeds="1", solve_seeds="0",
+        abstraction_seeds="1", solve_seeds="0", at=None,
         set=["league.hands_per_set=200", "league.sets=2", "league.aivat_hands=0"],
     )  # fmt: skip
     cc.play_league(league_args, quiet)
@@ -92,11 +92,17 @@ def test_the_gathered_table_is_the_stored_best_responses(tmp_path):
     league = store.open(league_key)
     longest = [p for p in points if p.iterations == 4000]
     assert [league.inputs[f"players.{i}"] for i in range(2)] == [p.strategy for p in longest]
-    (line, *pairs) = cc.league_lines(store, points)
+    leagues = cc.stored_leagues(store, points)
+    (line, *pairs) = cc.league_lines(leagues)
     head = (f"- league `{league_key}` (chance at 4,000 iterations, abstraction seed 1, solve "
-            "seed 0, 400 hands a pairing): by the league ")  # fmt: skip
+            "seed 0, deal seed 1000, 400 hands a pairing): by the league ")  # fmt: skip
     assert line.startswith(head)
     ranked = sorted(longest, key=lambda p: p.exploitability_mbb)
     assert line.endswith(" < ".join(f"C{p.k} {p.exploitability_mbb:.1f}" for p in ranked))
     assert pairs == [f"  - {t}" for t in league.meta["summary"]["decided"]
                      + league.meta["summary"]["undecided"]]  # fmt: skip
+    assert cc.pooled_league_lines(leagues) == []  # one seed pair: nothing to pool
+    # --at plays the league at a shorter length every k reached
+    cc.play_league(argparse.Namespace(**{**vars(league_args), "at": 2000}), quiet)
+    (shorter,) = [lg for lg in cc.stored_leagues(store, points) if lg.key != league_key]
+    assert [p.iterations for p in shorter.players] == [2000, 2000]

@@ -95,3 +95,38 @@ def test_the_gain_of_a_longer_solve_is_taken_over_the_seeds_both_lengths_have():
         "- public C6: 1,000 to 4,000: 400.0 to 200.0, -50% (slope -0.50, 1 seed); "
         "4,000 to 64,000: 200.0 to 100.0, -50% (slope -0.25, 1 seed)"
     ]
+
+
+def test_leagues_of_several_seed_pairs_are_pooled_with_an_interval_over_them():
+    cc = _script()
+
+    def league(seed: tuple[int, int], c6_over_c12: float, hands: int = 600_000,
+               deals: int | None = None):  # type: ignore[no-untyped-def]  # fmt: skip
+        players = tuple(cc.Point(k, *seed, "public", 4000, 300.0, f"br{k}{seed}", f"cfr{k}{seed}")
+                        for k in (6, 12))  # fmt: skip
+        mbb = np.array([[0.0, c6_over_c12], [-c6_over_c12, 0.0]])
+        ci = np.full((2, 2), 3.0)  # each league's card luck
+        deals = cc.deal_seed(*seed) if deals is None else deals
+        return cc.LeagueOf(f"league{seed}-{hands}-{deals}", players, mbb, ci, deals, hands, {})
+
+    # seed (0, 0) has a short league too: the longer one counts, whatever order they come in;
+    # seed (1, 0) one on seed (0, 0)'s deals too, which share their card luck: left out
+    leagues = [league((0, 0), -50.0, hands=60_000), league((0, 0), 8.0), league((0, 1), 10.0),
+               league((1, 0), 12.0), league((1, 0), 40.0, hands=900_000, deals=0)]  # fmt: skip
+    assert cc.deal_seed(1, 0) not in (cc.deal_seed(0, 0), cc.deal_seed(0, 1))
+    width = t.ppf(0.975, 2) * np.std([8.0, 10.0, 12.0], ddof=1) / np.sqrt(3)
+    assert cc.pooled_league_lines(leagues) == [
+        "- leagues over 3 seed pairs (public at 4,000 iterations, 600,000 hands a pairing, each "
+        "on its own deals), mean head to head ± 95% over the seeds: separated: C6 > C12 "
+        f"(+10.0 ± {width:.1f})"
+    ]
+    # a spread between seeds wider than the mean: nothing claimed
+    spread = [league((0, 0), 8.0), league((0, 1), -6.0), league((1, 0), 13.0, hands=300_000)]
+    (line,) = cc.pooled_league_lines(spread)
+    assert "300,000 to 600,000 hands" in line
+    assert "separated: none; not separated: C6 vs C12 (+5.0 ± " in line
+    assert cc.pooled_league_lines(leagues[1:2]) == []  # one seed pair: no interval over seeds
+    # seeds that agree by chance: the interval is never narrower than the pooled card luck
+    agree = [league((0, 0), 8.0), league((0, 1), 8.0), league((1, 0), 8.0)]
+    (line,) = cc.pooled_league_lines(agree)
+    assert line.endswith(f"C6 > C12 (+8.0 ± {np.sqrt(3 * 3.0**2) / 3:.1f})")
