@@ -16,8 +16,9 @@ through `parent`, and takes the exact best response of each solve in the real ga
 `report` gathers every best response in the store whose strategy has that lineage (`gather`):
 a markdown table of exploitability (mbb/g) per k and solve length, with the mean over seeds, its
 spread (min-max) and a 95% t-interval over the seeds, and a figure (log scale) with one line per
-k, its seed spread shaded and the paper's 300,000 iterations marked; and, for every `league` in
-the store between gathered solves, its order beside their order by exploitability.
+k, its seed spread shaded and the paper's 300,000 iterations marked, and beside it each pooled
+league's standings (below); and, for every `league` in the store between gathered solves, its
+order beside their order by exploitability.
 
 `league` plays the duplicate league (stage `league`, the preset's deals) between the solves of
 each k for one abstraction seed and solve seed at the longest length they all reached (or at
@@ -42,6 +43,7 @@ PAPER_ITERATIONS = 300_000  # the paper's chance-sampled CFR iterations per abst
 KMEANS_NODES = ("opponent-clusters", "hsd-buckets", "ochs-buckets")
 # public sampling as lhe-league's paper-public preset runs it: CFR+ with quadratic averaging
 PUBLIC_CFR_PLUS = {"public": {"plus": True, "averaging": 2}}
+SOLVERS = {"chance": "chance-sampled CFR", "public": "public chance sampling, CFR+"}
 
 
 def deal_seed(abstraction_seed: int, solve_seed: int) -> int:
@@ -231,9 +233,10 @@ def convergence_lines(cells: list[Cell]) -> list[str]:
     return lines
 
 
-def figure(cells: list[Cell], out: Path, title: str) -> None:
+def figure(cells: list[Cell], out: Path, title: str, leagues: list[LeagueOf] = ()) -> None:
     """Exploitability (log) against solve length, a panel per solver (their iterations differ
-    in kind), a line per k in the same colour in each, with its seed spread shaded."""
+    in kind), a line per k in the same colour in each, with its seed spread shaded; beside
+    them, a panel per pooled league (`pooled_groups`): each k's standing with its interval."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -242,11 +245,15 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
     algorithms = sorted({c.algorithm for c in cells})
     ks = sorted({c.k for c in cells})
     colours = dict(zip(ks, plt.cm.viridis(np.linspace(0, 0.85, max(len(ks), 2))), strict=False))
-    fig, axes = plt.subplots(1, len(algorithms), figsize=(max(5 * len(algorithms), 7), 5),
-                             sharey=True,
-                             layout="constrained", squeeze=False)  # fmt: skip
+    groups = pooled_groups(list(leagues))
+    panels = len(algorithms) + len(groups)
+    fig, axes = plt.subplots(1, panels, figsize=(max(5 * panels, 7), 5), layout="constrained",
+                             squeeze=False)  # fmt: skip
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
-    for ax, algorithm in zip(axes[0], algorithms, strict=True):
+    for ax in axes[0][1 : len(algorithms)]:
+        ax.sharey(axes[0][0])
+        ax.tick_params(labelleft=False)
+    for ax, algorithm in zip(axes[0], algorithms, strict=False):
         for k in ks:
             mine = sorted((c for c in cells if (c.algorithm, c.k) == (algorithm, k)),
                           key=lambda c: c.iterations)  # fmt: skip
@@ -269,11 +276,25 @@ def figure(cells: list[Cell], out: Path, title: str) -> None:
         lengths = sorted({c.iterations for c in cells if c.algorithm == algorithm})
         ax.set_xticks(lengths, [f"{x:,}" for x in lengths])  # the lengths solved, in full
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        solver = {"chance": "chance-sampled CFR", "public": "public chance sampling, CFR+"}
-        ax.set_xlabel(f"{solver.get(algorithm, algorithm)}: iterations")
+        ax.set_xlabel(f"{SOLVERS.get(algorithm, algorithm)}: iterations")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     axes[0][0].set_ylabel("exploitability in the real game (mbb/g, exact)")
+    for ax, ((algorithm, iterations, league_ks), group) in zip(
+        axes[0][len(algorithms) :], groups.items(), strict=True
+    ):
+        for x, (k, (mean, width)) in enumerate(zip(league_ks, standings(group), strict=True)):
+            ax.errorbar(x, mean, yerr=width, marker="o", capsize=6, color=colours.get(k, "k"))
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.set_xticks(range(len(league_ks)), [f"C{k}" for k in league_ks])
+        ax.set_xlim(-0.5, len(league_ks) - 0.5)
+        ax.set_ylabel("mean head to head against the others (mbb/g, 95%)")
+        solver = SOLVERS.get(algorithm, algorithm)
+        ax.set_xlabel(
+            f"league after {iterations:,} iterations of {solver},\n{len(group)} seed pairs, "
+            f"each k against the other {len(league_ks) - 1}"
+        )
+        ax.grid(True, axis="y", alpha=0.3)
     fig.suptitle(title, fontsize=10)
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -350,14 +371,13 @@ def league_lines(leagues: list[LeagueOf]) -> list[str]:
     return lines
 
 
-def pooled_league_lines(leagues: list[LeagueOf]) -> list[str]:
-    """Per algorithm and length with leagues of two or more seed pairs between the same k: each
-    pairing's head-to-head result as the mean over the seed pairs with its 95% t-interval over
-    them (so the interval holds the spread between abstractions and solves as well as the card
-    luck), never narrower than the card luck alone (a few seeds can agree by chance), claimed
-    only where it excludes 0. Only leagues on the seed pair's own deals (`deal_seed`) are
-    pooled: leagues on shared deals share their card luck, which no interval over seeds holds.
-    Of several leagues of one seed pair, the one with the most hands a pairing."""
+def pooled_groups(
+    leagues: list[LeagueOf],
+) -> dict[tuple[str, int, tuple[int, ...]], list[LeagueOf]]:
+    """Per algorithm, length and k, the leagues of two or more seed pairs to pool, in seed order:
+    only leagues on the seed pair's own deals (`deal_seed`), since leagues on shared deals share
+    their card luck, which no interval over seeds holds; of several leagues of one seed pair,
+    the one with the most hands a pairing."""
     chosen: dict[tuple[str, int, tuple[int, ...]], dict[tuple[int, int], LeagueOf]] = {}
     for league in leagues:
         first = league.players[0]
@@ -369,24 +389,38 @@ def pooled_league_lines(leagues: list[LeagueOf]) -> list[str]:
         seed = (first.abstraction_seed, first.solve_seed)
         if seed not in group or (league.hands, league.key) > (group[seed].hands, group[seed].key):
             group[seed] = league
+    return {
+        name: [group[seed] for seed in sorted(group)]
+        for name, group in sorted(chosen.items())
+        if len(group) >= 2
+    }
+
+
+def _pooled(values: np.ndarray, luck: float) -> tuple[float, float]:
+    """Mean over independent seed pairs and its 95% t half-width, never narrower than `luck`
+    (the card luck alone: a few seeds can agree by chance)."""
+    return float(values.mean()), max(t_half_width(values), luck)
+
+
+def pooled_league_lines(leagues: list[LeagueOf]) -> list[str]:
+    """Per algorithm and length with leagues of two or more seed pairs between the same k
+    (`pooled_groups`): each pairing's head-to-head result as the mean over the seed pairs with
+    its 95% t-interval over them (so the interval holds the spread between abstractions and
+    solves as well as the card luck), claimed only where it excludes 0."""
     lines = []
-    for (algorithm, iterations, ks), group in sorted(chosen.items()):
-        if len(group) < 2:
-            continue
-        tables = np.stack([group[seed].mbb for seed in sorted(group)])
-        luck = np.sqrt(sum(group[seed].ci ** 2 for seed in group)) / len(group)
+    for (algorithm, iterations, ks), group in pooled_groups(leagues).items():
+        tables = np.stack([league.mbb for league in group])
+        luck = np.sqrt(sum(league.ci**2 for league in group)) / len(group)
         decided, undecided = [], []
         for i in range(len(ks)):
             for j in range(i + 1, len(ks)):
-                values = tables[:, i, j]
-                mean = float(values.mean())
-                width = max(t_half_width(values), float(luck[i, j]))
+                mean, width = _pooled(tables[:, i, j], float(luck[i, j]))
                 winner, loser = (i, j) if mean >= 0 else (j, i)
                 if abs(mean) > width:
                     decided.append(f"C{ks[winner]} > C{ks[loser]} ({abs(mean):+.1f} ± {width:.1f})")
                 else:
                     undecided.append(f"C{ks[i]} vs C{ks[j]} ({mean:+.1f} ± {width:.1f})")
-        hands = sorted({league.hands for league in group.values()})
+        hands = sorted({league.hands for league in group})
         hands_text = f"{hands[0]:,}" + (f" to {hands[-1]:,}" if len(hands) > 1 else "")
         lines.append(
             f"- leagues over {len(group)} seed pairs ({algorithm} at {iterations:,} iterations, "
@@ -396,6 +430,16 @@ def pooled_league_lines(leagues: list[LeagueOf]) -> list[str]:
             + (f"; not separated: {', '.join(undecided)}" if undecided else "")
         )
     return lines
+
+
+def standings(group: list[LeagueOf]) -> list[tuple[float, float]]:
+    """Each player's mean head-to-head result against the others (mbb/g), pooled over the
+    seed pairs like `pooled_league_lines`, with its 95% half-width."""
+    others = len(group[0].players) - 1
+    rows = np.stack([league.mbb.sum(axis=1) / others for league in group])
+    # each row's card luck as if its pairings were independent: only a floor
+    luck = np.sqrt(sum((league.ci**2).sum(axis=1) for league in group)) / others / len(group)
+    return [_pooled(rows[:, i], float(luck[i])) for i in range(rows.shape[1])]
 
 
 def play_league(args: argparse.Namespace, log: Callable[[str], None]) -> None:
@@ -550,8 +594,9 @@ def main() -> None:
         print()
         print("\n".join(pooled))
     if args.figure:
-        title = f"exact exploitability by opponent clusters, {args.game or 'every game stored'}"
-        figure(cells, Path(args.figure), title)
+        title = (f"exact exploitability and league standing by opponent clusters, "
+                 f"{args.game or 'every game stored'}")  # fmt: skip
+        figure(cells, Path(args.figure), title, leagues)
         print(f"\nwrote {args.figure}")
 
 

@@ -105,7 +105,7 @@ def test_leagues_of_several_seed_pairs_are_pooled_with_an_interval_over_them():
         players = tuple(cc.Point(k, *seed, "public", 4000, 300.0, f"br{k}{seed}", f"cfr{k}{seed}")
                         for k in (6, 12))  # fmt: skip
         mbb = np.array([[0.0, c6_over_c12], [-c6_over_c12, 0.0]])
-        ci = np.full((2, 2), 3.0)  # each league's card luck
+        ci = np.array([[0.0, 3.0], [3.0, 0.0]])  # each league's card luck
         deals = cc.deal_seed(*seed) if deals is None else deals
         return cc.LeagueOf(f"league{seed}-{hands}-{deals}", players, mbb, ci, deals, hands, {})
 
@@ -130,3 +130,6 @@ def test_leagues_of_several_seed_pairs_are_pooled_with_an_interval_over_them():
     agree = [league((0, 0), 8.0), league((0, 1), 8.0), league((1, 0), 8.0)]
     (line,) = cc.pooled_league_lines(agree)
     assert line.endswith(f"C6 > C12 (+8.0 ± {np.sqrt(3 * 3.0**2) / 3:.1f})")
+    # each k's standing: its mean against the others, pooled the same way
+    (c6, c12) = cc.standings(cc.pooled_groups(leagues)[("public", 4000, (6, 12))])
+    assert c6 == (10.0, width) and c12 == (-10.0, width)
