@@ -560,7 +560,7 @@ def main() -> None:
     parser.add_argument("--lengths", default="300000,1200000,4800000")
     parser.add_argument("--algorithm", default="chance")
     parser.add_argument("--precision", default="float64")
-    parser.add_argument("--set", action="append", default=[], help="run: a preset override")
+    parser.add_argument("--set", action="append", default=[], help="run, league: a preset override")
     parser.add_argument("--game", default=None, help="report, league: only this game's solves")
     parser.add_argument("--figure", default=None, help="report: write the figure here")
     parser.add_argument(
