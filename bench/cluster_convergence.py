@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -233,7 +233,7 @@ def convergence_lines(cells: list[Cell]) -> list[str]:
     return lines
 
 
-def figure(cells: list[Cell], out: Path, title: str, leagues: list[LeagueOf] = ()) -> None:
+def figure(cells: list[Cell], out: Path, title: str, leagues: Sequence[LeagueOf] = ()) -> None:
     """Exploitability (log) against solve length, a panel per solver (their iterations differ
     in kind), a line per k in the same colour in each, with its seed spread shaded; beside
     them, a panel per pooled league (`pooled_groups`): each k's standing with its interval."""
@@ -245,7 +245,7 @@ def figure(cells: list[Cell], out: Path, title: str, leagues: list[LeagueOf] = (
     algorithms = sorted({c.algorithm for c in cells})
     ks = sorted({c.k for c in cells})
     colours = dict(zip(ks, plt.cm.viridis(np.linspace(0, 0.85, max(len(ks), 2))), strict=False))
-    groups = pooled_groups(list(leagues))
+    groups = pooled_groups(leagues)
     panels = len(algorithms) + len(groups)
     fig, axes = plt.subplots(1, panels, figsize=(max(5 * panels, 7), 5), layout="constrained",
                              squeeze=False)  # fmt: skip
@@ -372,7 +372,7 @@ def league_lines(leagues: list[LeagueOf]) -> list[str]:
 
 
 def pooled_groups(
-    leagues: list[LeagueOf],
+    leagues: Sequence[LeagueOf],
 ) -> dict[tuple[str, int, tuple[int, ...]], list[LeagueOf]]:
     """Per algorithm, length and k, the leagues of two or more seed pairs to pool, in seed order:
     only leagues on the seed pair's own deals (`deal_seed`), since leagues on shared deals share
@@ -449,10 +449,10 @@ def play_league(args: argparse.Namespace, log: Callable[[str], None]) -> None:
     from gameforge.flows.specs import get_flow
     from gameforge.stages.runner import run_stage
 
-    store = ArtifactStore(args.store)
-    points = gather(store, args.game)
     if any(s.startswith("league.seed=") for s in args.set):
         sys.exit("league.seed is set per seed pair (1000 x abstraction seed + solve seed)")
+    store = ArtifactStore(args.store)
+    points = gather(store, args.game)
     params = get_flow("lhe-league").resolve(args.preset, args.set)["league"]
     for seed in _ints(args.abstraction_seeds):
         for solve_seed in _ints(args.solve_seeds):
