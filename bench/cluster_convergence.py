@@ -32,12 +32,14 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
 from gameforge.artifacts import Artifact, ArtifactStore
-from gameforge.engines.common.stats import t_half_width
+from gameforge.engines.common.stats import mean_half_width, t_half_width
+from gameforge.stages.reporting import head_to_head
 
 PAPER_ITERATIONS = 300_000  # the paper's chance-sampled CFR iterations per abstraction
 KMEANS_NODES = ("opponent-clusters", "hsd-buckets", "ochs-buckets")
@@ -402,43 +404,47 @@ def _pooled(values: np.ndarray, luck: float) -> tuple[float, float]:
     return float(values.mean()), max(t_half_width(values), luck)
 
 
+def pooled_table(group: list[LeagueOf]) -> tuple[np.ndarray, np.ndarray]:
+    """The seed pairs' mean head-to-head table (row vs column, mbb/g) and its 95% half-widths:
+    a t-interval over the seed pairs, never narrower than their pooled card luck."""
+    tables = np.stack([league.mbb for league in group])
+    luck = mean_half_width(np.stack([league.ci for league in group]))
+    n = tables.shape[1]
+    mean, half = np.zeros((n, n)), np.zeros((n, n))
+    for i, j in combinations(range(n), 2):
+        mean[i, j], half[i, j] = _pooled(tables[:, i, j], float(luck[i, j]))
+        mean[j, i], half[j, i] = -mean[i, j], half[i, j]
+    return mean, half
+
+
 def pooled_league_lines(leagues: list[LeagueOf]) -> list[str]:
     """Per algorithm and length with leagues of two or more seed pairs between the same k
-    (`pooled_groups`): each pairing's head-to-head result as the mean over the seed pairs with
-    its 95% t-interval over them (so the interval holds the spread between abstractions and
-    solves as well as the card luck), claimed only where it excludes 0."""
+    (`pooled_groups`): the order at 95% and each pairing's mean over the seed pairs with its
+    t-interval over them (`pooled_table`: it holds the spread between abstractions and solves
+    as well as the card luck), claimed only where it excludes 0."""
     lines = []
     for (algorithm, iterations, ks), group in pooled_groups(leagues).items():
-        tables = np.stack([league.mbb for league in group])
-        luck = np.sqrt(sum(league.ci**2 for league in group)) / len(group)
-        decided, undecided = [], []
-        for i in range(len(ks)):
-            for j in range(i + 1, len(ks)):
-                mean, width = _pooled(tables[:, i, j], float(luck[i, j]))
-                winner, loser = (i, j) if mean >= 0 else (j, i)
-                if abs(mean) > width:
-                    decided.append(f"C{ks[winner]} > C{ks[loser]} ({abs(mean):+.1f} ± {width:.1f})")
-                else:
-                    undecided.append(f"C{ks[i]} vs C{ks[j]} ({mean:+.1f} ± {width:.1f})")
+        mean, half = pooled_table(group)
+        result = head_to_head([f"C{k}" for k in ks], mean, half, "mbb/g", 1)
         hands = sorted({league.hands for league in group})
         hands_text = f"{hands[0]:,}" + (f" to {hands[-1]:,}" if len(hands) > 1 else "")
         lines.append(
             f"- leagues over {len(group)} seed pairs ({algorithm} at {iterations:,} iterations, "
             f"{hands_text} hands a pairing, each on its own deals), mean head to head ± 95% "
-            "over the seeds: "
-            f"separated: {', '.join(decided) or 'none'}"
-            + (f"; not separated: {', '.join(undecided)}" if undecided else "")
+            f"over the seeds: {result['ranking_text']}"
         )
+        lines += [f"  - {line}" for line in result["decided"] + result["undecided"]]
     return lines
 
 
 def standings(group: list[LeagueOf]) -> list[tuple[float, float]]:
     """Each player's mean head-to-head result against the others (mbb/g), pooled over the
-    seed pairs like `pooled_league_lines`, with its 95% half-width."""
+    seed pairs like `pooled_table`, with its 95% half-width."""
     others = len(group[0].players) - 1
     rows = np.stack([league.mbb.sum(axis=1) / others for league in group])
     # each row's card luck as if its pairings were independent: only a floor
-    luck = np.sqrt(sum((league.ci**2).sum(axis=1) for league in group)) / others / len(group)
+    row_luck = np.stack([np.sqrt((league.ci**2).sum(axis=1)) / others for league in group])
+    luck = mean_half_width(row_luck)
     return [_pooled(rows[:, i], float(luck[i])) for i in range(rows.shape[1])]
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from gameforge.artifacts import ArtifactStore
-from gameforge.engines.common.stats import separated
+from gameforge.engines.common.stats import mean_half_width, separated
 from gameforge.stages.poker.league import more_clusters_claim
 from gameforge.stages.reporting import head_to_head
 
@@ -56,7 +56,7 @@ def pooled(arts: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """The mean of leagues' tables on independent deals and its 95% half-widths."""
     tables = np.stack([np.asarray(a["mbb_per_game"][:]) for a in arts])
     halves = np.stack([np.asarray(a["ci95"][:]) for a in arts])
-    return tables.mean(axis=0), np.sqrt((halves**2).sum(axis=0)) / len(arts)
+    return tables.mean(axis=0), mean_half_width(halves)
 
 
 def solve_label(store: ArtifactStore, players: tuple[str, ...]) -> str:

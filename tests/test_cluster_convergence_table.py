@@ -117,19 +117,21 @@ def test_leagues_of_several_seed_pairs_are_pooled_with_an_interval_over_them():
     width = t.ppf(0.975, 2) * np.std([8.0, 10.0, 12.0], ddof=1) / np.sqrt(3)
     assert cc.pooled_league_lines(leagues) == [
         "- leagues over 3 seed pairs (public at 4,000 iterations, 600,000 hands a pairing, each "
-        "on its own deals), mean head to head ± 95% over the seeds: separated: C6 > C12 "
-        f"(+10.0 ± {width:.1f})"
+        "on its own deals), mean head to head ± 95% over the seeds: C6 > C12",
+        f"  - C6 > C12: +10.0 ± {width:.1f} mbb/g",
     ]
+    mean, half = cc.pooled_table(cc.pooled_groups(leagues)[("public", 4000, (6, 12))])
+    assert mean.tolist() == [[0.0, 10.0], [-10.0, 0.0]] and half[0, 1] == half[1, 0] == width
     # a spread between seeds wider than the mean: nothing claimed
     spread = [league((0, 0), 8.0), league((0, 1), -6.0), league((1, 0), 13.0, hands=300_000)]
-    (line,) = cc.pooled_league_lines(spread)
-    assert "300,000 to 600,000 hands" in line
-    assert "separated: none; not separated: C6 vs C12 (+5.0 ± " in line
+    (line, pair) = cc.pooled_league_lines(spread)
+    assert "300,000 to 600,000 hands" in line and line.endswith("over the seeds: {C6, C12}")
+    assert pair.startswith("  - C6 vs C12: +5.0 ± ")
     assert cc.pooled_league_lines(leagues[1:2]) == []  # one seed pair: no interval over seeds
     # seeds that agree by chance: the interval is never narrower than the pooled card luck
     agree = [league((0, 0), 8.0), league((0, 1), 8.0), league((1, 0), 8.0)]
-    (line,) = cc.pooled_league_lines(agree)
-    assert line.endswith(f"C6 > C12 (+8.0 ± {np.sqrt(3 * 3.0**2) / 3:.1f})")
+    (_, pair) = cc.pooled_league_lines(agree)
+    assert pair == f"  - C6 > C12: +8.0 ± {np.sqrt(3 * 3.0**2) / 3:.1f} mbb/g"
     # each k's standing: its mean against the others, pooled the same way
     (c6, c12) = cc.standings(cc.pooled_groups(leagues)[("public", 4000, (6, 12))])
     assert c6 == (10.0, width) and c12 == (-10.0, width)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gameforge.engines.common.stats import (
+    mean_half_width,
     one_sided_lower_bound,
     separated,
     t_half_width,
@@ -96,6 +97,12 @@ def test_t_half_width_known_values():
     assert t_half_width(np.array([1.0, 2.0, 3.0])) == pytest.approx(4.302653 / sqrt(3), rel=1e-6)
     assert t_half_width(np.array([5.0, 5.0])) == 0.0
     assert np.isnan(t_half_width(np.array([7.0])))
+
+
+def test_mean_half_width_is_the_half_width_of_a_mean_of_independent_estimates():
+    """Four estimates each of half-width 2: the mean's is 2 / sqrt(4) = 1; elementwise."""
+    halves = np.array([[2.0, 3.0], [2.0, 4.0], [2.0, 0.0], [2.0, 0.0]])
+    assert mean_half_width(halves).tolist() == [1.0, 1.25]
 
 
 def test_tiers_split_only_where_every_pair_across_is_decided():

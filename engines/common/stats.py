@@ -54,6 +54,13 @@ def t_half_width(values: np.ndarray) -> float:
     return float(t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n))
 
 
+def mean_half_width(half_widths: np.ndarray) -> np.ndarray:
+    """The 95% half-width of the mean of independent estimates (stacked on axis 0), from each
+    estimate's own: sqrt(sum of squares) / n."""
+    half_widths = np.asarray(half_widths, dtype=np.float64)
+    return np.sqrt((half_widths**2).sum(axis=0)) / len(half_widths)
+
+
 def separated(table: np.ndarray, half_widths: np.ndarray) -> np.ndarray:
     """beats[i, j]: row i's head-to-head result against j is positive beyond its interval.
 
